@@ -1,0 +1,119 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/render"
+)
+
+// pipeline wires a capture through reassembly and the codec to a renderer.
+type pipeline struct {
+	codec *codec.Codec
+	out   render.Renderer
+	convs map[*reassembly.Conn]*codec.Conversation
+	// counts for the exit status and the closing line
+	messages, notices int
+	err               error
+}
+
+// request is what a conversation remembers of a request: where it was seen.
+type request struct {
+	frame int
+	time  time.Time
+}
+
+func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
+	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{}}
+}
+
+func (p *pipeline) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
+	cv := p.codec.NewConversation()
+	p.convs[c] = cv
+	return func(head []byte, synced bool) reassembly.Verdict {
+			return reassembly.Verdict(cv.Check(true, head, synced))
+		}, func(head []byte, synced bool) reassembly.Verdict {
+			return reassembly.Verdict(cv.Check(false, head, synced))
+		}
+}
+
+func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {
+	if d == reassembly.ToServer {
+		return c.Client.String(), c.Server.String()
+	}
+	return c.Server.String(), c.Client.String()
+}
+
+func (p *pipeline) Frame(f reassembly.Frame) {
+	cv := p.convs[f.Conn]
+	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID}
+	e.Src, e.Dst = endpoints(f.Conn, f.Dir)
+	var res codec.Result
+	if f.Dir == reassembly.ToServer {
+		e.Request = true
+		res = cv.ClientFrame(f.Data, request{frame: f.LastPacket, time: f.LastTime})
+	} else {
+		res = cv.ServerFrame(f.Data)
+	}
+	if res.SASLToken {
+		e.SASLToken = f.Data[4:]
+	}
+	e.Msg, e.NoResponse = res.Msg, res.NoResponse
+	if res.Request != nil {
+		if r, ok := res.Request.Ref.(request); ok {
+			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
+		}
+	}
+	p.messages++
+	p.keep(p.out.Message(e))
+}
+
+func (p *pipeline) Notice(n reassembly.Notice) {
+	src, dst := endpoints(n.Conn, n.Dir)
+	p.notices++
+	p.keep(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
+}
+
+func (p *pipeline) Close(c *reassembly.Conn) { delete(p.convs, c) }
+
+// keep remembers the first write error (a closed pipe, a full disk).
+func (p *pipeline) keep(err error) {
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+// dissectFile runs one capture file through the pipeline. Problems with single packets are
+// reported on stderr and reading goes on; it returns an error only when the file could not be
+// read at all or stopped early.
+func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+	r, err := capture.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	asm := reassembly.New(p, opt)
+	defer asm.Close()
+	for {
+		seg, err := r.Next()
+		var pe *capture.PacketError
+		switch {
+		case err == io.EOF:
+			return r.Stats().Packets, nil
+		case errors.As(err, &pe):
+			fmt.Fprintf(stderr, "kdissect: %v\n", pe)
+			continue
+		case err != nil:
+			return r.Stats().Packets, err
+		}
+		if seg.Truncated {
+			fmt.Fprintf(stderr, "kdissect: %s: packet %d: cut by the snap length, %d bytes of TCP payload missing\n", name, seg.Num, seg.Missing)
+		}
+		asm.Add(seg)
+	}
+}

@@ -1,0 +1,226 @@
+package codec
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
+
+// MaxFrameSize bounds the frames kdissect believes: Kafka brokers refuse requests over
+// socket.request.max.bytes (100 MiB by default), and a response this large is implausible on a
+// capture.
+const MaxFrameSize = 256 << 20
+
+// Verdict is a judgement on the first bytes of a candidate frame.
+type Verdict uint8
+
+const (
+	// No: these bytes do not start a Kafka frame.
+	No Verdict = iota
+	// NeedMore: more bytes are needed to judge.
+	NeedMore
+	// Weak: the size and header are plausible but prove nothing alone; the framer should see a
+	// plausible frame right after this one before it believes it.
+	Weak
+	// Yes: a frame starts here.
+	Yes
+)
+
+// Pending is a request that awaits its response.
+type Pending struct {
+	APIKey        int16
+	Version       int16
+	CorrelationID int32
+	// Ref is the caller's reference to the request (its packet, its time).
+	Ref any
+}
+
+// Conversation follows the Kafka exchange on one TCP connection: which requests await their
+// responses, and whether the connection is in the raw SASL phase that follows SaslHandshake v0
+// (length-prefixed tokens without Kafka headers). It is not safe for concurrent use.
+type Conversation struct {
+	c       *Codec
+	pending map[int32]Pending
+	order   []int32 // correlation ids in the order they were sent, to bound the map
+	saslRaw bool
+}
+
+// maxPending bounds the requests remembered per connection; the oldest are forgotten first.
+const maxPending = 4096
+
+// NewConversation starts following a connection.
+func (c *Codec) NewConversation() *Conversation {
+	return &Conversation{c: c, pending: map[int32]Pending{}}
+}
+
+// Result is what a frame turned out to be.
+type Result struct {
+	// Msg is the decoded request or response; nil for a SASL token.
+	Msg *Message
+	// SASLToken marks a raw SASL token (after SaslHandshake v0).
+	SASLToken bool
+	// Request is the request a response answers; nil if it was not captured.
+	Request *Pending
+	// NoResponse marks a request the broker will not answer (Produce with acks=0).
+	NoResponse bool
+}
+
+// ClientFrame takes a whole frame sent by the client.
+func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
+	if cv.saslRaw {
+		if h, err := cv.c.ParseRequestHeader(frame); err != nil || !h.Known {
+			return Result{SASLToken: true}
+		}
+		cv.saslRaw = false // a Kafka request: authentication is over
+	}
+	m := cv.c.DecodeRequest(frame)
+	r := Result{Msg: m}
+	if m.APIKey == 0 {
+		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
+			r.NoResponse = true
+			return r
+		}
+	}
+	if len(cv.order) >= maxPending {
+		delete(cv.pending, cv.order[0])
+		cv.order = cv.order[1:]
+	}
+	cv.pending[m.CorrelationID] = Pending{APIKey: m.APIKey, Version: m.Version, CorrelationID: m.CorrelationID, Ref: ref}
+	cv.order = append(cv.order, m.CorrelationID)
+	return r
+}
+
+// ServerFrame takes a whole frame sent by the broker.
+func (cv *Conversation) ServerFrame(frame []byte) Result {
+	var corr int32
+	if len(frame) >= 8 {
+		corr = int32(binary.BigEndian.Uint32(frame[4:]))
+	}
+	p, ok := cv.pending[corr]
+	if !ok {
+		if cv.saslRaw {
+			return Result{SASLToken: true}
+		}
+		m := &Message{Response: true, Size: len(frame), APIKey: -1, APIName: "Unknown", CorrelationID: corr}
+		d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings}
+		if d.need(8, "header", "int32") {
+			m.Fields = []*Node{
+				{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(frame) - 4)},
+				{Name: "correlation_id", Type: "int32", Offset: 4, Size: 4, Value: int64(corr)},
+			}
+			m.HeaderFields = 2
+			if len(frame) > 8 {
+				m.Fields = append(m.Fields, &Node{Name: "undecoded", Type: "bytes", Offset: 8, Size: len(frame) - 8, Value: frame[8:]})
+			}
+			d.warn(4, "no captured request has correlation id %d: API unknown, body not decoded", corr)
+		}
+		return Result{Msg: m}
+	}
+	delete(cv.pending, corr)
+	for i, c := range cv.order {
+		if c == corr {
+			cv.order = append(cv.order[:i], cv.order[i+1:]...)
+			break
+		}
+	}
+	m := cv.c.DecodeResponse(frame, p.APIKey, p.Version)
+	if p.APIKey == 17 && p.Version == 0 {
+		// SaslHandshake v0 succeeded: the tokens that follow travel without Kafka headers.
+		if n := Find(m.Fields[m.HeaderFields:], "ErrorCode"); n != nil && n.Value == int64(0) {
+			cv.saslRaw = true
+		}
+	}
+	return Result{Msg: m, Request: &p}
+}
+
+// Unanswered returns the requests still waiting for a response, in the order they were sent.
+func (cv *Conversation) Unanswered() []Pending {
+	out := make([]Pending, 0, len(cv.order))
+	for _, c := range cv.order {
+		out = append(out, cv.pending[c])
+	}
+	return out
+}
+
+// Check judges whether head (the first bytes of a candidate frame, size prefix included)
+// starts a Kafka frame sent by the client (toServer) or by the broker. synced says the framer is
+// in step with the stream; otherwise it is looking for a frame after a gap or at a mid-stream
+// start, and the check is strict.
+func (cv *Conversation) Check(toServer bool, head []byte, synced bool) Verdict {
+	if len(head) < 4 {
+		return NeedMore
+	}
+	size := int64(int32(binary.BigEndian.Uint32(head)))
+	if toServer {
+		return cv.checkRequest(head, size, synced)
+	}
+	if size < 4 || size > MaxFrameSize {
+		return No
+	}
+	if cv.saslRaw && len(cv.pending) == 0 {
+		return Yes
+	}
+	if len(head) < 8 {
+		return NeedMore
+	}
+	corr := int32(binary.BigEndian.Uint32(head[4:]))
+	if _, ok := cv.pending[corr]; ok {
+		return Yes
+	}
+	if synced {
+		return Yes
+	}
+	if corr < 0 {
+		return No
+	}
+	return Weak
+}
+
+func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdict {
+	if size < 8 || size > MaxFrameSize {
+		return No
+	}
+	if cv.saslRaw {
+		return Yes
+	}
+	if len(head) < 12 {
+		return NeedMore
+	}
+	key := int16(binary.BigEndian.Uint16(head[4:]))
+	version := int16(binary.BigEndian.Uint16(head[6:]))
+	corr := int32(binary.BigEndian.Uint32(head[8:]))
+	if key < 0 || version < 0 {
+		return No
+	}
+	if synced {
+		return Yes // unknown keys and newer versions are shown, not refused
+	}
+	a := cv.c.Schemas.API(key)
+	if a == nil || a.Request == nil || !a.Request.ValidVersions.Contains(version) || corr < 0 {
+		return No
+	}
+	if cv.c.RequestHeaderVersion(key, version) == 0 {
+		return Weak
+	}
+	if len(head) < 14 {
+		return NeedMore
+	}
+	n := int(int16(binary.BigEndian.Uint16(head[12:])))
+	if n < -1 || int64(n) > size-10 {
+		return No
+	}
+	if n > 0 {
+		if len(head) < 14+n {
+			return NeedMore
+		}
+		id := head[14 : 14+n]
+		if !utf8.Valid(id) {
+			return No
+		}
+		for _, r := range string(id) {
+			if r < 0x20 || r == 0x7f {
+				return No
+			}
+		}
+	}
+	return Yes
+}

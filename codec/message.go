@@ -1,0 +1,192 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// Codec decodes Kafka frames with one set of definitions. It is safe for concurrent use.
+type Codec struct {
+	Schemas *schema.Set
+}
+
+// New returns a Codec for the given definitions.
+func New(s *schema.Set) *Codec { return &Codec{Schemas: s} }
+
+// Message is one decoded Kafka request or response frame.
+type Message struct {
+	Response      bool
+	APIKey        int16
+	APIName       string // "Unknown(NN)" for a key without a definition
+	Version       int16
+	HeaderVersion int
+	CorrelationID int32
+	ClientID      *string // requests with header v1+ only
+	Size          int     // bytes in the frame, size prefix included
+	// Fields holds the size prefix, the header fields, then the body's fields.
+	Fields []*Node
+	// HeaderFields is how many of Fields belong to the size prefix and the header.
+	HeaderFields int
+	Warnings     []Warning
+}
+
+// RequestHeader is what the framer and the pairing need from a request: read without building
+// a field tree.
+type RequestHeader struct {
+	APIKey        int16
+	Version       int16
+	CorrelationID int32
+	ClientID      *string
+	HeaderVersion int
+	// Known reports that the API key has a definition and the version is within its valid versions.
+	Known bool
+}
+
+// ErrShortHeader is returned for a frame too short to hold a request header.
+var ErrShortHeader = errors.New("frame too short for a Kafka request header")
+
+// RequestHeaderVersion is the request header version an API version uses: 2 for flexible
+// versions, 1 otherwise, and 0 for ControlledShutdown v0, which predates the client id.
+func (c *Codec) RequestHeaderVersion(key, version int16) int {
+	if key == 7 && version == 0 {
+		return 0
+	}
+	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
+		return 2
+	}
+	return 1
+}
+
+// ResponseHeaderVersion is 1 for flexible versions and 0 otherwise; ApiVersions responses
+// always use 0 so that a client can read the broker's answer whatever version it asked for.
+func (c *Codec) ResponseHeaderVersion(key, version int16) int {
+	if key == 18 {
+		return 0
+	}
+	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
+		return 1
+	}
+	return 0
+}
+
+// ParseRequestHeader reads the header of a request frame (size prefix included).
+func (c *Codec) ParseRequestHeader(frame []byte) (RequestHeader, error) {
+	if len(frame) < 12 {
+		return RequestHeader{}, ErrShortHeader
+	}
+	h := RequestHeader{
+		APIKey:        int16(binary.BigEndian.Uint16(frame[4:])),
+		Version:       int16(binary.BigEndian.Uint16(frame[6:])),
+		CorrelationID: int32(binary.BigEndian.Uint32(frame[8:])),
+	}
+	h.HeaderVersion = c.RequestHeaderVersion(h.APIKey, h.Version)
+	if a := c.Schemas.API(h.APIKey); a != nil && a.Request != nil {
+		h.Known = h.Version >= 0 && a.Request.ValidVersions.Contains(h.Version)
+	}
+	if h.HeaderVersion >= 1 {
+		if len(frame) < 14 {
+			return h, ErrShortHeader
+		}
+		n := int(int16(binary.BigEndian.Uint16(frame[12:])))
+		if n >= 0 {
+			if 14+n > len(frame) {
+				return h, fmt.Errorf("client id of %d bytes runs past the frame", n)
+			}
+			s := string(frame[14 : 14+n])
+			h.ClientID = &s
+		} else if n < -1 {
+			return h, fmt.Errorf("client id length %d", n)
+		}
+	}
+	return h, nil
+}
+
+// APIName names an API key, or says it is unknown.
+func (c *Codec) APIName(key int16) string {
+	if a := c.Schemas.API(key); a != nil {
+		return a.Name
+	}
+	return fmt.Sprintf("Unknown(%d)", key)
+}
+
+// DecodeRequest decodes a whole request frame, size prefix included.
+func (c *Codec) DecodeRequest(frame []byte) *Message {
+	m := &Message{Size: len(frame)}
+	var key, version int16
+	if len(frame) >= 8 {
+		key = int16(binary.BigEndian.Uint16(frame[4:]))
+		version = int16(binary.BigEndian.Uint16(frame[6:]))
+	}
+	m.APIKey, m.Version, m.APIName = key, version, c.APIName(key)
+	m.HeaderVersion = c.RequestHeaderVersion(key, version)
+	var body *schema.Message
+	if a := c.Schemas.API(key); a != nil {
+		body = a.Request
+	}
+	c.decode(m, frame, c.Schemas.RequestHeader, body)
+	if n := Find(m.Fields[:m.HeaderFields], "correlation_id"); n != nil {
+		m.CorrelationID = int32(n.Value.(int64))
+	}
+	if n := Find(m.Fields[:m.HeaderFields], "client_id"); n != nil && n.Value != nil {
+		s := n.Value.(string)
+		m.ClientID = &s
+	}
+	return m
+}
+
+// DecodeResponse decodes a whole response frame, size prefix included, as the response to the
+// given API key and version (learnt from the paired request).
+func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
+	m := &Message{Response: true, Size: len(frame), APIKey: key, Version: version, APIName: c.APIName(key)}
+	m.HeaderVersion = c.ResponseHeaderVersion(key, version)
+	var body *schema.Message
+	if a := c.Schemas.API(key); a != nil {
+		body = a.Response
+	}
+	c.decode(m, frame, c.Schemas.ResponseHeader, body)
+	if n := Find(m.Fields[:m.HeaderFields], "correlation_id"); n != nil {
+		m.CorrelationID = int32(n.Value.(int64))
+	}
+	return m
+}
+
+// decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
+func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
+	d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings}
+	if !d.need(4, "message_size", "int32") {
+		m.HeaderFields = len(m.Fields)
+		return
+	}
+	size := int(int32(binary.BigEndian.Uint32(frame)))
+	m.Fields = append(m.Fields, &Node{Name: "message_size", Type: "int32", Offset: 0, Size: 4, Value: int64(size)})
+	d.pos = 4
+	if size != len(frame)-4 {
+		d.warn(0, "message_size says %d bytes, the frame has %d", size, len(frame)-4)
+	}
+	d.version = int16(m.HeaderVersion)
+	d.flex = header.Flexible(d.version)
+	m.Fields = append(m.Fields, d.structBody(header.Body)...)
+	m.HeaderFields = len(m.Fields)
+	if d.failed {
+		return
+	}
+	d.version = m.Version
+	switch {
+	case body == nil:
+		d.warn(d.pos, "no definition for API key %d: body not decoded", m.APIKey)
+	case !body.ValidVersions.Contains(m.Version):
+		d.warn(d.pos, "%s v%d is outside the known versions %s: body not decoded", body.Name, m.Version, body.ValidVersions)
+	default:
+		d.flex = body.Flexible(m.Version)
+		m.Fields = append(m.Fields, d.structBody(body.Body)...)
+		if !d.failed && d.pos < d.end {
+			d.warn(d.pos, "%d bytes after the end of %s v%d", d.end-d.pos, body.Name, m.Version)
+		}
+	}
+	if !d.failed && d.pos < d.end {
+		m.Fields = append(m.Fields, &Node{Name: "undecoded", Type: "bytes", Offset: d.pos, Size: d.end - d.pos, Value: frame[d.pos:]})
+	}
+}

@@ -1,0 +1,82 @@
+// Package codec is kdissect's Kafka protocol engine: one interpreter that walks a frame's bytes by
+// the definitions of package schema and builds a tree of fields with their offsets and sizes; the
+// request and response headers; the error-code table; and the per-connection state that pairs
+// responses with requests. It knows nothing of packets or of output formats.
+package codec
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+)
+
+// Node is one field of a decoded message. Offsets count from the first byte of the frame's size
+// prefix (or, inside decompressed records, from the start of the decompressed data).
+type Node struct {
+	Name string
+	// Type is the wire type: int32, compact_string, nullable_bytes, compact_array, struct,
+	// tagged_fields, uvarint, ...
+	Type   string
+	Offset int
+	Size   int
+	// Value is int64 for integers (and array counts), float64, bool, string, []byte, UUID, or
+	// nil for null values and for structs.
+	Value    any
+	Children []*Node
+}
+
+// Head is the number of bytes of n that belong to no child: the length or count prefix of a
+// string, array or tagged section, or all of n for a leaf.
+func (n *Node) Head() int {
+	if len(n.Children) == 0 {
+		return n.Size
+	}
+	return n.Children[0].Offset - n.Offset
+}
+
+// Find returns the first node named name in a depth-first walk of nodes, or nil.
+func Find(nodes []*Node, name string) *Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
+		}
+		if c := Find(n.Children, name); c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// Walk calls fn for every node in depth-first order, with its depth; fn returning false skips
+// the node's children.
+func Walk(nodes []*Node, fn func(n *Node, depth int) bool) {
+	var walk func([]*Node, int)
+	walk = func(ns []*Node, depth int) {
+		for _, n := range ns {
+			if fn(n, depth) {
+				walk(n.Children, depth+1)
+			}
+		}
+	}
+	walk(nodes, 0)
+}
+
+// UUID is a Kafka UUID (topic ids, member ids).
+type UUID [16]byte
+
+// String is Kafka's own rendering: URL-safe base64 without padding.
+func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+
+// Hex is the UUID in the usual 8-4-4-4-12 hex form.
+func (u UUID) Hex() string {
+	h := hex.EncodeToString(u[:])
+	return fmt.Sprintf("%s-%s-%s-%s-%s", h[0:8], h[8:12], h[12:16], h[16:20], h[20:])
+}
+
+// Warning is a decoding problem at a byte offset of the frame.
+type Warning struct {
+	Offset int
+	Msg    string
+}
+
+func (w Warning) String() string { return fmt.Sprintf("offset 0x%04x: %s", w.Offset, w.Msg) }

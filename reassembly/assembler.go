@@ -1,0 +1,310 @@
+// Package reassembly turns TCP segments into the two ordered byte streams of each connection,
+// with gopacket's reassembly, and cuts each stream into length-prefixed frames. Every frame
+// knows the packets (numbered from 1, as Wireshark numbers them) and the times that carried its
+// first and last bytes. Lost data, mid-stream starts and TLS are reported as notices.
+//
+// What counts as a plausible frame is the protocol's business: the caller gives a Checker per
+// direction.
+package reassembly
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	gpr "github.com/gopacket/gopacket/reassembly"
+
+	"github.com/kdissect/kdissect/capture"
+)
+
+// Dir is the direction of a frame within its connection.
+type Dir uint8
+
+const (
+	// ToServer is the client's direction (requests).
+	ToServer Dir = iota
+	// ToClient is the server's direction (responses).
+	ToClient
+)
+
+// Conn is one TCP connection.
+type Conn struct {
+	// ID numbers connections from 0 in the order their first packet appears (tshark's tcp.stream).
+	ID     int
+	Client netip.AddrPort
+	Server netip.AddrPort
+	// SYN reports that the connection's start was captured.
+	SYN bool
+}
+
+// Frame is one length-prefixed frame of a stream.
+type Frame struct {
+	Conn *Conn
+	Dir  Dir
+	// Data is the whole frame, size prefix included. It belongs to the receiver.
+	Data []byte
+	// Offset is the stream offset (bytes since the first captured byte of the direction) of Data[0].
+	Offset                  int64
+	FirstPacket, LastPacket int
+	FirstTime, LastTime     time.Time
+}
+
+// NoticeKind says what a notice is about.
+type NoticeKind uint8
+
+// The kinds of notices.
+const (
+	NoticeGap     NoticeKind = iota + 1 // bytes were lost
+	NoticeSkipped                       // bytes were skipped to find a frame boundary
+	NoticeResync                        // the stream fell out of step
+	NoticePartial                       // the stream ended inside a frame
+	NoticeTLS                           // the connection carries TLS
+)
+
+// Notice reports something the reader of a dissection should know.
+type Notice struct {
+	Conn   *Conn
+	Dir    Dir
+	Kind   NoticeKind
+	Packet int
+	Time   time.Time
+	Msg    string
+}
+
+// Handler receives what the assembler finds.
+type Handler interface {
+	// Open is called for a new connection; it returns the checker for each direction.
+	Open(c *Conn) (toServer, toClient Checker)
+	Frame(f Frame)
+	Notice(n Notice)
+	// Close is called when a connection ends or at the end of the capture.
+	Close(c *Conn)
+}
+
+// Options tune the assembler.
+type Options struct {
+	// IsServerPort says whether a port is a Kafka broker port. Segments of connections with no
+	// such port are ignored.
+	IsServerPort func(port uint16) bool
+	// MaxFrameSize bounds a believable frame (bytes after the size prefix).
+	MaxFrameSize int
+	// FlushAfter is how long, on the capture's clock, to wait for a missing segment before
+	// reporting it lost. CloseAfter closes idle connections.
+	FlushAfter, CloseAfter time.Duration
+	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments.
+	MaxPagesPerConn, MaxPagesTotal int
+}
+
+// Assembler reassembles segments and frames the streams. Feed it segments in capture order
+// with Add; call Close at the end.
+type Assembler struct {
+	opt       Options
+	h         Handler
+	asm       *gpr.Assembler
+	nextID    int
+	lastFlush time.Time
+	now       time.Time
+	streams   map[*stream]struct{}
+}
+
+// New returns an assembler that reports to h.
+func New(h Handler, opt Options) *Assembler {
+	if opt.MaxFrameSize <= 0 {
+		opt.MaxFrameSize = 256 << 20
+	}
+	if opt.FlushAfter <= 0 {
+		opt.FlushAfter = 3 * time.Second
+	}
+	if opt.CloseAfter <= 0 {
+		opt.CloseAfter = 10 * time.Minute
+	}
+	if opt.MaxPagesPerConn <= 0 {
+		opt.MaxPagesPerConn = 8192
+	}
+	if opt.MaxPagesTotal <= 0 {
+		opt.MaxPagesTotal = 65536
+	}
+	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}}
+	pool := gpr.NewStreamPool(factory{a})
+	a.asm = gpr.NewAssembler(pool)
+	a.asm.MaxBufferedPagesPerConnection = opt.MaxPagesPerConn
+	a.asm.MaxBufferedPagesTotal = opt.MaxPagesTotal
+	return a
+}
+
+// context carries the packet number to the stream through gopacket's assembler.
+type context struct {
+	ci gopacket.CaptureInfo
+}
+
+func (c *context) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+
+// Add takes one TCP segment.
+func (a *Assembler) Add(seg *capture.Segment) {
+	tcp := seg.TCP
+	if a.opt.IsServerPort != nil && !a.opt.IsServerPort(uint16(tcp.SrcPort)) && !a.opt.IsServerPort(uint16(tcp.DstPort)) {
+		return
+	}
+	ci := seg.Info
+	ci.AncillaryData = []any{seg.Num}
+	a.now = ci.Timestamp
+	a.asm.AssembleWithContext(seg.Net, tcp, &context{ci: ci})
+	if a.lastFlush.IsZero() {
+		a.lastFlush = a.now
+	}
+	if a.now.Sub(a.lastFlush) >= time.Second {
+		a.lastFlush = a.now
+		a.asm.FlushWithOptions(gpr.FlushOptions{T: a.now.Add(-a.opt.FlushAfter), TC: a.now.Add(-a.opt.CloseAfter)})
+	}
+}
+
+// Close flushes every connection: data still waiting behind a gap is delivered, and every
+// stream is finished.
+func (a *Assembler) Close() {
+	a.asm.FlushAll()
+	for s := range a.streams {
+		s.finish()
+	}
+}
+
+type factory struct{ a *Assembler }
+
+func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.AssemblerContext) gpr.Stream {
+	a := f.a
+	src := addrPort(netFlow.Src(), tcpFlow.Src())
+	dst := addrPort(netFlow.Dst(), tcpFlow.Dst())
+	// The server is the side on a Kafka port; the first packet may come from either side when
+	// the capture starts mid-connection.
+	clientIsSrc := true
+	if a.opt.IsServerPort != nil && !a.opt.IsServerPort(dst.Port()) && a.opt.IsServerPort(src.Port()) {
+		clientIsSrc = false
+	}
+	c := &Conn{ID: a.nextID, Client: src, Server: dst, SYN: tcp.SYN && !tcp.ACK}
+	if !clientIsSrc {
+		c.Client, c.Server = dst, src
+	}
+	a.nextID++
+	s := &stream{a: a, conn: c, firstIsClient: clientIsSrc}
+	toServer, toClient := a.h.Open(c)
+	for d, chk := range []Checker{toServer, toClient} {
+		dir := Dir(d)
+		s.framers[d] = &framer{
+			check:   chk,
+			maxSize: a.opt.MaxFrameSize,
+			emit:    func(fr Frame) { fr.Conn, fr.Dir = c, dir; a.h.Frame(fr) },
+			notice:  func(n Notice) { n.Conn, n.Dir = c, dir; a.h.Notice(n) },
+		}
+	}
+	a.streams[s] = struct{}{}
+	return s
+}
+
+func addrPort(ep, port gopacket.Endpoint) netip.AddrPort {
+	ip, _ := netip.AddrFromSlice(ep.Raw())
+	p := port.Raw()
+	var n uint16
+	if len(p) == 2 {
+		n = uint16(p[0])<<8 | uint16(p[1])
+	}
+	return netip.AddrPortFrom(ip.Unmap(), n)
+}
+
+// stream is one connection as gopacket's assembler sees it.
+type stream struct {
+	a             *Assembler
+	conn          *Conn
+	firstIsClient bool
+	framers       [2]*framer
+	syn           [2]bool
+	done          bool
+}
+
+func (s *stream) dir(d gpr.TCPFlowDirection) Dir {
+	if (d == gpr.TCPDirClientToServer) == s.firstIsClient {
+		return ToServer
+	}
+	return ToClient
+}
+
+func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, ac gpr.AssemblerContext) bool {
+	d := s.dir(dir)
+	if tcp.SYN && !s.framers[d].started {
+		s.syn[d] = true
+	}
+	// Accept connections whose SYN was not captured.
+	*start = true
+	return true
+}
+
+func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
+	dir, _, _, skip := sg.Info()
+	d := s.dir(dir)
+	f := s.framers[d]
+	length, _ := sg.Lengths()
+	if length == 0 {
+		return
+	}
+	spans := collectSpans(sg, length, f.base+int64(len(f.buf)))
+	if !f.started {
+		f.synced = s.syn[d]
+	} else if skip > 0 {
+		f.gap(skip, spans[0].pkt, spans[0].time)
+		// gap moved base; recompute span offsets from the new end of the buffer.
+		spans = collectSpans(sg, length, f.base+int64(len(f.buf)))
+	}
+	f.add(sg.Fetch(length), spans)
+}
+
+// collectSpans finds which packet carried which bytes of sg. A packet's bytes are contiguous in
+// the reassembled data, so each boundary can be found by bisection on CaptureInfo.
+func collectSpans(sg gpr.ScatterGather, length int, base int64) []span {
+	pkt := func(off int) (int, time.Time) {
+		ci := sg.CaptureInfo(off)
+		if len(ci.AncillaryData) > 0 {
+			if n, ok := ci.AncillaryData[0].(int); ok {
+				return n, ci.Timestamp
+			}
+		}
+		return 0, ci.Timestamp
+	}
+	var spans []span
+	for off := 0; off < length; {
+		n, t := pkt(off)
+		spans = append(spans, span{off: base + int64(off), pkt: n, time: t})
+		if sg.Stats().Chunks == 1 {
+			break
+		}
+		lo, hi := off, length-1 // last offset of this packet is in [lo, hi]
+		for lo < hi {
+			mid := (lo + hi + 1) / 2
+			if m, _ := pkt(mid); m == n {
+				lo = mid
+			} else {
+				hi = mid - 1
+			}
+		}
+		off = lo + 1
+	}
+	return spans
+}
+
+func (s *stream) ReassemblyComplete(ac gpr.AssemblerContext) bool {
+	s.finish()
+	return true
+}
+
+func (s *stream) finish() {
+	if s.done {
+		return
+	}
+	s.done = true
+	delete(s.a.streams, s)
+	s.framers[ToServer].finish()
+	s.framers[ToClient].finish()
+	s.a.h.Close(s.conn)
+}
+
+// String names a connection the way the output shows it.
+func (c *Conn) String() string { return fmt.Sprintf("%s <-> %s", c.Client, c.Server) }

@@ -1,0 +1,275 @@
+package reassembly
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+)
+
+// Verdict is a protocol's judgement on the first bytes of a candidate frame; see Checker.
+type Verdict uint8
+
+// The verdicts a Checker gives, weakest first.
+const (
+	No Verdict = iota
+	NeedMore
+	Weak // plausible, but believed only when a plausible frame follows it
+	Yes
+)
+
+// Checker judges candidate frames for one direction of a connection. head holds the first bytes
+// of the candidate, size prefix included (as many as are buffered); synced says the framer is in
+// step with the stream, so only gross violations should give No.
+type Checker func(head []byte, synced bool) Verdict
+
+// maxResyncBuffer bounds the bytes held while looking for a frame boundary.
+const maxResyncBuffer = 1 << 20
+
+// span says which packet carried the bytes from stream offset off up to the next span.
+type span struct {
+	off  int64
+	pkt  int
+	time time.Time
+}
+
+// framer cuts one direction of a connection into int32-size-prefixed frames. It starts in step
+// with the stream when the connection's SYN was seen, and otherwise looks for a plausible frame;
+// after lost data it does the same.
+type framer struct {
+	check   Checker
+	emit    func(f Frame)
+	notice  func(n Notice)
+	buf     []byte
+	base    int64 // stream offset of buf[0]
+	spans   []span
+	synced  bool
+	maxSize int
+	// started: the first bytes have arrived; tls: the direction carries TLS and is ignored.
+	started, tls bool
+	// Bytes skipped while looking for a frame, reported as one notice.
+	skipped            int64
+	skipFrom           int64
+	skipPkt            int
+	skipTime           time.Time
+}
+
+// add appends reassembled bytes; spans give the packets that carried them.
+func (f *framer) add(data []byte, spans []span) {
+	if f.tls {
+		return
+	}
+	if !f.started {
+		f.started = true
+		if looksTLS(data) {
+			f.tls = true
+			f.notice(Notice{Kind: NoticeTLS, Packet: spans[0].pkt, Time: spans[0].time,
+				Msg: fmt.Sprintf("TLS record (content type %d, version %d.%d): not Kafka in the clear; the connection is skipped", data[0], data[1], data[2])})
+			return
+		}
+	}
+	f.buf = append(f.buf, data...)
+	f.spans = append(f.spans, spans...)
+	f.cut(false)
+}
+
+// looksTLS reports whether data starts with a TLS record header (handshake, alert or
+// application data, TLS 1.0 to 1.3 record versions).
+func looksTLS(data []byte) bool {
+	return len(data) >= 5 && (data[0] == 0x16 || data[0] == 0x15 || data[0] == 0x17) && data[1] == 3 && data[2] <= 4
+}
+
+// gap records n lost bytes before the next data.
+func (f *framer) gap(n int, pkt int, t time.Time) {
+	if f.tls {
+		return
+	}
+	f.reportSkipped()
+	msg := fmt.Sprintf("%d bytes lost (not captured) at stream offset %d", n, f.base+int64(len(f.buf)))
+	if len(f.buf) > 0 {
+		msg += fmt.Sprintf("; the %d bytes buffered before the gap are dropped", len(f.buf))
+	}
+	f.notice(Notice{Kind: NoticeGap, Packet: pkt, Time: t, Msg: msg})
+	f.base += int64(len(f.buf)) + int64(n)
+	f.buf = f.buf[:0]
+	f.spans = f.spans[:0]
+	f.synced = false
+}
+
+// cut emits every complete frame in the buffer. At the end of the stream (eof) a frame that
+// ends exactly at the end of the data is believed without a successor.
+func (f *framer) cut(eof bool) {
+	for len(f.buf) > 0 {
+		if !f.synced {
+			if !f.resync(eof) {
+				return
+			}
+		}
+		if len(f.buf) < 4 {
+			return
+		}
+		size := int(int32(binary.BigEndian.Uint32(f.buf)))
+		v := f.check(f.buf[:min(len(f.buf), 64)], true)
+		if v == NeedMore && !eof {
+			return
+		}
+		if v == No || v == NeedMore || size < 0 || size > f.maxSize {
+			f.notice(Notice{Kind: NoticeResync, Packet: f.packetAt(0), Time: f.timeAt(0),
+				Msg: fmt.Sprintf("bytes at stream offset %d do not start a plausible frame (size %d): looking for the next frame", f.base, size)})
+			f.synced = false
+			continue
+		}
+		if len(f.buf) < 4+size {
+			return
+		}
+		f.emitFrame(4 + size)
+	}
+}
+
+// resync looks for the first offset where a frame plausibly starts and drops the bytes before
+// it. It returns false when it needs more data.
+func (f *framer) resync(eof bool) bool {
+	for i := 0; i+4 <= len(f.buf); i++ {
+		switch f.judge(i, eof) {
+		case NeedMore:
+			f.skip(i)
+			if len(f.buf) > maxResyncBuffer {
+				f.skip(1) // a candidate that never completes: give up on it
+				continue
+			}
+			return false
+		case Yes:
+			f.skip(i)
+			f.reportSkipped()
+			f.synced = true
+			return true
+		}
+	}
+	if eof {
+		f.skip(len(f.buf))
+		return false
+	}
+	f.skip(max(0, len(f.buf)-3))
+	return false
+}
+
+// judge decides whether a frame starts at buf[i]; a Weak candidate needs a plausible successor.
+func (f *framer) judge(i int, eof bool) Verdict {
+	head := f.buf[i:]
+	v := f.check(head[:min(len(head), 64)], false)
+	if v != Weak {
+		return v
+	}
+	size := int(int32(binary.BigEndian.Uint32(head)))
+	if size > f.maxSize {
+		return No
+	}
+	next := 4 + size
+	switch {
+	case len(head) == next && eof:
+		return Yes
+	case len(head) < next+8:
+		if eof {
+			return No
+		}
+		return NeedMore
+	}
+	nv := f.check(head[next:min(len(head), next+64)], false)
+	switch nv {
+	case Yes, Weak:
+		return Yes
+	case NeedMore:
+		if eof {
+			return No
+		}
+		return NeedMore
+	}
+	return No
+}
+
+// skip drops n bytes in which no frame starts; they are reported once the framer is in step
+// again (or the stream ends), as one notice.
+func (f *framer) skip(n int) {
+	if n <= 0 {
+		return
+	}
+	if f.skipped == 0 {
+		f.skipFrom, f.skipPkt, f.skipTime = f.base, f.packetAt(0), f.timeAt(0)
+	}
+	f.skipped += int64(n)
+	f.drop(n)
+}
+
+func (f *framer) reportSkipped() {
+	if f.skipped == 0 {
+		return
+	}
+	f.notice(Notice{Kind: NoticeSkipped, Packet: f.skipPkt, Time: f.skipTime,
+		Msg: fmt.Sprintf("%d bytes at stream offset %d skipped: no Kafka frame starts in them", f.skipped, f.skipFrom)})
+	f.skipped = 0
+}
+
+func (f *framer) drop(n int) {
+	f.buf = f.buf[n:]
+	f.base += int64(n)
+	// Keep the span that covers the new first byte.
+	i := 0
+	for i+1 < len(f.spans) && f.spans[i+1].off <= f.base {
+		i++
+	}
+	f.spans = f.spans[i:]
+	if len(f.buf) == 0 {
+		f.buf = nil
+	}
+}
+
+func (f *framer) spanAt(rel int) span {
+	off := f.base + int64(rel)
+	s := f.spans[0]
+	for _, sp := range f.spans {
+		if sp.off > off {
+			break
+		}
+		s = sp
+	}
+	return s
+}
+
+func (f *framer) packetAt(rel int) int {
+	if len(f.spans) == 0 {
+		return 0
+	}
+	return f.spanAt(rel).pkt
+}
+
+func (f *framer) timeAt(rel int) time.Time {
+	if len(f.spans) == 0 {
+		return time.Time{}
+	}
+	return f.spanAt(rel).time
+}
+
+func (f *framer) emitFrame(n int) {
+	first, last := f.spanAt(0), f.spanAt(n-1)
+	data := make([]byte, n)
+	copy(data, f.buf[:n])
+	fr := Frame{Data: data, Offset: f.base, FirstPacket: first.pkt, FirstTime: first.time, LastPacket: last.pkt, LastTime: last.time}
+	f.drop(n)
+	f.emit(fr)
+}
+
+// finish is called at the end of the stream.
+func (f *framer) finish() {
+	if f.tls {
+		return
+	}
+	f.cut(true)
+	f.reportSkipped()
+	if len(f.buf) > 0 {
+		msg := fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d", len(f.buf), f.base)
+		if len(f.buf) >= 4 {
+			msg += fmt.Sprintf(" of a %d-byte frame", 4+int(int32(binary.BigEndian.Uint32(f.buf))))
+		}
+		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(len(f.buf) - 1), Time: f.timeAt(len(f.buf) - 1), Msg: msg})
+		f.drop(len(f.buf))
+	}
+}

@@ -1,0 +1,51 @@
+// Package render writes dissected Kafka messages for people and programs: one-line summaries,
+// JSON lines, and (later) diagrams and tables. Nothing else in kdissect prints. It knows nothing
+// of TCP: an Entry says where and when a message was seen in plain values.
+package render
+
+import (
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// Entry is one Kafka message (or raw SASL token) and where it was seen.
+type Entry struct {
+	// Frame is the packet holding the message's last byte, FirstFrame the one holding its first
+	// (numbered from 1, as Wireshark does).
+	Frame, FirstFrame int
+	Time              time.Time
+	Stream            int
+	Src, Dst          string
+	// Request is true for messages from the client.
+	Request bool
+	// Msg is the decoded message; nil for a SASL token.
+	Msg *codec.Message
+	// SASLToken holds a raw SASL token's bytes (after SaslHandshake v0).
+	SASLToken []byte
+	// Answered is set on responses whose request was captured: its packet and the time between.
+	RequestFrame int
+	Latency      time.Duration
+	// NoResponse marks a request the broker does not answer (Produce with acks=0).
+	NoResponse bool
+	// Warnings from decoding, beside Msg.Warnings (framing problems).
+	Warnings []string
+}
+
+// Notice is something the reader should know that is not a message: lost data, skipped bytes,
+// TLS.
+type Notice struct {
+	Frame    int
+	Time     time.Time
+	Stream   int
+	Src, Dst string
+	Text     string
+}
+
+// Renderer writes entries and notices as they come, in order.
+type Renderer interface {
+	Message(e *Entry) error
+	Notice(n *Notice) error
+	// Close writes anything pending (totals) and flushes.
+	Close() error
+}

@@ -1,0 +1,93 @@
+package render
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Summary writes one line per message, like tshark's default output: packet number, time since
+// the first packet, endpoints, direction, API and version, correlation id, then the client id
+// (requests) or the request's packet and the latency (responses), and the size.
+type Summary struct {
+	w     *bufio.Writer
+	start time.Time
+}
+
+// NewSummary writes to w; times are shown relative to start.
+func NewSummary(w io.Writer, start time.Time) *Summary {
+	return &Summary{w: bufio.NewWriter(w), start: start}
+}
+
+func (s *Summary) rel(t time.Time) float64 {
+	if s.start.IsZero() {
+		s.start = t
+	}
+	return t.Sub(s.start).Seconds()
+}
+
+// Message writes one line.
+func (s *Summary) Message(e *Entry) error {
+	fmt.Fprintf(s.w, "%6d %11.6f %s -> %s ", e.Frame, s.rel(e.Time), e.Src, e.Dst)
+	if e.Msg == nil {
+		fmt.Fprintf(s.w, "SASL token  %d bytes\n", len(e.SASLToken)+4)
+		return nil
+	}
+	m := e.Msg
+	kind := "Request "
+	if m.Response {
+		kind = "Response"
+	}
+	api := m.APIName
+	if m.APIKey >= 0 {
+		api = fmt.Sprintf("%s v%d", m.APIName, m.Version)
+	}
+	fmt.Fprintf(s.w, "%s %-28s corr %-6d", kind, api, m.CorrelationID)
+	switch {
+	case !m.Response:
+		if m.ClientID != nil {
+			fmt.Fprintf(s.w, " client %q", *m.ClientID)
+		}
+		if e.NoResponse {
+			fmt.Fprint(s.w, " (acks=0: no response)")
+		}
+	case e.RequestFrame > 0:
+		fmt.Fprintf(s.w, " answers #%d after %s", e.RequestFrame, FormatLatency(e.Latency))
+	default:
+		fmt.Fprint(s.w, " request not captured")
+	}
+	fmt.Fprintf(s.w, "  %d bytes", m.Size)
+	if n := len(m.Warnings) + len(e.Warnings); n > 0 {
+		fmt.Fprintf(s.w, "  [%d warning%s]", n, plural(n))
+	}
+	fmt.Fprintln(s.w)
+	for _, w := range e.Warnings {
+		fmt.Fprintf(s.w, "       ! %s\n", w)
+	}
+	for _, w := range m.Warnings {
+		fmt.Fprintf(s.w, "       ! %s\n", w)
+	}
+	return nil
+}
+
+// Notice writes a line marked with '!'.
+func (s *Summary) Notice(n *Notice) error {
+	_, err := fmt.Fprintf(s.w, "%6d %11.6f %s -> %s ! %s\n", n.Frame, s.rel(n.Time), n.Src, n.Dst, n.Text)
+	return err
+}
+
+// Close flushes.
+func (s *Summary) Close() error { return s.w.Flush() }
+
+// FormatLatency shows a duration in milliseconds with microsecond precision.
+func FormatLatency(d time.Duration) string {
+	return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
