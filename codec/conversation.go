@@ -2,6 +2,7 @@ package codec
 
 import (
 	"encoding/binary"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -42,6 +43,9 @@ type Conversation struct {
 	pending map[int32]Pending
 	order   []int32 // correlation ids in the order they were sent, to bound the map
 	saslRaw bool
+	// seen lists the API versions this client has used, most recent first, to infer the API of
+	// a response whose request was not captured.
+	seen []Pending
 }
 
 // maxPending bounds the requests remembered per connection; the oldest are forgotten first.
@@ -74,6 +78,7 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	}
 	m := cv.c.DecodeRequest(frame)
 	r := Result{Msg: m}
+	cv.remember(m.APIKey, m.Version)
 	if m.APIKey == 0 {
 		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
 			r.NoResponse = true
@@ -99,6 +104,9 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 	if !ok {
 		if cv.saslRaw {
 			return Result{SASLToken: true}
+		}
+		if m := cv.infer(frame, corr); m != nil {
+			return Result{Msg: m}
 		}
 		m := &Message{Response: true, Size: len(frame), APIKey: -1, APIName: "Unknown", CorrelationID: corr}
 		d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings}
@@ -130,6 +138,54 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		}
 	}
 	return Result{Msg: m, Request: &p}
+}
+
+func (cv *Conversation) remember(key, version int16) {
+	for i, s := range cv.seen {
+		if s.APIKey == key && s.Version == version {
+			cv.seen = append(cv.seen[:i], cv.seen[i+1:]...)
+			break
+		}
+	}
+	cv.seen = append([]Pending{{APIKey: key, Version: version}}, cv.seen...)
+	if len(cv.seen) > 16 {
+		cv.seen = cv.seen[:16]
+	}
+}
+
+// infer decodes a response whose request was not captured, when exactly one of the API versions
+// this client is known to use decodes it cleanly: every byte consumed, no warning. A guess is
+// said to be one.
+func (cv *Conversation) infer(frame []byte, corr int32) *Message {
+	var found *Message
+	for _, s := range cv.seen {
+		m := cv.c.DecodeResponse(frame, s.APIKey, s.Version)
+		if len(m.Warnings) > 0 {
+			continue
+		}
+		if found != nil && found.APIKey != m.APIKey {
+			return nil // ambiguous
+		}
+		if found == nil {
+			found = m
+		}
+	}
+	if found != nil {
+		found.Warnings = append(found.Warnings, Warning{Offset: 4, Msg: fmt.Sprintf(
+			"the request with correlation id %d was not captured; decoded as %s v%d, the API this client uses that fits the bytes", corr, found.APIName, found.Version)})
+	}
+	return found
+}
+
+// Expects reports whether a frame from the broker answers a request this conversation has
+// seen (or is a SASL token). A response that arrives before its request, as happens when
+// reassembly delivers one direction late, can be held until the request has been seen.
+func (cv *Conversation) Expects(frame []byte) bool {
+	if cv.saslRaw || len(frame) < 8 {
+		return true
+	}
+	_, ok := cv.pending[int32(binary.BigEndian.Uint32(frame[4:]))]
+	return ok
 }
 
 // Unanswered returns the requests still waiting for a response, in the order they were sent.

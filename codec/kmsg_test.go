@@ -541,6 +541,13 @@ func frame(key, version int16, flexible, response bool, corr int32, body []byte)
 	return append(append(out, h...), body...)
 }
 
+// kmsgWrong lists cases where kmsg's encoding is not what Kafka sends, so it cannot be the
+// oracle: StopReplica v4 requests carry isKRaftController between ControllerId and
+// ControllerEpoch on the wire (as in LeaderAndIsr v7), where kmsg 1.15.1 writes it last.
+var kmsgWrong = map[string]string{
+	"5/v4/request": "kmsg writes IsKRaftController after ControllerEpoch; Kafka sends it before",
+}
+
 func TestKmsgDifferential(t *testing.T) {
 	meta, err := kmsgMeta()
 	if err != nil {
@@ -567,6 +574,9 @@ func TestKmsgDifferential(t *testing.T) {
 						dir = "response"
 					}
 					t.Run(fmt.Sprintf("v%d/%s", v, dir), func(t *testing.T) {
+						if why, ok := kmsgWrong[fmt.Sprintf("%d/v%d/%s", key, v, dir)]; ok {
+							t.Skip(why)
+						}
 						seeds := []int64{}
 						if *kmsgSeed >= 0 {
 							seeds = append(seeds, *kmsgSeed)

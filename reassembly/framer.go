@@ -47,10 +47,10 @@ type framer struct {
 	// started: the first bytes have arrived; tls: the direction carries TLS and is ignored.
 	started, tls bool
 	// Bytes skipped while looking for a frame, reported as one notice.
-	skipped            int64
-	skipFrom           int64
-	skipPkt            int
-	skipTime           time.Time
+	skipped  int64
+	skipFrom int64
+	skipPkt  int
+	skipTime time.Time
 }
 
 // add appends reassembled bytes; spans give the packets that carried them.

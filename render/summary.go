@@ -20,6 +20,14 @@ func NewSummary(w io.Writer, start time.Time) *Summary {
 	return &Summary{w: bufio.NewWriter(w), start: start}
 }
 
+// SetStart sets the time that relative times count from (the capture's first packet), if it is
+// not set yet.
+func (s *Summary) SetStart(t time.Time) {
+	if s.start.IsZero() {
+		s.start = t
+	}
+}
+
 func (s *Summary) rel(t time.Time) float64 {
 	if s.start.IsZero() {
 		s.start = t

@@ -17,6 +17,8 @@ type pipeline struct {
 	codec *codec.Codec
 	out   render.Renderer
 	convs map[*reassembly.Conn]*codec.Conversation
+	// held keeps, per connection, responses that arrived before any request they could answer.
+	held map[*reassembly.Conn][]reassembly.Frame
 	// counts for the exit status and the closing line
 	messages, notices int
 	err               error
@@ -29,7 +31,8 @@ type request struct {
 }
 
 func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
-	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{}}
+	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{},
+		held: map[*reassembly.Conn][]reassembly.Frame{}}
 }
 
 func (p *pipeline) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
@@ -49,7 +52,51 @@ func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {
 	return c.Server.String(), c.Client.String()
 }
 
+// maxHeld bounds the responses held per connection while waiting for their requests.
+const maxHeld = 64
+
+// Frame takes a frame from reassembly. The two directions of a connection can reach us out of
+// order (one waited behind a gap), so a response whose request has not been seen yet is held
+// until a request with that correlation id arrives, or until the client has sent something
+// captured after the response, which proves the request is not in the capture.
 func (p *pipeline) Frame(f reassembly.Frame) {
+	cv := p.convs[f.Conn]
+	if f.Dir == reassembly.ToClient && !cv.Expects(f.Data) {
+		h := append(p.held[f.Conn], f)
+		if len(h) > maxHeld {
+			p.frame(h[0])
+			h = h[1:]
+		}
+		p.held[f.Conn] = h
+		return
+	}
+	if f.Dir == reassembly.ToClient || len(p.held[f.Conn]) == 0 {
+		p.frame(f)
+		return
+	}
+	// Responses captured before this request cannot answer it: their requests are not in the
+	// capture. Show them first, to keep capture order, then the request and what it answers.
+	var keep []reassembly.Frame
+	for _, r := range p.held[f.Conn] {
+		if r.LastPacket < f.FirstPacket {
+			p.frame(r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	p.frame(f)
+	p.held[f.Conn] = keep[:0]
+	for _, r := range keep {
+		if cv.Expects(r.Data) {
+			p.frame(r)
+		} else {
+			p.held[f.Conn] = append(p.held[f.Conn], r)
+		}
+	}
+}
+
+// frame decodes and renders one frame.
+func (p *pipeline) frame(f reassembly.Frame) {
 	cv := p.convs[f.Conn]
 	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID}
 	e.Src, e.Dst = endpoints(f.Conn, f.Dir)
@@ -79,7 +126,13 @@ func (p *pipeline) Notice(n reassembly.Notice) {
 	p.keep(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
 }
 
-func (p *pipeline) Close(c *reassembly.Conn) { delete(p.convs, c) }
+func (p *pipeline) Close(c *reassembly.Conn) {
+	for _, r := range p.held[c] {
+		p.frame(r)
+	}
+	delete(p.held, c)
+	delete(p.convs, c)
+}
 
 // keep remembers the first write error (a closed pipe, a full disk).
 func (p *pipeline) keep(err error) {
@@ -110,6 +163,9 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 			continue
 		case err != nil:
 			return r.Stats().Packets, err
+		}
+		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
+			s.SetStart(seg.Info.Timestamp)
 		}
 		if seg.Truncated {
 			fmt.Fprintf(stderr, "kdissect: %s: packet %d: cut by the snap length, %d bytes of TCP payload missing\n", name, seg.Num, seg.Missing)
