@@ -11,6 +11,7 @@ import (
 // decoder walks bytes by definition. It stops at the first field that does not fit and records
 // a warning; what was decoded before stays in the tree.
 type decoder struct {
+	records  RecordsDecoder
 	b        []byte
 	pos, end int
 	version  int16
@@ -277,9 +278,15 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	data := d.b[d.pos : d.pos+int(length)]
 	d.pos += int(length)
 	n.Size = d.pos - start
-	if k == schema.String {
+	switch {
+	case k == schema.String:
 		n.Value = string(data)
-	} else {
+	case k == schema.Records && d.records != nil && len(data) > 0:
+		var ws []Warning
+		n.Children, ws = d.records.DecodeRecords(data, d.pos-len(data))
+		*d.warnings = append(*d.warnings, ws...)
+		n.Value = int64(len(data))
+	default:
 		n.Value = data
 	}
 	return n
@@ -332,7 +339,7 @@ func (d *decoder) taggedSection(s *schema.StructDef) *Node {
 		if f == nil {
 			t.Children = append(t.Children, &Node{Name: "value", Type: "bytes", Offset: d.pos, Size: int(size), Value: d.b[d.pos:end]})
 		} else {
-			sub := decoder{b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
+			sub := decoder{records: d.records, b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
 			if v := sub.field(f, f.Name); v != nil {
 				t.Children = append(t.Children, v)
 			}

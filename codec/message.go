@@ -11,6 +11,18 @@ import (
 // Codec decodes Kafka frames with one set of definitions. It is safe for concurrent use.
 type Codec struct {
 	Schemas *schema.Set
+	// Records, when set, decodes the contents of records fields (record batches); without it
+	// they are shown as bytes.
+	Records RecordsDecoder
+}
+
+// RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
+// Package codec/records provides one; it is an interface so that codec does not depend on the
+// compression libraries.
+type RecordsDecoder interface {
+	// DecodeRecords returns the nodes that describe data, which starts at offset base of the
+	// frame. The nodes tile data; problems are returned as warnings, never as a panic.
+	DecodeRecords(data []byte, base int) ([]*Node, []Warning)
 }
 
 // New returns a Codec for the given definitions.
@@ -155,7 +167,7 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
 func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
-	d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings}
 	if !d.need(4, "message_size", "int32") {
 		m.HeaderFields = len(m.Fields)
 		return

@@ -23,12 +23,16 @@ type Node struct {
 	// nil for null values and for structs.
 	Value    any
 	Children []*Node
+	// Decompressed marks a node inside decompressed record data: its offset counts from the
+	// start of the decompressed bytes, not from the frame. The compressed payload that holds
+	// such nodes has type "compressed_records" and counts as a leaf of the frame.
+	Decompressed bool
 }
 
 // Head is the number of bytes of n that belong to no child: the length or count prefix of a
 // string, array or tagged section, or all of n for a leaf.
 func (n *Node) Head() int {
-	if len(n.Children) == 0 {
+	if len(n.Children) == 0 || n.Type == "compressed_records" {
 		return n.Size
 	}
 	return n.Children[0].Offset - n.Offset

@@ -30,6 +30,8 @@ type Entry struct {
 	NoResponse bool
 	// Warnings from decoding, beside Msg.Warnings (framing problems).
 	Warnings []string
+	// Bytes holds the message's bytes, size prefix included (for hex dumps).
+	Bytes []byte
 }
 
 // Notice is something the reader should know that is not a message: lost data, skipped bytes,

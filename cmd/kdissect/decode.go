@@ -101,7 +101,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			break
 		}
 		frame := data[off:end]
-		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: key < 0}
+		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: key < 0, Bytes: frame}
 		if key < 0 {
 			e.Msg = c.DecodeRequest(frame)
 		} else {

@@ -98,7 +98,7 @@ func (p *pipeline) Frame(f reassembly.Frame) {
 // frame decodes and renders one frame.
 func (p *pipeline) frame(f reassembly.Frame) {
 	cv := p.convs[f.Conn]
-	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID}
+	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID, Bytes: f.Data}
 	e.Src, e.Dst = endpoints(f.Conn, f.Dir)
 	var res codec.Result
 	if f.Dir == reassembly.ToServer {

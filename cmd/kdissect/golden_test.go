@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the code's output")
+
+// golden compares got with testdata/golden/name, or rewrites the file with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/kdissect -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(gl) || i < len(wl); i++ {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", name, i+1, g, w)
+			}
+		}
+	}
+}
+
+// kdissect runs the command in-process and returns stdout, stderr and the exit status.
+func kdissect(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// captures lists the capture files shipped in pcaps/.
+func captures(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"*.pcap", "*.pcapng", "*.pcap.gz"} {
+		m, err := filepath.Glob(filepath.Join("..", "..", "pcaps", pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no captures in pcaps/")
+	}
+	return files
+}
+
+// TestGoldenCaptures pins the summary and JSON output of every capture in pcaps/.
+func TestGoldenCaptures(t *testing.T) {
+	for _, file := range captures(t) {
+		for _, format := range []string{"summary", "json"} {
+			name := filepath.Base(file) + "." + format
+			t.Run(name, func(t *testing.T) {
+				out, errOut, code := kdissect(t, "--format", format, "-p", "9092-9094", file)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				golden(t, name, []byte(out+stderrSection(errOut)))
+			})
+		}
+	}
+}
+
+// stderrSection appends what went to stderr, so that warnings are pinned too.
+func stderrSection(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "--- stderr\n" + s
+}
