@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
@@ -18,6 +19,7 @@ type decoder struct {
 	flex     bool
 	warnings *[]Warning
 	failed   bool
+	slab     *[]Node
 }
 
 func (d *decoder) warn(off int, format string, args ...any) {
@@ -28,6 +30,16 @@ func (d *decoder) warn(off int, format string, args ...any) {
 func (d *decoder) fail(off int, format string, args ...any) {
 	d.warn(off, format, args...)
 	d.failed = true
+}
+
+// node returns a pointer to a copy of n, taken from a slab so that a large message does not
+// cost one allocation per field.
+func (d *decoder) node(n Node) *Node {
+	if len(*d.slab) == cap(*d.slab) {
+		*d.slab = make([]Node, 0, min(512, max(16, 2*cap(*d.slab))))
+	}
+	*d.slab = append(*d.slab, n)
+	return &(*d.slab)[len(*d.slab)-1]
 }
 
 func (d *decoder) left() int { return d.end - d.pos }
@@ -105,7 +117,7 @@ func (d *decoder) field(f *schema.Field, name string) *Node {
 		return d.array(f, name, nullable)
 	case schema.Struct:
 		start := d.pos
-		n := &Node{Name: name, Type: "struct", Offset: start}
+		n := d.node(Node{Name: name, Type: "struct", Offset: start})
 		if nullable {
 			if !d.need(1, name, "int8") {
 				return nil
@@ -113,7 +125,7 @@ func (d *decoder) field(f *schema.Field, name string) *Node {
 			marker := int8(d.b[d.pos])
 			d.pos++
 			n.Type = "nullable_struct"
-			n.Children = append(n.Children, &Node{Name: "present", Type: "int8", Offset: start, Size: 1, Value: int64(marker)})
+			n.Children = append(n.Children, d.node(Node{Name: "present", Type: "int8", Offset: start, Size: 1, Value: int64(marker)}))
 			if marker < 0 {
 				n.Size = 1
 				return n
@@ -145,7 +157,7 @@ func (d *decoder) array(f *schema.Field, name string, nullable bool) *Node {
 		count = int64(int32(binary.BigEndian.Uint32(d.b[d.pos:])))
 		d.pos += 4
 	}
-	n := &Node{Name: name, Type: typ, Offset: start}
+	n := d.node(Node{Name: name, Type: typ, Offset: start})
 	if count < 0 {
 		n.Size = d.pos - start
 		if count < -1 {
@@ -166,11 +178,11 @@ func (d *decoder) array(f *schema.Field, name string, nullable bool) *Node {
 		return n
 	}
 	for i := int64(0); i < count && !d.failed; i++ {
-		elemName := fmt.Sprintf("[%d]", i)
+		elemName := indexName(i)
 		var e *Node
 		if f.Elem == schema.Struct {
 			es := d.pos
-			e = &Node{Name: elemName, Type: "struct", Offset: es}
+			e = d.node(Node{Name: elemName, Type: "struct", Offset: es})
 			e.Children = d.structBody(f.Struct)
 			e.Size = d.pos - es
 		} else {
@@ -184,12 +196,50 @@ func (d *decoder) array(f *schema.Field, name string, nullable bool) *Node {
 	return n
 }
 
+// indexNames holds the names of the first array elements, so that decoding a large array does
+// not format a name per element. It is filled once and never written again.
+var indexNames = func() []string {
+	s := make([]string, 1024)
+	for i := range s {
+		s[i] = "[" + strconv.Itoa(i) + "]"
+	}
+	return s
+}()
+
+func indexName(i int64) string {
+	if i < int64(len(indexNames)) {
+		return indexNames[i]
+	}
+	return "[" + strconv.FormatInt(i, 10) + "]"
+}
+
 // minSize is the fewest bytes one element of array field f can take (at least 1).
 func (d *decoder) minSize(f *schema.Field) int {
 	if s := f.Elem.FixedSize(); s > 0 {
 		return s
 	}
 	return 1
+}
+
+// varTypeName names the wire type of a string, bytes or records field.
+func varTypeName(k schema.Kind, nullable, compact bool) string {
+	switch {
+	case k == schema.Records && compact:
+		return "compact_records"
+	case k == schema.Records:
+		return "records"
+	case k == schema.String:
+		return [2][2]string{{"string", "nullable_string"}, {"compact_string", "compact_nullable_string"}}[b2i(compact)][b2i(nullable)]
+	default:
+		return [2][2]string{{"bytes", "nullable_bytes"}, {"compact_bytes", "compact_nullable_bytes"}}[b2i(compact)][b2i(nullable)]
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 var fixedNames = map[schema.Kind]string{
@@ -208,7 +258,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		}
 		b := d.b[d.pos : d.pos+size]
 		d.pos += size
-		n := &Node{Name: name, Type: typ, Offset: start, Size: size}
+		n := d.node(Node{Name: name, Type: typ, Offset: start, Size: size})
 		switch k {
 		case schema.Bool:
 			n.Value = b[0] != 0
@@ -234,14 +284,9 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		return n
 	}
 	// Variable length: string, bytes, records.
-	base := map[schema.Kind]string{schema.String: "string", schema.Bytes: "bytes", schema.Records: "records"}[k]
-	typ := base
-	if nullable && k != schema.Records {
-		typ = "nullable_" + typ
-	}
+	typ := varTypeName(k, nullable, compact)
 	var length int64
 	if compact {
-		typ = "compact_" + typ
 		u, _, ok := d.uvarint(name)
 		if !ok {
 			return nil
@@ -260,7 +305,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		length = int64(int32(binary.BigEndian.Uint32(d.b[d.pos:])))
 		d.pos += 4
 	}
-	n := &Node{Name: name, Type: typ, Offset: start}
+	n := d.node(Node{Name: name, Type: typ, Offset: start})
 	if length < 0 {
 		n.Size = d.pos - start
 		if length < -1 {
@@ -300,7 +345,7 @@ func (d *decoder) taggedSection(s *schema.StructDef) *Node {
 	if !ok {
 		return nil
 	}
-	n := &Node{Name: "_tagged_fields", Type: "tagged_fields", Offset: start, Value: int64(count)}
+	n := d.node(Node{Name: "_tagged_fields", Type: "tagged_fields", Offset: start, Value: int64(count)})
 	if count > uint64(d.left()) {
 		d.fail(start, "_tagged_fields: %d tags cannot fit in the %d bytes left", count, d.left())
 		n.Size = d.pos - start
@@ -331,21 +376,21 @@ func (d *decoder) taggedSection(s *schema.StructDef) *Node {
 		if f != nil {
 			name = f.Name
 		}
-		t := &Node{Name: name, Type: "tagged_field", Offset: ts, Children: []*Node{
+		t := d.node(Node{Name: name, Type: "tagged_field", Offset: ts, Children: []*Node{
 			{Name: "tag", Type: "uvarint", Offset: ts, Size: tl, Value: int64(tag)},
 			{Name: "size", Type: "uvarint", Offset: ts + tl, Size: sl, Value: int64(size)},
-		}}
+		}})
 		end := d.pos + int(size)
 		if f == nil {
-			t.Children = append(t.Children, &Node{Name: "value", Type: "bytes", Offset: d.pos, Size: int(size), Value: d.b[d.pos:end]})
+			t.Children = append(t.Children, d.node(Node{Name: "value", Type: "bytes", Offset: d.pos, Size: int(size), Value: d.b[d.pos:end]}))
 		} else {
-			sub := decoder{records: d.records, b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
+			sub := decoder{slab: d.slab, records: d.records, b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
 			if v := sub.field(f, f.Name); v != nil {
 				t.Children = append(t.Children, v)
 			}
 			if !sub.failed && sub.pos != end {
 				d.warn(sub.pos, "tagged field %s: %d of its %d bytes not decoded", f.Name, end-sub.pos, size)
-				t.Children = append(t.Children, &Node{Name: "unparsed", Type: "bytes", Offset: sub.pos, Size: end - sub.pos, Value: d.b[sub.pos:end]})
+				t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: "bytes", Offset: sub.pos, Size: end - sub.pos, Value: d.b[sub.pos:end]}))
 			}
 		}
 		d.pos = end

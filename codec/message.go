@@ -167,7 +167,7 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
 func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, slab: new([]Node)}
 	if !d.need(4, "message_size", "int32") {
 		m.HeaderFields = len(m.Fields)
 		return

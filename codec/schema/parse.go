@@ -39,6 +39,10 @@ var bareAPIKey = regexp.MustCompile(`("apiKey"\s*:\s*)([A-Za-z_][A-Za-z_0-9]*)`)
 // which plain JSON does not allow; they are removed first. source names the file in errors.
 func Parse(data []byte, source string) (*Message, error) {
 	clean := bareAPIKey.ReplaceAll(stripComments(data), []byte(`$1"$2"`))
+	// A definition saved from a KIP's web page may carry the page's title before the JSON.
+	if i := bytes.IndexByte(clean, '{'); i > 0 && len(bytes.TrimSpace(clean[:i])) > 0 {
+		clean = clean[i:]
+	}
 	var raw rawMessage
 	dec := json.NewDecoder(bytes.NewReader(clean))
 	if err := dec.Decode(&raw); err != nil {
@@ -170,7 +174,8 @@ func (r *resolver) structType(name string, rf *rawField) (*StructDef, error) {
 	return s, nil
 }
 
-// stripComments removes // comments that are outside JSON strings.
+// stripComments removes // comments that are outside JSON strings, and turns no-break spaces
+// outside strings into plain ones.
 func stripComments(data []byte) []byte {
 	out := make([]byte, 0, len(data))
 	inString, escaped := false, false
@@ -195,6 +200,12 @@ func stripComments(data []byte) []byte {
 			if i < len(data) {
 				out = append(out, '\n')
 			}
+			continue
+		}
+		if c == 0xc2 && i+1 < len(data) && data[i+1] == 0xa0 {
+			// A no-break space, as pages copied from a browser carry: white space to a reader.
+			out = append(out, ' ')
+			i++
 			continue
 		}
 		if c == '"' {

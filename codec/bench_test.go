@@ -1,0 +1,86 @@
+package codec
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// benchFrames builds realistic large frames with kmsg.
+func benchFrames(b *testing.B) map[string]struct {
+	frame    []byte
+	response bool
+	key, ver int16
+} {
+	b.Helper()
+	meta := kmsg.NewMetadataResponse()
+	meta.Version = 12
+	for ti := 0; ti < 20; ti++ {
+		topic := kmsg.NewMetadataResponseTopic()
+		name := "topic-" + string(rune('a'+ti))
+		topic.Topic = &name
+		for p := 0; p < 50; p++ { // 1000 partitions in all
+			part := kmsg.NewMetadataResponseTopicPartition()
+			part.Partition = int32(p)
+			part.Leader = int32(p % 3)
+			part.Replicas = []int32{0, 1, 2}
+			part.ISR = []int32{0, 1, 2}
+			topic.Partitions = append(topic.Partitions, part)
+		}
+		meta.Topics = append(meta.Topics, topic)
+	}
+	records := make([]byte, 1<<20) // 1 MiB of record data per partition batch
+	produce := kmsg.NewProduceRequest()
+	produce.Version = 9
+	pt := kmsg.NewProduceRequestTopic()
+	pt.Topic = "events"
+	for p := 0; p < 4; p++ {
+		pp := kmsg.NewProduceRequestTopicPartition()
+		pp.Partition = int32(p)
+		pp.Records = records
+		pt.Partitions = append(pt.Partitions, pp)
+	}
+	produce.Topics = append(produce.Topics, pt)
+	fetch := kmsg.NewFetchResponse()
+	fetch.Version = 16
+	ft := kmsg.NewFetchResponseTopic()
+	for p := 0; p < 4; p++ {
+		fp := kmsg.NewFetchResponseTopicPartition()
+		fp.Partition = int32(p)
+		fp.RecordBatches = records
+		ft.Partitions = append(ft.Partitions, fp)
+	}
+	fetch.Topics = append(fetch.Topics, ft)
+	return map[string]struct {
+		frame    []byte
+		response bool
+		key, ver int16
+	}{
+		"Metadata1000Partitions": {frame(3, 12, true, true, 1, meta.AppendTo(nil)), true, 3, 12},
+		"Produce4MiB":            {frame(0, 9, true, false, 1, produce.AppendTo(nil)), false, 0, 9},
+		"Fetch4MiB":              {frame(1, 16, true, true, 1, fetch.AppendTo(nil)), true, 1, 16},
+	}
+}
+
+// BenchmarkDecode measures the interpreter alone (records fields as bytes); the records
+// package has its own benchmarks for batch decoding.
+func BenchmarkDecode(b *testing.B) {
+	c := testCodec(b)
+	for name, f := range benchFrames(b) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(f.frame)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				var m *Message
+				if f.response {
+					m = c.DecodeResponse(f.frame, f.key, f.ver)
+				} else {
+					m = c.DecodeRequest(f.frame)
+				}
+				if len(m.Warnings) > 0 {
+					b.Fatal(m.Warnings)
+				}
+			}
+		})
+	}
+}
