@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+type jsonLine map[string]any
+
+func parseLines(t *testing.T, out string) []jsonLine {
+	t.Helper()
+	var lines []jsonLine
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var m jsonLine
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("bad JSON line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
+}
+
+// TestEveryResponsePaired: in captures that hold whole connections, every response is paired
+// with its request, every request with a response (but for long polls cut by the end of the
+// capture), and nothing carries a warning.
+func TestEveryResponsePaired(t *testing.T) {
+	for _, file := range captures(t) {
+		base := filepath.Base(file)
+		t.Run(base, func(t *testing.T) {
+			out, errOut, code := kdissect(t, "--format", "json", "-p", "9092-9094", file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			requests, responses, unpaired := 0, 0, 0
+			answered := map[float64]bool{}
+			for _, m := range parseLines(t, out) {
+				switch m["kind"] {
+				case "request":
+					requests++
+				case "response":
+					responses++
+					if rf, ok := m["request_frame"].(float64); ok {
+						answered[rf] = true
+					} else {
+						unpaired++
+					}
+				}
+				if w := m["warnings"]; w != nil && len(w.([]any)) > 0 && base != "kgo-midstream.pcap" {
+					t.Errorf("packet %v: warnings %v", m["frame"], w)
+				}
+			}
+			if requests == 0 || responses == 0 {
+				t.Fatalf("%d requests, %d responses", requests, responses)
+			}
+			if base == "kgo-midstream.pcap" {
+				// Two responses answer requests sent before the capture started.
+				if unpaired != 2 {
+					t.Errorf("%d unpaired responses, want 2", unpaired)
+				}
+				return
+			}
+			if unpaired > 0 {
+				t.Errorf("%d of %d responses unpaired", unpaired, responses)
+			}
+			// A client may close while a long-poll Fetch is outstanding.
+			if missing := requests - len(answered); missing > 1 {
+				t.Errorf("%d requests without a response", missing)
+			}
+		})
+	}
+}
+
+// TestDecodeCommand decodes raw frames built with kmsg: requests alone, responses with --api.
+func TestDecodeCommand(t *testing.T) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 12
+	topic := kmsg.NewMetadataRequestTopic()
+	name := "orders"
+	topic.Topic = &name
+	req.Topics = append(req.Topics, topic)
+	reqFrame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("cli")).AppendRequest(nil, req, 7) // size + header v2 + body
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = 3
+	resp.ErrorCode = 35
+	body := resp.AppendTo(nil)
+	respFrame := append([]byte{0, 0, 0, byte(4 + len(body)), 0, 0, 0, 9}, body...)
+
+	tests := []struct {
+		name  string
+		args  []string
+		input string
+		code  int
+		want  []string
+	}{
+		{"request hex", []string{"decode", "--hex", "--format", "json"}, spaced(reqFrame), 0,
+			[]string{`"api_name":"Metadata"`, `"api_version":12`, `"correlation_id":7`, `"client_id":"cli"`, `"value":"orders"`}},
+		{"two requests", []string{"decode", "--hex"}, spaced(reqFrame) + "\n" + spaced(reqFrame), 0,
+			[]string{"Metadata v12", "offset 0", "offset " + strconv.Itoa(len(reqFrame))}},
+		{"response", []string{"decode", "--hex", "--format", "json", "--api", "ApiVersions", "--api-version", "3"}, hex.EncodeToString(respFrame), 0,
+			[]string{`"kind":"response"`, `"correlation_id":9`, `"error":"UNSUPPORTED_VERSION"`}},
+		{"response by key", []string{"decode", "--hex", "--format", "json", "--api", "18", "--api-version", "3"}, hex.EncodeToString(respFrame), 0,
+			[]string{`"api_name":"ApiVersions"`}},
+		{"not hex", []string{"decode", "--hex"}, "zz", 1, nil},
+		{"cut frame", []string{"decode", "--hex"}, hex.EncodeToString(reqFrame[:len(reqFrame)-3]), 1, nil},
+		{"unknown api", []string{"decode", "--api", "Nope", "--api-version", "1"}, "", 1, nil},
+		{"api without version", []string{"decode", "--api", "Metadata"}, "", 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			code := run(tt.args, strings.NewReader(tt.input), &out, &errOut)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, tt.code, errOut.String())
+			}
+			if tt.code != 0 && errOut.Len() == 0 {
+				t.Fatal("failure without a message on stderr")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %s:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}
+
+func spaced(b []byte) string {
+	h := hex.EncodeToString(b)
+	var s strings.Builder
+	for i := 0; i < len(h); i += 8 {
+		s.WriteString(h[i:min(len(h), i+8)])
+		s.WriteString(" \n\t"[i/8%3 : i/8%3+1])
+	}
+	return s.String()
+}
