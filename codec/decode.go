@@ -111,6 +111,14 @@ func (d *decoder) compact(f *schema.Field) bool {
 
 // field decodes one field (any kind) named name.
 func (d *decoder) field(f *schema.Field, name string) *Node {
+	n := d.value(f, name)
+	if n != nil {
+		n.Def = f
+	}
+	return n
+}
+
+func (d *decoder) value(f *schema.Field, name string) *Node {
 	nullable := f.NullableVersions.Contains(d.version)
 	switch f.Kind {
 	case schema.Array:
@@ -189,6 +197,7 @@ func (d *decoder) array(f *schema.Field, name string, nullable bool) *Node {
 			e = d.scalar(f.Elem, elemName, false, d.compact(f))
 		}
 		if e != nil {
+			e.Def = f
 			n.Children = append(n.Children, e)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/kdissect/kdissect/codec/schema"
 )
 
 // Node is one field of a decoded message. Offsets count from the first byte of the frame's size
@@ -23,6 +25,9 @@ type Node struct {
 	// nil for null values and for structs.
 	Value    any
 	Children []*Node
+	// Def is the definition the node was decoded by (for an array's elements, the array's);
+	// nil for headers' synthetic nodes and records.
+	Def *schema.Field
 	// Decompressed marks a node inside decompressed record data: its offset counts from the
 	// start of the decompressed bytes, not from the frame. The compressed payload that holds
 	// such nodes has type "compressed_records" and counts as a leaf of the frame.

@@ -19,6 +19,7 @@ type rawField struct {
 	Tag              *int       `json:"tag"`
 	About            string     `json:"about"`
 	Default          any        `json:"default"`
+	EntityType       string     `json:"entityType"`
 	Fields           []rawField `json:"fields"`
 }
 
@@ -100,7 +101,7 @@ func (r *resolver) structDef(name string, raws []rawField) (*StructDef, error) {
 }
 
 func (r *resolver) field(rf *rawField) (*Field, error) {
-	f := &Field{Name: rf.Name, Type: rf.Type, About: rf.About, Tag: -1}
+	f := &Field{Name: rf.Name, Type: rf.Type, About: rf.About, Tag: -1, EntityType: rf.EntityType}
 	where := fmt.Sprintf("%s: field %s", r.source, rf.Name)
 	var err error
 	if f.Versions, err = ParseVersions(rf.Versions); err != nil {

@@ -135,6 +135,9 @@ type Field struct {
 
 	About   string
 	Default string
+	// EntityType says what the field names: "topicName", "groupId", "brokerId",
+	// "transactionalId", "producerId" (Kafka's own annotation).
+	EntityType string
 }
 
 // Tagged reports whether the field is sent as a tagged field at version v.

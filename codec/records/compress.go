@@ -1,0 +1,250 @@
+package records
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+var codecNames = [...]string{1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
+
+func codecName(id int) string {
+	if id > 0 && id < len(codecNames) {
+		return codecNames[id]
+	}
+	return fmt.Sprintf("unknown codec %d", id)
+}
+
+// compressed makes the node for the compressed payload b[p:end]: a leaf of the frame whose
+// children are decode's nodes for the decompressed bytes, counted from their start.
+func (s *space) compressed(p, end, id int, what string, decode func(*space) []*codec.Node) *codec.Node {
+	n := s.node("records", "compressed_records", p, end-p, codecName(id))
+	if id >= len(codecNames) {
+		s.warn(p, "%s: unknown compression codec %d; records not decoded", what, id)
+		return n
+	}
+	if s.depth > 0 {
+		s.warn(p, "%s: compressed data inside compressed data; not decompressed", what)
+		return n
+	}
+	out, err := s.d.decompress(id, s.b[p:end])
+	if err != nil {
+		s.warn(p, "%s: %s payload of %d bytes: %v; records left compressed", what, codecName(id), end-p, err)
+		return n
+	}
+	in := &space{d: s.d, b: out, dec: true, anchor: s.base + p, depth: s.depth + 1, ws: s.ws, al: s.al}
+	n.Children = decode(in)
+	return n
+}
+
+// errTooBig is returned when the decompressed data would exceed Options.MaxDecompressed.
+type errTooBig int64
+
+func (e errTooBig) Error() string {
+	return fmt.Sprintf("decompressed size over the limit of %d bytes", int64(e))
+}
+
+var errSnappyShort = errors.New("xerial snappy framing cut short")
+
+// decompress returns the decompressed form of src for codec id 1..4, never more than
+// MaxDecompressed bytes and never allocating much more than that.
+func (d *Decoder) decompress(id int, src []byte) ([]byte, error) {
+	switch id {
+	case 1:
+		return d.gunzip(src)
+	case 2:
+		return d.unsnappy(src)
+	case 3:
+		out, err := d.unlz4(src)
+		if errors.Is(err, lz4.ErrInvalidHeaderChecksum) {
+			if fixed := fixLZ4Checksum(src); fixed != nil {
+				return d.unlz4(fixed)
+			}
+		}
+		return out, err
+	case 4:
+		return d.unzstd(src)
+	}
+	return nil, fmt.Errorf("unknown codec %d", id)
+}
+
+func (d *Decoder) gunzip(src []byte) ([]byte, error) {
+	zr, _ := d.gzipPool.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(src))
+	} else {
+		err = zr.Reset(bytes.NewReader(src))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.gzipPool.Put(zr)
+	// The trailer's ISIZE is the decompressed size modulo 2^32 (of the last member): a hint.
+	hint := 0
+	if len(src) >= 18 {
+		hint = int(binary.LittleEndian.Uint32(src[len(src)-4:]))
+	}
+	return readLimited(zr, d.opt.MaxDecompressed, hint)
+}
+
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+// unsnappy decodes raw snappy, or the xerial framing (magic, version and compatible version,
+// then blocks of int32 length + raw snappy) that Kafka's Java client writes. Block headers give
+// the decoded sizes, so everything is checked before anything is allocated.
+func (d *Decoder) unsnappy(src []byte) ([]byte, error) {
+	limit := d.opt.MaxDecompressed
+	if !bytes.HasPrefix(src, xerialMagic) {
+		n, err := snappy.DecodedLen(src)
+		if err != nil {
+			return nil, err
+		}
+		if int64(n) > limit {
+			return nil, errTooBig(limit)
+		}
+		return snappy.Decode(make([]byte, n), src)
+	}
+	if len(src) < 16 {
+		return nil, errSnappyShort
+	}
+	var total int64
+	for p := 16; p < len(src); {
+		blk, next, err := xerialBlock(src, p)
+		if err != nil {
+			return nil, err
+		}
+		n, err := snappy.DecodedLen(blk)
+		if err != nil {
+			return nil, err
+		}
+		if total += int64(n); total > limit {
+			return nil, errTooBig(limit)
+		}
+		p = next
+	}
+	out := make([]byte, total)
+	o := 0
+	for p := 16; p < len(src); {
+		blk, next, _ := xerialBlock(src, p)
+		n, _ := snappy.DecodedLen(blk)
+		got, err := snappy.Decode(out[o:o+n], blk)
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != n {
+			return nil, snappy.ErrCorrupt
+		}
+		o += n
+		p = next
+	}
+	return out, nil
+}
+
+// xerialBlock returns the xerial block whose length is at src[p:].
+func xerialBlock(src []byte, p int) ([]byte, int, error) {
+	if len(src)-p < 4 {
+		return nil, 0, errSnappyShort
+	}
+	size := int64(binary.BigEndian.Uint32(src[p:]))
+	p += 4
+	if size > int64(len(src)-p) {
+		return nil, 0, fmt.Errorf("xerial snappy block of %d bytes, %d left", size, len(src)-p)
+	}
+	return src[p : p+int(size)], p + int(size), nil
+}
+
+func (d *Decoder) unlz4(src []byte) ([]byte, error) {
+	zr, _ := d.lz4Pool.Get().(*lz4.Reader)
+	if zr == nil {
+		zr = lz4.NewReader(nil)
+	}
+	zr.Reset(bytes.NewReader(src))
+	defer d.lz4Pool.Put(zr)
+	hint := 4 * len(src)
+	if len(src) >= 14 && src[4]&0x08 != 0 { // the frame descriptor holds the content size
+		hint = int(min(binary.LittleEndian.Uint64(src[6:]), 1<<40))
+	}
+	return readLimited(zr, d.opt.MaxDecompressed, hint)
+}
+
+// fixLZ4Checksum works around Kafka < 0.10, whose lz4 frames (magic 0 message sets) carry a
+// frame-descriptor checksum computed over the magic number too. It returns a copy of src with
+// the checksum byte corrected when src has exactly that flaw, else nil.
+func fixLZ4Checksum(src []byte) []byte {
+	if len(src) < 7 || binary.LittleEndian.Uint32(src) != 0x184D2204 {
+		return nil
+	}
+	hc := 6 // FLG, BD, then optional content size and dictionary id, then HC
+	if src[4]&0x08 != 0 {
+		hc += 8
+	}
+	if src[4]&0x01 != 0 {
+		hc += 4
+	}
+	if len(src) <= hc || src[hc] != byte(xxh32(src[:hc])>>8) {
+		return nil
+	}
+	fixed := bytes.Clone(src)
+	fixed[hc] = byte(xxh32(src[4:hc]) >> 8)
+	return fixed
+}
+
+func (d *Decoder) unzstd(src []byte) ([]byte, error) {
+	limit := d.opt.MaxDecompressed
+	zr, _ := d.zstdPool.Get().(*zstd.Decoder)
+	if zr == nil {
+		window := uint64(min(max(limit, zstd.MinWindowSize), 1<<31))
+		var err error
+		zr, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(window))
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := zr.Reset(bytes.NewReader(src)); err != nil {
+		return nil, err
+	}
+	defer d.zstdPool.Put(zr)
+	hint := 4 * len(src)
+	var h zstd.Header
+	if h.Decode(src) == nil && h.HasFCS {
+		hint = int(min(h.FrameContentSize, 1<<40))
+	}
+	return readLimited(zr, limit, hint)
+}
+
+// readLimited reads r to its end through an io.LimitReader of max+1 bytes: more than max is
+// errTooBig. The buffer starts at the hint (bounded) and never grows beyond max+1.
+func readLimited(r io.Reader, maxSize int64, hint int) ([]byte, error) {
+	limit := maxSize + 1
+	lr := io.LimitedReader{R: r, N: limit}
+	buf := make([]byte, 0, min(max(int64(hint), 512), limit))
+	for {
+		if len(buf) == cap(buf) {
+			nb := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > maxSize {
+			return nil, errTooBig(maxSize)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}

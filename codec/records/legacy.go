@@ -1,0 +1,72 @@
+package records
+
+import (
+	"fmt"
+	"hash/crc32"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// message decodes a legacy message (magic 0 or 1) at b[p:end]. A compressed wrapper's value is
+// itself a message set, decoded into the decompressed space.
+func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
+	n := s.node("message", "message", p, end-p, nil)
+	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, 9)}
+	offset := r.int("offset", "int64")
+	r.int("messageSize", "int32")
+	crc := uint32(r.int("crc", "uint32"))
+	r.int("magic", "int8")
+	attrs := r.int("attributes", "int8")
+	ts := int64(-1)
+	if magic == 1 {
+		ts = r.int("timestamp", "int64")
+	}
+	what := fmt.Sprintf("message at offset %d", s.base+p)
+	if c := crc32.ChecksumIEEE(s.b[p+16 : end]); c != crc {
+		s.warn(p+12, "%s: crc 0x%08x does not match computed 0x%08x", what, crc, c)
+	}
+	r.bytes32("key")
+	id := int(attrs & 7)
+	value, data, present := r.bytes32("value")
+	extra := ""
+	if id != 0 && r.bad == "" {
+		extra = codecName(id) + " wrapper"
+		if !present {
+			s.warn(value.Offset-s.base, "%s: compressed wrapper with a null value", what)
+		} else {
+			// The value holds a message set, like a records field: its length, then the
+			// compressed payload.
+			value.Type, value.Value = "records", int64(len(data))
+			value.Children = []*codec.Node{s.compressed(r.pos-len(data), r.pos, id, what, func(in *space) []*codec.Node {
+				nodes, inner := in.entries()
+				setInnerOffsets(inner, magic, offset, ts, attrs)
+				return nodes
+			})}
+		}
+	}
+	r.finish(what)
+	n.Children = r.kids
+	n.Value = describe(offset, ts, magic == 1, extra)
+	return n, msgInfo{node: n, offset: offset, timestamp: ts, magic: magic}
+}
+
+// setInnerOffsets states the absolute offsets of the messages inside a compressed wrapper. In
+// magic 1 the inner offsets are relative and the wrapper carries the offset of the last inner
+// message; in magic 0 they are absolute. With log append time (attributes bit 3) the wrapper's
+// timestamp is every inner message's.
+func setInnerOffsets(inner []msgInfo, magic int8, offset, ts, attrs int64) {
+	if len(inner) == 0 {
+		return
+	}
+	var shift int64
+	if magic == 1 {
+		shift = offset - inner[len(inner)-1].offset
+	}
+	for _, m := range inner {
+		t := m.timestamp
+		if magic == 1 && attrs&0x08 != 0 {
+			t = ts
+		}
+		m.node.Value = describe(shift+m.offset, t, m.magic == 1, "")
+	}
+}

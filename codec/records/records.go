@@ -1,0 +1,558 @@
+// Package records decodes the contents of Kafka's records fields: record batches (magic 2) and
+// legacy message sets (magic 0 and 1), decompressing gzip, snappy, lz4 and zstd, and checking CRCs.
+package records
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// DefaultMaxDecompressed is the cap on the decompressed size of one batch or wrapper message
+// when Options.MaxDecompressed is not set.
+const DefaultMaxDecompressed = 64 << 20
+
+// Options tune a Decoder.
+type Options struct {
+	// MaxDecompressed caps the decompressed size of one batch or wrapper message (default 64 MiB);
+	// over it: a warning, the payload shown compressed, no crash, no unbounded allocation.
+	MaxDecompressed int64
+}
+
+// Decoder decodes records fields. It is safe for concurrent use.
+type Decoder struct {
+	opt Options
+	// Decompressors are reused: building one (zstd above all) costs more than a small batch.
+	gzipPool, lz4Pool, zstdPool sync.Pool
+}
+
+// New returns a Decoder with the given options.
+func New(opt Options) *Decoder {
+	if opt.MaxDecompressed <= 0 {
+		opt.MaxDecompressed = DefaultMaxDecompressed
+	}
+	return &Decoder{opt: opt}
+}
+
+// DecodeRecords implements codec.RecordsDecoder.
+func (d *Decoder) DecodeRecords(data []byte, base int) ([]*codec.Node, []codec.Warning) {
+	var ws []codec.Warning
+	s := &space{d: d, b: data, base: base, ws: &ws, al: &nodeAlloc{}}
+	nodes, _ := s.entries()
+	return nodes, ws
+}
+
+// Wire sizes.
+const (
+	batchHeader = 61 // baseOffset .. record count
+	batchCRCEnd = 21 // the batch CRC covers attributes (offset 21) to the end
+	minRecord   = 7  // length, attributes, timestampDelta, offsetDelta, key, value, header count
+	minHeader   = 2  // key length and value length
+)
+
+// minLength is the smallest length field (batchLength or messageSize) of each magic.
+var minLength = [3]int64{
+	0: 4 + 1 + 1 + 4 + 4,     // crc, magic, attributes, key, value
+	1: 4 + 1 + 1 + 8 + 4 + 4, // ... and the timestamp
+	2: batchHeader - 12,
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// space is one buffer being decoded: the frame's records field, or the decompressed contents of
+// one compressed batch or wrapper message.
+type space struct {
+	d    *Decoder
+	b    []byte
+	base int // frame offset of b[0]; 0 inside decompressed data
+	dec  bool
+	// anchor is the frame offset of the compressed payload that b came from: warnings about
+	// decompressed bytes point there, and say where in the decompressed data they are.
+	anchor int
+	depth  int // 0 for the frame's own bytes, 1 inside decompressed data
+	ws     *[]codec.Warning
+	al     *nodeAlloc
+}
+
+func (s *space) warn(off int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if s.dec {
+		*s.ws = append(*s.ws, codec.Warning{Offset: s.anchor, Msg: fmt.Sprintf("decompressed data at 0x%04x: %s", off, msg)})
+		return
+	}
+	*s.ws = append(*s.ws, codec.Warning{Offset: s.base + off, Msg: msg})
+}
+
+// node makes a node at buffer offset off.
+func (s *space) node(name, typ string, off, size int, v any) *codec.Node {
+	n := s.al.get()
+	*n = codec.Node{Name: name, Type: typ, Offset: s.base + off, Size: size, Value: v, Decompressed: s.dec}
+	return n
+}
+
+func (s *space) undecoded(p, end int) *codec.Node {
+	return s.node("undecoded", "bytes", p, end-p, s.b[p:end])
+}
+
+// nodeAlloc hands out nodes from chunks: a batch of a thousand records has ten thousand nodes.
+type nodeAlloc struct{ buf []codec.Node }
+
+func (a *nodeAlloc) get() *codec.Node {
+	if len(a.buf) == 0 {
+		a.buf = make([]codec.Node, 256)
+	}
+	n := &a.buf[0]
+	a.buf = a.buf[1:]
+	return n
+}
+
+// msgInfo is what a message set's wrapper needs to state its inner messages' absolute offsets.
+type msgInfo struct {
+	node      *codec.Node
+	offset    int64
+	timestamp int64
+	magic     int8
+}
+
+// entries decodes the whole buffer as a sequence of batches and messages. It also returns the
+// legacy messages it found, for a wrapper message to complete.
+func (s *space) entries() ([]*codec.Node, []msgInfo) {
+	var out []*codec.Node
+	var msgs []msgInfo
+	b := s.b
+	for p := 0; p < len(b); {
+		rem := len(b) - p
+		if rem < 17 {
+			out = append(out, s.partial(p, -1, -1))
+			break
+		}
+		length := int64(int32(binary.BigEndian.Uint32(b[p+8:])))
+		magic := int8(b[p+16])
+		if magic < 0 || magic > 2 {
+			s.warn(p, "entry at offset %d: unknown magic %d", s.base+p, magic)
+			out = append(out, s.undecoded(p, len(b)))
+			break
+		}
+		if length < minLength[magic] {
+			s.warn(p+8, "entry at offset %d: length %d is less than the %d bytes of a magic %d header", s.base+p, length, minLength[magic], magic)
+			out = append(out, s.undecoded(p, len(b)))
+			break
+		}
+		if 12+length > int64(rem) {
+			out = append(out, s.partial(p, magic, length))
+			break
+		}
+		end := p + 12 + int(length)
+		if magic == 2 {
+			if s.dec {
+				s.warn(p, "a magic 2 batch inside a compressed message set")
+				out = append(out, s.undecoded(p, len(b)))
+				break
+			}
+			out = append(out, s.batch(p, end))
+		} else {
+			n, m := s.message(p, end, magic)
+			out = append(out, n)
+			msgs = append(msgs, m)
+		}
+		p = end
+	}
+	return out, msgs
+}
+
+// partial is the last entry of the data when it is cut short: normal at the end of a Fetch
+// response (the broker stops at the size limit), so no warning there.
+func (s *space) partial(p int, magic int8, length int64) *codec.Node {
+	have := len(s.b) - p
+	var v string
+	if magic < 0 {
+		v = fmt.Sprintf("truncated: %d bytes, too few for a batch header", have)
+	} else {
+		v = fmt.Sprintf("truncated: %d of the %d bytes of a magic %d entry", have, 12+length, magic)
+	}
+	if s.dec {
+		s.warn(p, "%s", v)
+	}
+	return s.node("partial batch", "bytes", p, have, v)
+}
+
+// batchInfo is what each record needs from its batch.
+type batchInfo struct {
+	baseOffset, baseTimestamp, maxTimestamp int64
+	logAppendTime, control                  bool
+}
+
+// batch decodes a record batch (magic 2) at b[p:end]; end-p is at least batchHeader.
+func (s *space) batch(p, end int) *codec.Node {
+	n := s.node("batch", "record_batch", p, end-p, nil)
+	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, 14)}
+	var bi batchInfo
+	bi.baseOffset = r.int("baseOffset", "int64")
+	r.int("batchLength", "int32")
+	r.int("partitionLeaderEpoch", "int32")
+	r.int("magic", "int8")
+	crc := uint32(r.int("crc", "uint32"))
+	attrs := r.int("attributes", "int16")
+	r.int("lastOffsetDelta", "int32")
+	bi.baseTimestamp = r.int("baseTimestamp", "int64")
+	bi.maxTimestamp = r.int("maxTimestamp", "int64")
+	r.int("producerId", "int64")
+	r.int("producerEpoch", "int16")
+	r.int("baseSequence", "int32")
+	bi.logAppendTime = attrs&0x08 != 0
+	bi.control = attrs&0x20 != 0
+	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
+		s.warn(p+17, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
+	}
+	count := int64(int32(binary.BigEndian.Uint32(s.b[r.pos:])))
+	if id := int(attrs & 7); id == 0 {
+		arr := s.node("records", "array", r.pos, end-r.pos, count)
+		arr.Children = s.records(r.pos+4, end, count, &bi)
+		r.kids = append(r.kids, arr)
+	} else {
+		r.int("recordCount", "int32")
+		what := fmt.Sprintf("batch at offset %d", s.base+p)
+		r.kids = append(r.kids, s.compressed(r.pos, end, id, what, func(in *space) []*codec.Node {
+			return in.records(0, len(in.b), count, &bi)
+		}))
+	}
+	n.Children = r.kids
+	return n
+}
+
+// records decodes count records filling b[p:end].
+func (s *space) records(p, end int, count int64, bi *batchInfo) []*codec.Node {
+	if count < 0 || count*minRecord > int64(end-p) {
+		s.warn(p, "record count %d cannot fit in the %d bytes left (a record takes at least %d)", count, end-p, minRecord)
+		if p < end {
+			return []*codec.Node{s.undecoded(p, end)}
+		}
+		return nil
+	}
+	out := make([]*codec.Node, 0, count+1)
+	for i := 0; i < int(count); i++ {
+		rec, next := s.record(p, end, i, bi)
+		if rec == nil {
+			break
+		}
+		out = append(out, rec)
+		p = next
+	}
+	if p < end {
+		if len(out) == int(count) {
+			s.warn(p, "%d bytes after the last of %d records", end-p, count)
+		}
+		out = append(out, s.undecoded(p, end))
+	}
+	return out
+}
+
+// controlTypes names the types of control records' keys.
+var controlTypes = []string{"ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHOT_FOOTER", "KRAFT_VERSION", "KRAFT_VOTERS"}
+
+// record decodes record i at b[p:end]. It returns nil when not even the record's length can be
+// trusted (with a warning); a record whose contents do not fit its length ends in "undecoded".
+func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
+	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, 8)}
+	length := r.varint("length", false)
+	if r.bad != "" || length < 0 || length > int64(end-r.pos) {
+		if r.bad == "" {
+			r.bad = fmt.Sprintf("length %d with %d bytes left", length, end-r.pos)
+		}
+		s.warn(p, "record [%d]: %s", i, r.bad)
+		return nil, p
+	}
+	r.end = r.pos + int(length)
+	rec := s.node(indexName(i), "record", p, r.end-p, nil)
+	r.int("attributes", "int8")
+	tsDelta := r.varint("timestampDelta", true)
+	offDelta := r.varint("offsetDelta", false)
+	key, kb := r.varBytes("key", "varint_bytes")
+	val, vb := r.varBytes("value", "varint_bytes")
+	if r.bad == "" {
+		r.headers()
+	}
+	if r.bad == "" {
+		ctrl := ""
+		if bi.control {
+			ctrl = s.control(p, i, key, kb, val, vb)
+		}
+		ts := bi.baseTimestamp + tsDelta
+		if bi.logAppendTime {
+			ts = bi.maxTimestamp
+		}
+		rec.Value = describe(bi.baseOffset+int64(offDelta), ts, true, ctrl)
+	}
+	r.finish(fmt.Sprintf("record [%d]", i))
+	rec.Children = r.kids
+	return rec, r.end
+}
+
+// headers decodes a record's header array.
+func (r *reader) headers() {
+	s := r.s
+	start := r.pos
+	count, size := r.rawVarint(false)
+	if r.bad != "" {
+		return
+	}
+	if count < 0 || count*minHeader > int64(r.end-r.pos-size) {
+		r.bad = fmt.Sprintf("header count %d cannot fit in the %d bytes left", count, r.end-r.pos-size)
+		return
+	}
+	h := s.node("headers", "varint_array", start, 0, count)
+	r.pos += size
+	outer := r.kids
+	h.Children = make([]*codec.Node, 0, count)
+	for i := 0; i < int(count) && r.bad == ""; i++ {
+		hs := r.pos
+		r.kids = make([]*codec.Node, 0, 2)
+		r.varBytes("headerKey", "varint_string")
+		r.varBytes("value", "varint_bytes")
+		if len(r.kids) > 0 {
+			hn := s.node(indexName(i), "header", hs, r.pos-hs, nil)
+			hn.Children = r.kids
+			h.Children = append(h.Children, hn)
+		}
+	}
+	h.Size = r.pos - start
+	r.kids = append(outer, h)
+}
+
+// control decodes the key and value of a control record (a transaction marker) in place and
+// returns the record's type name.
+func (s *space) control(p, i int, key *codec.Node, kb []byte, val *codec.Node, vb []byte) string {
+	if len(kb) < 4 {
+		s.warn(p, "record [%d]: a control record key needs 4 bytes, has %d", i, len(kb))
+		return "control record"
+	}
+	kp := key.Offset - s.base + key.Size - len(kb)
+	typ := int64(int16(binary.BigEndian.Uint16(kb[2:])))
+	key.Value = nil
+	key.Children = s.fields(kp, kp+len(kb), []field{{"version", "int16"}, {"type", "int16"}})
+	name := fmt.Sprintf("control type %d", typ)
+	if typ >= 0 && typ < int64(len(controlTypes)) {
+		name = controlTypes[typ]
+	}
+	if (typ == 0 || typ == 1) && len(vb) >= 6 {
+		vp := val.Offset - s.base + val.Size - len(vb)
+		val.Value = nil
+		val.Children = s.fields(vp, vp+len(vb), []field{{"version", "int16"}, {"coordinatorEpoch", "int32"}})
+	}
+	return name
+}
+
+type field struct{ name, typ string }
+
+// fields decodes fixed-size fields from b[p:end] (which holds them all), then any rest as
+// "undecoded".
+func (s *space) fields(p, end int, fs []field) []*codec.Node {
+	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, len(fs)+1)}
+	for _, f := range fs {
+		r.int(f.name, f.typ)
+	}
+	if r.pos < end {
+		r.kids = append(r.kids, s.undecoded(r.pos, end))
+	}
+	return r.kids
+}
+
+// describe is the Value of a record or message: its absolute offset and timestamp.
+func describe(offset, ts int64, hasTS bool, extra string) string {
+	var buf [80]byte
+	b := append(buf[:0], "offset "...)
+	b = strconv.AppendInt(b, offset, 10)
+	if hasTS {
+		if ts == -1 {
+			b = append(b, ", no timestamp"...)
+		} else {
+			b = append(b, ", timestamp "...)
+			b = time.UnixMilli(ts).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+		}
+	}
+	if extra != "" {
+		b = append(append(b, ", "...), extra...)
+	}
+	return string(b)
+}
+
+var indexNames = func() []string {
+	n := make([]string, 1024)
+	for i := range n {
+		n[i] = "[" + strconv.Itoa(i) + "]"
+	}
+	return n
+}()
+
+func indexName(i int) string {
+	if i < len(indexNames) {
+		return indexNames[i]
+	}
+	return "[" + strconv.Itoa(i) + "]"
+}
+
+// reader walks fields within b[pos:end], appending a node per field to kids. At the first field
+// that does not fit it stops and says why in bad; finish then turns the rest into "undecoded".
+type reader struct {
+	s        *space
+	pos, end int
+	kids     []*codec.Node
+	bad      string
+}
+
+var intSizes = map[string]int{"int8": 1, "int16": 2, "int32": 4, "uint32": 4, "int64": 8}
+
+// int reads a fixed-size integer of type typ.
+func (r *reader) int(name, typ string) int64 {
+	size := intSizes[typ]
+	if r.bad != "" {
+		return 0
+	}
+	if r.end-r.pos < size {
+		r.bad = fmt.Sprintf("%s (%s) needs %d bytes, %d left", name, typ, size, r.end-r.pos)
+		return 0
+	}
+	b := r.s.b[r.pos : r.pos+size]
+	var v int64
+	switch typ {
+	case "int8":
+		v = int64(int8(b[0]))
+	case "int16":
+		v = int64(int16(binary.BigEndian.Uint16(b)))
+	case "int32":
+		v = int64(int32(binary.BigEndian.Uint32(b)))
+	case "uint32":
+		v = int64(binary.BigEndian.Uint32(b))
+	case "int64":
+		v = int64(binary.BigEndian.Uint64(b))
+	}
+	r.kids = append(r.kids, r.s.node(name, typ, r.pos, size, v))
+	r.pos += size
+	return v
+}
+
+// rawVarint reads a zigzag varint (at most 5 bytes) or varlong (at most 10) at pos without
+// moving or making a node.
+func (r *reader) rawVarint(long bool) (int64, int) {
+	max := 5
+	if long {
+		max = 10
+	}
+	var u uint64
+	for i := 0; i < max; i++ {
+		if r.pos+i >= r.end {
+			r.bad = "varint runs past the end"
+			return 0, 0
+		}
+		c := r.s.b[r.pos+i]
+		u |= uint64(c&0x7f) << (7 * i)
+		if c < 0x80 {
+			v := int64(u>>1) ^ -int64(u&1)
+			if !long {
+				v = int64(int32(v))
+			}
+			return v, i + 1
+		}
+	}
+	r.bad = fmt.Sprintf("varint longer than %d bytes", max)
+	return 0, 0
+}
+
+// varint reads a varint (or varlong) field.
+func (r *reader) varint(name string, long bool) int64 {
+	if r.bad != "" {
+		return 0
+	}
+	v, size := r.rawVarint(long)
+	if r.bad != "" {
+		r.bad = name + ": " + r.bad
+		return 0
+	}
+	typ := "varint"
+	if long {
+		typ = "varlong"
+	}
+	r.kids = append(r.kids, r.s.node(name, typ, r.pos, size, v))
+	r.pos += size
+	return v
+}
+
+// varBytes reads varint-length-prefixed bytes (typ varint_bytes) or a string (varint_string):
+// one node covering the length and the data, with a nil Value for null (length -1).
+func (r *reader) varBytes(name, typ string) (*codec.Node, []byte) {
+	if r.bad != "" {
+		return nil, nil
+	}
+	length, size := r.rawVarint(false)
+	if r.bad != "" {
+		r.bad = name + ": " + r.bad
+		return nil, nil
+	}
+	left := r.end - r.pos - size
+	if length < -1 || length > int64(left) {
+		r.bad = fmt.Sprintf("%s: length %d with %d bytes left", name, length, left)
+		return nil, nil
+	}
+	var v any
+	var data []byte
+	if length >= 0 {
+		data = r.s.b[r.pos+size : r.pos+size+int(length)]
+		if typ == "varint_string" {
+			v = string(data)
+		} else {
+			v = data
+		}
+		size += int(length)
+	}
+	n := r.s.node(name, typ, r.pos, size, v)
+	r.kids = append(r.kids, n)
+	r.pos += size
+	return n, data
+}
+
+// bytes32 reads int32-length-prefixed nullable bytes.
+func (r *reader) bytes32(name string) (*codec.Node, []byte, bool) {
+	if r.bad != "" {
+		return nil, nil, false
+	}
+	if r.end-r.pos < 4 {
+		r.bad = fmt.Sprintf("%s (nullable_bytes) needs 4 bytes, %d left", name, r.end-r.pos)
+		return nil, nil, false
+	}
+	length := int64(int32(binary.BigEndian.Uint32(r.s.b[r.pos:])))
+	left := r.end - r.pos - 4
+	if length < -1 || length > int64(left) {
+		r.bad = fmt.Sprintf("%s: length %d with %d bytes left", name, length, left)
+		return nil, nil, false
+	}
+	n := r.s.node(name, "nullable_bytes", r.pos, 4, nil)
+	var data []byte
+	if length >= 0 {
+		data = r.s.b[r.pos+4 : r.pos+4+int(length)]
+		n.Value = data
+		n.Size += int(length)
+	}
+	r.kids = append(r.kids, n)
+	r.pos += n.Size
+	return n, data, length >= 0
+}
+
+// finish warns about whatever stopped the reader or was left over, and covers it.
+func (r *reader) finish(what string) {
+	switch {
+	case r.bad != "":
+		r.s.warn(r.pos, "%s: %s", what, r.bad)
+	case r.pos < r.end:
+		r.s.warn(r.pos, "%s: %d bytes left over", what, r.end-r.pos)
+	default:
+		return
+	}
+	if r.pos < r.end {
+		r.kids = append(r.kids, r.s.undecoded(r.pos, r.end))
+	}
+}
