@@ -72,7 +72,7 @@ type Result struct {
 func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if cv.saslRaw {
 		if h, err := cv.c.ParseRequestHeader(frame); err != nil || !h.Known {
-			return Result{SASLToken: true}
+			return Result{SASLToken: true, Msg: cv.c.saslMessage(frame, false)}
 		}
 		cv.saslRaw = false // a Kafka request: authentication is over
 	}
@@ -103,7 +103,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 	p, ok := cv.pending[corr]
 	if !ok {
 		if cv.saslRaw {
-			return Result{SASLToken: true}
+			return Result{SASLToken: true, Msg: cv.c.saslMessage(frame, true)}
 		}
 		if m := cv.infer(frame, corr); m != nil {
 			return Result{Msg: m}
@@ -186,6 +186,27 @@ func (cv *Conversation) Expects(frame []byte) bool {
 	}
 	_, ok := cv.pending[int32(binary.BigEndian.Uint32(frame[4:]))]
 	return ok
+}
+
+// Answers reports whether a frame from the broker carries the correlation id of a frame from
+// the client, read from where the headers put them, so that the pairing can tell a response
+// that waits for this very request from one whose request was not captured.
+func Answers(response, request []byte) bool {
+	return len(response) >= 8 && len(request) >= 12 &&
+		binary.BigEndian.Uint32(response[4:]) == binary.BigEndian.Uint32(request[8:])
+}
+
+// saslMessage describes a raw SASL token frame (after SaslHandshake v0): a size prefix and the
+// token, with no Kafka header.
+func (c *Codec) saslMessage(frame []byte, fromBroker bool) *Message {
+	m := &Message{Response: fromBroker, APIKey: -1, APIName: "SASL token", Size: len(frame), HeaderFields: 1}
+	m.Fields = []*Node{{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(frame) - 4)}}
+	if len(frame) > 4 {
+		n := &Node{Name: "token", Type: "bytes", Offset: 4, Size: len(frame) - 4, Value: frame[4:]}
+		decodeSASL(n, c.ShowSecrets)
+		m.Fields = append(m.Fields, n)
+	}
+	return m
 }
 
 // Unanswered returns the requests still waiting for a response, in the order they were sent.

@@ -20,6 +20,7 @@ type decoder struct {
 	warnings *[]Warning
 	failed   bool
 	slab     *[]Node
+	show     bool // show secrets
 }
 
 func (d *decoder) warn(off int, format string, args ...any) {
@@ -112,8 +113,16 @@ func (d *decoder) compact(f *schema.Field) bool {
 // field decodes one field (any kind) named name.
 func (d *decoder) field(f *schema.Field, name string) *Node {
 	n := d.value(f, name)
-	if n != nil {
-		n.Def = f
+	if n == nil {
+		return nil
+	}
+	n.Def = f
+	switch {
+	case secretFields[f.Name] && f.Kind == schema.Bytes && n.Value != nil && !d.show:
+		redact(n)
+	case f.Name == "AuthBytes" && f.Kind == schema.Bytes:
+		// SaslAuthenticate carries SASL tokens: the one place the protocol nests another.
+		decodeSASL(n, d.show)
 	}
 	return n
 }
@@ -393,7 +402,7 @@ func (d *decoder) taggedSection(s *schema.StructDef) *Node {
 		if f == nil {
 			t.Children = append(t.Children, d.node(Node{Name: "value", Type: "bytes", Offset: d.pos, Size: int(size), Value: d.b[d.pos:end]}))
 		} else {
-			sub := decoder{slab: d.slab, records: d.records, b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
+			sub := decoder{show: d.show, slab: d.slab, records: d.records, b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
 			if v := sub.field(f, f.Name); v != nil {
 				t.Children = append(t.Children, v)
 			}

@@ -353,10 +353,15 @@ func (w *want) valueItems(v reflect.Value) ([]item, error) {
 	return nil, fmt.Errorf("unhandled kmsg kind %s", v.Kind())
 }
 
-// gotItems lists what kdissect decoded, in the same shape as want.
-func gotItems(nodes []*Node) []item {
+// gotItems lists what kdissect decoded, in the same shape as want. frame gives back the raw
+// bytes of fields kdissect decodes further (SASL tokens).
+func gotItems(nodes []*Node, frame []byte) []item {
 	var out []item
 	for _, n := range nodes {
+		if n.Def != nil && n.Def.Name == "AuthBytes" && len(n.Children) > 0 {
+			out = append(out, item{tok: "b:" + hex.EncodeToString(frame[n.Offset+n.Head():n.Offset+n.Size])})
+			continue
+		}
 		switch n.Type {
 		case "array", "compact_array":
 			if n.Value == nil {
@@ -366,20 +371,20 @@ func gotItems(nodes []*Node) []item {
 			out = append(out, item{tok: fmt.Sprintf("len=%d", n.Value)})
 			for _, c := range n.Children {
 				if c.Type == "struct" {
-					out = append(out, gotItems(c.Children)...)
+					out = append(out, gotItems(c.Children, frame)...)
 				} else {
-					out = append(out, gotItems([]*Node{c})...)
+					out = append(out, gotItems([]*Node{c}, frame)...)
 				}
 			}
 		case "struct":
-			out = append(out, gotItems(n.Children)...)
+			out = append(out, gotItems(n.Children, frame)...)
 		case "nullable_struct":
 			if n.Children[0].Value.(int64) < 0 {
 				out = append(out, item{tok: "null-struct"})
 				continue
 			}
 			out = append(out, item{tok: "struct"})
-			out = append(out, gotItems(n.Children[1:])...)
+			out = append(out, gotItems(n.Children[1:], frame)...)
 		case "tagged_fields":
 			b := &tagBlock{known: map[int][]item{}, unknown: map[int]string{}}
 			for _, t := range n.Children {
@@ -387,7 +392,7 @@ func gotItems(nodes []*Node) []item {
 				if strings.HasPrefix(t.Name, "unknown tag") {
 					b.unknown[tag] = hex.EncodeToString(t.Children[2].Value.([]byte))
 				} else if len(t.Children) > 2 {
-					b.known[tag] = gotItems(t.Children[2:3])
+					b.known[tag] = gotItems(t.Children[2:3], frame)
 				}
 			}
 			out = append(out, item{tags: b})
@@ -558,6 +563,7 @@ func TestKmsgDifferential(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(set)
+	c.ShowSecrets = true // secrets are redacted by value; the test compares values
 	cases := 0
 	for key := int16(0); key < 1000; key++ {
 		req := kmsg.RequestForKey(key)
@@ -659,7 +665,7 @@ func diffOne(c *Codec, meta map[string]map[string]kmsgField, key, v int16, respo
 			tagged[name] = false
 		}
 	}
-	got := gotItems(m.Fields[m.HeaderFields:])
+	got := gotItems(m.Fields[m.HeaderFields:], fr)
 	if d := compareItems("body", wantItems, got, func(tag int) { markTagged(tagged, w.tagged, tag) }); d != "" {
 		fmt.Fprintf(&b, "values: %s\n", d)
 	}

@@ -14,6 +14,8 @@ type Codec struct {
 	// Records, when set, decodes the contents of records fields (record batches); without it
 	// they are shown as bytes.
 	Records RecordsDecoder
+	// ShowSecrets keeps passwords, SCRAM proofs and token HMACs visible instead of redacted.
+	ShowSecrets bool
 }
 
 // RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
@@ -167,7 +169,7 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
 func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, slab: new([]Node)}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, slab: new([]Node), show: c.ShowSecrets}
 	if !d.need(4, "message_size", "int32") {
 		m.HeaderFields = len(m.Fields)
 		return

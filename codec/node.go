@@ -8,6 +8,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
@@ -28,6 +30,9 @@ type Node struct {
 	// Def is the definition the node was decoded by (for an array's elements, the array's);
 	// nil for headers' synthetic nodes and records.
 	Def *schema.Field
+	// Secret marks a redacted value (a password, a proof, an HMAC): its bytes must not be
+	// shown either; see Message.Redact.
+	Secret bool
 	// Decompressed marks a node inside decompressed record data: its offset counts from the
 	// start of the decompressed bytes, not from the frame. The compressed payload that holds
 	// such nodes has type "compressed_records" and counts as a leaf of the frame.
@@ -41,6 +46,24 @@ func (n *Node) Head() int {
 		return n.Size
 	}
 	return n.Children[0].Offset - n.Offset
+}
+
+// Redact returns a copy of frame with the bytes of every secret node overwritten with '*', for
+// hex dumps. The frame is returned as is when nothing is secret.
+func (m *Message) Redact(frame []byte) []byte {
+	out := frame
+	Walk(m.Fields, func(n *Node, _ int) bool {
+		if n.Secret && !n.Decompressed && n.Offset >= 0 && n.Offset+n.Size <= len(frame) {
+			if &out[0] == &frame[0] {
+				out = append([]byte(nil), frame...)
+			}
+			for i := n.Offset; i < n.Offset+n.Size; i++ {
+				out[i] = '*'
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // Find returns the first node named name in a depth-first walk of nodes, or nil.
@@ -68,6 +91,20 @@ func Walk(nodes []*Node, fn func(n *Node, depth int) bool) {
 		}
 	}
 	walk(nodes, 0)
+}
+
+// Printable reports whether b is valid UTF-8 made of printable characters (and ordinary white
+// space): such bytes are shown as text, others as hex.
+func Printable(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if !unicode.IsPrint(r) && r != '\n' && r != '\t' && r != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // UUID is a Kafka UUID (topic ids, member ids).

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
 )
@@ -135,19 +133,8 @@ func (j *JSON) setBytes(n *jsonNode, b []byte) {
 	}
 }
 
-// Printable reports whether b is valid UTF-8 made of printable characters (and ordinary white
-// space).
-func Printable(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
-		if !unicode.IsPrint(r) && r != '\n' && r != '\t' && r != '\r' {
-			return false
-		}
-	}
-	return true
-}
+// Printable reports whether b is shown as text: valid, printable UTF-8.
+func Printable(b []byte) bool { return codec.Printable(b) }
 
 type jsonNotice struct {
 	Kind   string `json:"kind"`

@@ -76,9 +76,12 @@ func (p *pipeline) Frame(f reassembly.Frame) {
 	}
 	// Responses captured before this request cannot answer it: their requests are not in the
 	// capture. Show them first, to keep capture order, then the request and what it answers.
+	// A response with this request's correlation id is kept for it even when it was captured
+	// first: a capture merged from two interfaces, or taken on a multi-queue NIC, can hold a
+	// request after its response.
 	var keep []reassembly.Frame
 	for _, r := range p.held[f.Conn] {
-		if r.LastPacket < f.FirstPacket {
+		if r.LastPacket < f.FirstPacket && !codec.Answers(r.Data, f.Data) {
 			p.frame(r)
 		} else {
 			keep = append(keep, r)
@@ -107,10 +110,10 @@ func (p *pipeline) frame(f reassembly.Frame) {
 	} else {
 		res = cv.ServerFrame(f.Data)
 	}
-	if res.SASLToken {
-		e.SASLToken = f.Data[4:]
-	}
 	e.Msg, e.NoResponse = res.Msg, res.NoResponse
+	if e.Msg != nil {
+		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
+	}
 	if res.Request != nil {
 		if r, ok := res.Request.Ref.(request); ok {
 			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
