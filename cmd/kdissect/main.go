@@ -2,7 +2,10 @@
 // it prints every message field by field with offsets, sizes, types and values.
 //
 //	kdissect [flags] CAPTURE...         dissect pcap/pcapng files (gzipped too)
-//	kdissect decode [flags] [FILE]      decode raw Kafka frames (binary or --hex)
+//	kdissect decode [flags] [FILE]      decode raw Kafka frames (binary or hex text)
+//	kdissect schema [API] [flags]       the APIs, or one message's layout at a version
+//	kdissect errors                     Kafka's error codes
+//	kdissect live -i IFACE [flags]      capture on a network interface (Linux)
 //
 // Run "kdissect help" for the flags.
 package main
@@ -17,6 +20,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
@@ -30,7 +34,13 @@ const usage = `kdissect dissects the Apache Kafka wire protocol.
 
 Usage:
   kdissect [flags] CAPTURE...        dissect pcap or pcapng files (gzipped too)
-  kdissect decode [flags] [FILE]     decode raw frames (size prefix + header + body); stdin if no FILE
+  kdissect decode [flags] [FILE]     decode raw frames (size prefix + header + body; binary or hex
+                                     text); stdin if no FILE
+  kdissect schema [API] [flags]      without API: every API; with one (name or key): the layout of
+                                     its request or response (--response) at a version (--version)
+  kdissect errors                    Kafka's error codes
+  kdissect live -i IFACE [flags]     capture on a network interface (Linux; root or CAP_NET_RAW);
+                                     "kdissect live --help" for its flags
   kdissect help                      this text
 
 `
@@ -41,6 +51,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "decode":
 			return runDecode(args[1:], stdin, stdout, stderr)
+		case "schema":
+			return runSchema(args[1:], stdout, stderr)
+		case "errors":
+			return runErrors(args[1:], stdout, stderr)
+		case "live":
+			return runLive(args[1:], stdout, stderr)
 		case "help", "-h", "--help":
 			fmt.Fprint(stdout, usage)
 			fs, _ := captureFlags(stdout)
@@ -56,12 +72,21 @@ type common struct {
 	format    string
 	schemaDir string
 	apiKey    int
+	hex       bool
+	maxBytes  int
+	// maxDecompressed caps one batch's decompressed size; showSecrets keeps passwords visible.
+	maxDecompressed int64
+	showSecrets     bool
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
-	fs.StringVar(&c.format, "format", defaultFormat, "output format: summary or json")
+	fs.StringVar(&c.format, "format", defaultFormat, "output format: diagram, summary or json")
+	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
+	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
+	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
+	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
 // codec builds the codec from the built-in definitions and --schema-dir.
@@ -77,17 +102,22 @@ func (c *common) codec() (*codec.Codec, error) {
 	} else if c.apiKey >= 0 {
 		return nil, fmt.Errorf("--api-key goes with --schema-dir")
 	}
-	return codec.New(set), nil
+	c2 := codec.New(set)
+	c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed})
+	c2.ShowSecrets = c.showSecrets
+	return c2, nil
 }
 
 func (c *common) renderer(w io.Writer) (render.Renderer, error) {
 	switch c.format {
+	case "diagram":
+		return render.NewDiagram(w, render.DiagramOptions{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
 	case "summary":
 		return render.NewSummary(w, timeZero), nil
 	case "json":
 		return render.NewJSON(w), nil
 	}
-	return nil, fmt.Errorf("unknown --format %q (summary or json)", c.format)
+	return nil, fmt.Errorf("unknown --format %q (diagram, summary or json)", c.format)
 }
 
 type captureOptions struct {
@@ -99,7 +129,7 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	o := &captureOptions{}
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o.register(fs, "summary")
+	o.register(fs, "diagram")
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095)")
 	return fs, o
 }

@@ -36,17 +36,26 @@ func (s *space) compressed(p, end, id int, what string, decode func(*space) []*c
 		s.warn(p, "%s: compressed data inside compressed data; not decompressed", what)
 		return n
 	}
-	out, err := s.d.decompress(id, s.b[p:end])
+	limit := min(s.d.opt.MaxDecompressed, *s.budget)
+	out, err := s.d.decompress(id, s.b[p:end], limit)
 	if err != nil {
+		if limit < s.d.opt.MaxDecompressed && errors.As(err, new(errTooBig)) {
+			err = fmt.Errorf("%w, what remains of the %d bytes allowed for all the batches of one field", err, fieldBudget*s.d.opt.MaxDecompressed)
+		}
 		s.warn(p, "%s: %s payload of %d bytes: %v; records left compressed", what, codecName(id), end-p, err)
 		return n
 	}
-	in := &space{d: s.d, b: out, dec: true, anchor: s.base + p, depth: s.depth + 1, ws: s.ws, al: s.al}
+	*s.budget -= int64(len(out))
+	in := &space{d: s.d, b: out, dec: true, anchor: s.base + p, depth: s.depth + 1, ws: s.ws, al: s.al, budget: s.budget}
 	n.Children = decode(in)
 	return n
 }
 
-// errTooBig is returned when the decompressed data would exceed Options.MaxDecompressed.
+// fieldBudget bounds the decompressed bytes of one records field, in MaxDecompressed units: a
+// small frame of many small bombs would otherwise keep many caps' worth of memory alive.
+const fieldBudget = 8
+
+// errTooBig is returned when the decompressed data would exceed the limit.
 type errTooBig int64
 
 func (e errTooBig) Error() string {
@@ -55,29 +64,29 @@ func (e errTooBig) Error() string {
 
 var errSnappyShort = errors.New("xerial snappy framing cut short")
 
-// decompress returns the decompressed form of src for codec id 1..4, never more than
-// MaxDecompressed bytes and never allocating much more than that.
-func (d *Decoder) decompress(id int, src []byte) ([]byte, error) {
+// decompress returns the decompressed form of src for codec id 1..4, never more than limit
+// bytes and never allocating much more than that.
+func (d *Decoder) decompress(id int, src []byte, limit int64) ([]byte, error) {
 	switch id {
 	case 1:
-		return d.gunzip(src)
+		return d.gunzip(src, limit)
 	case 2:
-		return d.unsnappy(src)
+		return unsnappy(src, limit)
 	case 3:
-		out, err := d.unlz4(src)
+		out, err := d.unlz4(src, limit)
 		if errors.Is(err, lz4.ErrInvalidHeaderChecksum) {
 			if fixed := fixLZ4Checksum(src); fixed != nil {
-				return d.unlz4(fixed)
+				return d.unlz4(fixed, limit)
 			}
 		}
 		return out, err
 	case 4:
-		return d.unzstd(src)
+		return d.unzstd(src, limit)
 	}
 	return nil, fmt.Errorf("unknown codec %d", id)
 }
 
-func (d *Decoder) gunzip(src []byte) ([]byte, error) {
+func (d *Decoder) gunzip(src []byte, limit int64) ([]byte, error) {
 	zr, _ := d.gzipPool.Get().(*gzip.Reader)
 	var err error
 	if zr == nil {
@@ -94,7 +103,7 @@ func (d *Decoder) gunzip(src []byte) ([]byte, error) {
 	if len(src) >= 18 {
 		hint = int(binary.LittleEndian.Uint32(src[len(src)-4:]))
 	}
-	return readLimited(zr, d.opt.MaxDecompressed, hint)
+	return readLimited(zr, limit, hint, len(src))
 }
 
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
@@ -102,8 +111,7 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 // unsnappy decodes raw snappy, or the xerial framing (magic, version and compatible version,
 // then blocks of int32 length + raw snappy) that Kafka's Java client writes. Block headers give
 // the decoded sizes, so everything is checked before anything is allocated.
-func (d *Decoder) unsnappy(src []byte) ([]byte, error) {
-	limit := d.opt.MaxDecompressed
+func unsnappy(src []byte, limit int64) ([]byte, error) {
 	if !bytes.HasPrefix(src, xerialMagic) {
 		n, err := snappy.DecodedLen(src)
 		if err != nil {
@@ -163,7 +171,7 @@ func xerialBlock(src []byte, p int) ([]byte, int, error) {
 	return src[p : p+int(size)], p + int(size), nil
 }
 
-func (d *Decoder) unlz4(src []byte) ([]byte, error) {
+func (d *Decoder) unlz4(src []byte, limit int64) ([]byte, error) {
 	zr, _ := d.lz4Pool.Get().(*lz4.Reader)
 	if zr == nil {
 		zr = lz4.NewReader(nil)
@@ -174,7 +182,7 @@ func (d *Decoder) unlz4(src []byte) ([]byte, error) {
 	if len(src) >= 14 && src[4]&0x08 != 0 { // the frame descriptor holds the content size
 		hint = int(min(binary.LittleEndian.Uint64(src[6:]), 1<<40))
 	}
-	return readLimited(zr, d.opt.MaxDecompressed, hint)
+	return readLimited(zr, limit, hint, len(src))
 }
 
 // fixLZ4Checksum works around Kafka < 0.10, whose lz4 frames (magic 0 message sets) carry a
@@ -199,14 +207,17 @@ func fixLZ4Checksum(src []byte) []byte {
 	return fixed
 }
 
-func (d *Decoder) unzstd(src []byte) ([]byte, error) {
-	limit := d.opt.MaxDecompressed
+func (d *Decoder) unzstd(src []byte, limit int64) ([]byte, error) {
+	// The stream decoder allocates the frame's whole window up front, so the window is
+	// bounded too: by MaxDecompressed, but never below the 8 MiB that the zstd format recommends
+	// decoders accept (Kafka's Java client declares windows of a few MiB even for small
+	// batches). The output itself is capped by readLimited.
+	window := uint64(min(max(d.opt.MaxDecompressed, 8<<20), 1<<31))
 	zr, _ := d.zstdPool.Get().(*zstd.Decoder)
 	if zr == nil {
-		window := uint64(min(max(limit, zstd.MinWindowSize), 1<<31))
 		var err error
 		zr, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(window))
+			zstd.WithDecoderMaxMemory(window), zstd.WithDecoderMaxWindow(window))
 		if err != nil {
 			return nil, err
 		}
@@ -220,15 +231,22 @@ func (d *Decoder) unzstd(src []byte) ([]byte, error) {
 	if h.Decode(src) == nil && h.HasFCS {
 		hint = int(min(h.FrameContentSize, 1<<40))
 	}
-	return readLimited(zr, limit, hint)
+	out, err := readLimited(zr, limit, hint, len(src))
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		err = fmt.Errorf("%w: over the limit of %d bytes", err, window)
+	}
+	return out, err
 }
 
-// readLimited reads r to its end through an io.LimitReader of max+1 bytes: more than max is
-// errTooBig. The buffer starts at the hint (bounded) and never grows beyond max+1.
-func readLimited(r io.Reader, maxSize int64, hint int) ([]byte, error) {
+// readLimited reads r to its end through an io.LimitReader of maxSize+1 bytes: more than
+// maxSize is errTooBig. The buffer starts at the size hint that the compressed data states,
+// believed only up to a plausible ratio of the compressed size (so that a few bytes claiming a
+// huge size allocate little), and never grows beyond maxSize+1.
+func readLimited(r io.Reader, maxSize int64, hint, compressed int) ([]byte, error) {
 	limit := maxSize + 1
 	lr := io.LimitedReader{R: r, N: limit}
-	buf := make([]byte, 0, min(max(int64(hint), 512), limit))
+	start := min(max(int64(hint), 512), 64*int64(compressed)+4096, limit)
+	buf := make([]byte, 0, start)
 	for {
 		if len(buf) == cap(buf) {
 			nb := make([]byte, len(buf), min(2*int64(cap(buf)), limit))

@@ -169,7 +169,7 @@ func messageSet(t testing.TB, magic int8, codecName string, base, ts int64, attr
 		w := want{key: m.key, value: m.value, offset: base + int64(i), timestamp: -1}
 		if magic == 1 {
 			w.timestamp = ts + int64(i)
-			if attrs&0x08 != 0 {
+			if attrs&0x08 != 0 && codecName != "none" {
 				w.timestamp = ts
 			}
 		}

@@ -11,7 +11,7 @@ import (
 // itself a message set, decoded into the decompressed space.
 func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 	n := s.node("message", "message", p, end-p, nil)
-	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, 9)}
+	r := reader{s: s, pos: p, end: end, kids: s.al.kids(8)}
 	offset := r.int("offset", "int64")
 	r.int("messageSize", "int32")
 	crc := uint32(r.int("crc", "uint32"))
@@ -21,9 +21,9 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 	if magic == 1 {
 		ts = r.int("timestamp", "int64")
 	}
-	what := fmt.Sprintf("message at offset %d", s.base+p)
+	what := func() string { return fmt.Sprintf("message at offset %d", s.base+p) }
 	if c := crc32.ChecksumIEEE(s.b[p+16 : end]); c != crc {
-		s.warn(p+12, "%s: crc 0x%08x does not match computed 0x%08x", what, crc, c)
+		s.warn(p+12, "%s: crc 0x%08x does not match computed 0x%08x", what(), crc, c)
 	}
 	r.bytes32("key")
 	id := int(attrs & 7)
@@ -32,21 +32,23 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 	if id != 0 && r.bad == "" {
 		extra = codecName(id) + " wrapper"
 		if !present {
-			s.warn(value.Offset-s.base, "%s: compressed wrapper with a null value", what)
+			s.warn(value.Offset-s.base, "%s: compressed wrapper with a null value", what())
 		} else {
 			// The value holds a message set, like a records field: its length, then the
 			// compressed payload.
 			value.Type, value.Value = "records", int64(len(data))
-			value.Children = []*codec.Node{s.compressed(r.pos-len(data), r.pos, id, what, func(in *space) []*codec.Node {
+			value.Children = []*codec.Node{s.compressed(r.pos-len(data), r.pos, id, what(), func(in *space) []*codec.Node {
 				nodes, inner := in.entries()
-				setInnerOffsets(inner, magic, offset, ts, attrs)
+				setInnerOffsets(s.al, inner, magic, offset, ts, attrs)
 				return nodes
 			})}
 		}
 	}
-	r.finish(what)
+	if !r.done() {
+		r.finish(what())
+	}
 	n.Children = r.kids
-	n.Value = describe(offset, ts, magic == 1, extra)
+	n.Value = s.al.describe(offset, ts, magic == 1, extra)
 	return n, msgInfo{node: n, offset: offset, timestamp: ts, magic: magic}
 }
 
@@ -54,7 +56,7 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 // magic 1 the inner offsets are relative and the wrapper carries the offset of the last inner
 // message; in magic 0 they are absolute. With log append time (attributes bit 3) the wrapper's
 // timestamp is every inner message's.
-func setInnerOffsets(inner []msgInfo, magic int8, offset, ts, attrs int64) {
+func setInnerOffsets(a *nodeAlloc, inner []msgInfo, magic int8, offset, ts, attrs int64) {
 	if len(inner) == 0 {
 		return
 	}
@@ -67,6 +69,6 @@ func setInnerOffsets(inner []msgInfo, magic int8, offset, ts, attrs int64) {
 		if magic == 1 && attrs&0x08 != 0 {
 			t = ts
 		}
-		m.node.Value = describe(shift+m.offset, t, m.magic == 1, "")
+		m.node.Value = a.describe(shift+m.offset, t, m.magic == 1, "")
 	}
 }

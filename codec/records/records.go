@@ -36,13 +36,15 @@ func New(opt Options) *Decoder {
 	if opt.MaxDecompressed <= 0 {
 		opt.MaxDecompressed = DefaultMaxDecompressed
 	}
+	opt.MaxDecompressed = min(opt.MaxDecompressed, 1<<40) // keeps the sums below from overflowing
 	return &Decoder{opt: opt}
 }
 
 // DecodeRecords implements codec.RecordsDecoder.
 func (d *Decoder) DecodeRecords(data []byte, base int) ([]*codec.Node, []codec.Warning) {
 	var ws []codec.Warning
-	s := &space{d: d, b: data, base: base, ws: &ws, al: &nodeAlloc{}}
+	budget := fieldBudget * d.opt.MaxDecompressed
+	s := &space{d: d, b: data, base: base, ws: &ws, al: &nodeAlloc{}, budget: &budget}
 	nodes, _ := s.entries()
 	return nodes, ws
 }
@@ -77,6 +79,7 @@ type space struct {
 	depth  int // 0 for the frame's own bytes, 1 inside decompressed data
 	ws     *[]codec.Warning
 	al     *nodeAlloc
+	budget *int64 // decompressed bytes still allowed in this records field
 }
 
 func (s *space) warn(off int, format string, args ...any) {
@@ -90,8 +93,10 @@ func (s *space) warn(off int, format string, args ...any) {
 
 // node makes a node at buffer offset off.
 func (s *space) node(name, typ string, off, size int, v any) *codec.Node {
+	// The node is fresh from a zeroed chunk: set fields one by one rather than copy a struct
+	// (cheaper write barriers).
 	n := s.al.get()
-	*n = codec.Node{Name: name, Type: typ, Offset: s.base + off, Size: size, Value: v, Decompressed: s.dec}
+	n.Name, n.Type, n.Offset, n.Size, n.Value, n.Decompressed = name, typ, s.base+off, size, v, s.dec
 	return n
 }
 
@@ -99,8 +104,15 @@ func (s *space) undecoded(p, end int) *codec.Node {
 	return s.node("undecoded", "bytes", p, end-p, s.b[p:end])
 }
 
-// nodeAlloc hands out nodes from chunks: a batch of a thousand records has ten thousand nodes.
-type nodeAlloc struct{ buf []codec.Node }
+// nodeAlloc hands out nodes, and small slices of children, from chunks: a batch of a thousand
+// records has ten thousand nodes.
+type nodeAlloc struct {
+	buf  []codec.Node
+	ptrs []*codec.Node
+	// The last second appendTime formatted.
+	lastSecond int64
+	second     []byte
+}
 
 func (a *nodeAlloc) get() *codec.Node {
 	if len(a.buf) == 0 {
@@ -109,6 +121,19 @@ func (a *nodeAlloc) get() *codec.Node {
 	n := &a.buf[0]
 	a.buf = a.buf[1:]
 	return n
+}
+
+// kids returns an empty slice with room for n children (appending more reallocates).
+func (a *nodeAlloc) kids(n int) []*codec.Node {
+	if n > 64 {
+		return make([]*codec.Node, 0, n)
+	}
+	if len(a.ptrs) < n {
+		a.ptrs = make([]*codec.Node, 1024)
+	}
+	k := a.ptrs[:0:n]
+	a.ptrs = a.ptrs[n:]
+	return k
 }
 
 // msgInfo is what a message set's wrapper needs to state its inner messages' absolute offsets.
@@ -190,7 +215,7 @@ type batchInfo struct {
 // batch decodes a record batch (magic 2) at b[p:end]; end-p is at least batchHeader.
 func (s *space) batch(p, end int) *codec.Node {
 	n := s.node("batch", "record_batch", p, end-p, nil)
-	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, 14)}
+	r := reader{s: s, pos: p, end: end, kids: s.al.kids(14)}
 	var bi batchInfo
 	bi.baseOffset = r.int("baseOffset", "int64")
 	r.int("batchLength", "int32")
@@ -258,7 +283,7 @@ var controlTypes = []string{"ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER
 // record decodes record i at b[p:end]. It returns nil when not even the record's length can be
 // trusted (with a warning); a record whose contents do not fit its length ends in "undecoded".
 func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
-	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, 8)}
+	r := reader{s: s, pos: p, end: end, kids: s.al.kids(7)}
 	length := r.varint("length", false)
 	if r.bad != "" || length < 0 || length > int64(end-r.pos) {
 		if r.bad == "" {
@@ -286,9 +311,11 @@ func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
 		if bi.logAppendTime {
 			ts = bi.maxTimestamp
 		}
-		rec.Value = describe(bi.baseOffset+int64(offDelta), ts, true, ctrl)
+		rec.Value = s.al.describe(bi.baseOffset+int64(offDelta), ts, true, ctrl)
 	}
-	r.finish(fmt.Sprintf("record [%d]", i))
+	if !r.done() {
+		r.finish(fmt.Sprintf("record [%d]", i))
+	}
 	rec.Children = r.kids
 	return rec, r.end
 }
@@ -308,10 +335,10 @@ func (r *reader) headers() {
 	h := s.node("headers", "varint_array", start, 0, count)
 	r.pos += size
 	outer := r.kids
-	h.Children = make([]*codec.Node, 0, count)
+	h.Children = s.al.kids(int(count))
 	for i := 0; i < int(count) && r.bad == ""; i++ {
 		hs := r.pos
-		r.kids = make([]*codec.Node, 0, 2)
+		r.kids = s.al.kids(2)
 		r.varBytes("headerKey", "varint_string")
 		r.varBytes("value", "varint_bytes")
 		if len(r.kids) > 0 {
@@ -352,7 +379,7 @@ type field struct{ name, typ string }
 // fields decodes fixed-size fields from b[p:end] (which holds them all), then any rest as
 // "undecoded".
 func (s *space) fields(p, end int, fs []field) []*codec.Node {
-	r := reader{s: s, pos: p, end: end, kids: make([]*codec.Node, 0, len(fs)+1)}
+	r := reader{s: s, pos: p, end: end, kids: s.al.kids(len(fs) + 1)}
 	for _, f := range fs {
 		r.int(f.name, f.typ)
 	}
@@ -363,7 +390,7 @@ func (s *space) fields(p, end int, fs []field) []*codec.Node {
 }
 
 // describe is the Value of a record or message: its absolute offset and timestamp.
-func describe(offset, ts int64, hasTS bool, extra string) string {
+func (a *nodeAlloc) describe(offset, ts int64, hasTS bool, extra string) string {
 	var buf [80]byte
 	b := append(buf[:0], "offset "...)
 	b = strconv.AppendInt(b, offset, 10)
@@ -372,13 +399,28 @@ func describe(offset, ts int64, hasTS bool, extra string) string {
 			b = append(b, ", no timestamp"...)
 		} else {
 			b = append(b, ", timestamp "...)
-			b = time.UnixMilli(ts).UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
+			b = a.appendTime(b, ts)
 		}
 	}
 	if extra != "" {
 		b = append(append(b, ", "...), extra...)
 	}
 	return string(b)
+}
+
+// appendTime formats a millisecond timestamp in UTC with millisecond precision. The records of
+// a batch mostly share their second, whose formatting is kept.
+func (a *nodeAlloc) appendTime(b []byte, ms int64) []byte {
+	sec, milli := ms/1000, ms%1000
+	if milli < 0 {
+		sec, milli = sec-1, milli+1000
+	}
+	if a.second == nil || sec != a.lastSecond {
+		a.lastSecond = sec
+		a.second = time.Unix(sec, 0).UTC().AppendFormat(a.second[:0], "2006-01-02T15:04:05.")
+	}
+	b = append(b, a.second...)
+	return append(b, byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10), 'Z')
 }
 
 var indexNames = func() []string {
@@ -405,13 +447,21 @@ type reader struct {
 	bad      string
 }
 
-var intSizes = map[string]int{"int8": 1, "int16": 2, "int32": 4, "uint32": 4, "int64": 8}
-
 // int reads a fixed-size integer of type typ.
 func (r *reader) int(name, typ string) int64 {
-	size := intSizes[typ]
 	if r.bad != "" {
 		return 0
+	}
+	var size int
+	switch typ {
+	case "int8":
+		size = 1
+	case "int16":
+		size = 2
+	case "int32", "uint32":
+		size = 4
+	case "int64":
+		size = 8
 	}
 	if r.end-r.pos < size {
 		r.bad = fmt.Sprintf("%s (%s) needs %d bytes, %d left", name, typ, size, r.end-r.pos)
@@ -541,6 +591,9 @@ func (r *reader) bytes32(name string) (*codec.Node, []byte, bool) {
 	r.pos += n.Size
 	return n, data, length >= 0
 }
+
+// done reports that the reader read all its bytes without a problem.
+func (r *reader) done() bool { return r.bad == "" && r.pos == r.end }
 
 // finish warns about whatever stopped the reader or was left over, and covers it.
 func (r *reader) finish(what string) {
