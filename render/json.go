@@ -154,3 +154,6 @@ func (j *JSON) Notice(n *Notice) error {
 
 // Close flushes.
 func (j *JSON) Close() error { return j.w.Flush() }
+
+// Flush writes out the lines buffered so far.
+func (j *JSON) Flush() error { return j.w.Flush() }

@@ -50,4 +50,7 @@ type Renderer interface {
 	Notice(n *Notice) error
 	// Close writes anything pending (totals) and flushes.
 	Close() error
+	// Flush writes out what has been buffered so far, so that a live capture shows each message
+	// as it completes.
+	Flush() error
 }

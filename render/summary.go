@@ -88,6 +88,9 @@ func (s *Summary) Notice(n *Notice) error {
 // Close flushes.
 func (s *Summary) Close() error { return s.w.Flush() }
 
+// Flush writes out the lines buffered so far.
+func (s *Summary) Flush() error { return s.w.Flush() }
+
 // FormatLatency shows a duration in milliseconds with microsecond precision.
 func FormatLatency(d time.Duration) string {
 	return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000)

@@ -21,7 +21,6 @@ var timeZero time.Time
 
 type decodeOptions struct {
 	common
-	hex     bool
 	api     string
 	version int
 }
@@ -30,8 +29,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o.register(fs, "summary")
-	fs.BoolVar(&o.hex, "hex", false, "the input is hex text (white space ignored)")
+	o.register(fs, "diagram")
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
 	if err := fs.Parse(args); err != nil {
@@ -62,7 +60,10 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", name, err)
 	}
-	if o.hex {
+	// Hex text is told from binary frames by its bytes: a binary frame starts with its size
+	// prefix, whose first byte is 0x00 for any frame under 16 MiB and never a hex digit or white
+	// space for one under 150 MB.
+	if isHexText(data) {
 		clean := strings.Map(func(r rune) rune {
 			if unicode.IsSpace(r) {
 				return -1

@@ -153,6 +153,13 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 		return 0, err
 	}
 	defer r.Close()
+	return dissectReader(r, name, p, opt, stderr)
+}
+
+// dissectReader runs the segments of a capture file or a live capture through the pipeline, up
+// to the end of the file or until the live capture is stopped; the assembler is flushed before
+// it returns. name is the file or interface, for messages.
+func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
 	asm := reassembly.New(p, opt)
 	defer asm.Close()
 	for {

@@ -39,10 +39,36 @@ func golden(t *testing.T, name string, got []byte) {
 				w = wl[i]
 			}
 			if g != w {
+				g, w = clip(g, w)
 				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", name, i+1, g, w)
 			}
 		}
 	}
+}
+
+// clip keeps the part of two differing lines around their first difference, so that a
+// failure on a long JSON line stays readable.
+func clip(a, b string) (string, string) {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-80)
+	cut := func(s string) string {
+		end := min(len(s), i+120)
+		if from > len(s) {
+			return ""
+		}
+		out := s[from:end]
+		if from > 0 {
+			out = "…" + out
+		}
+		if end < len(s) {
+			out += "…"
+		}
+		return out
+	}
+	return cut(a), cut(b)
 }
 
 // kdissect runs the command in-process and returns stdout, stderr and the exit status.

@@ -104,7 +104,7 @@ func TestDecodeCommand(t *testing.T) {
 		{"request hex", []string{"decode", "--hex", "--format", "json"}, spaced(reqFrame), 0,
 			[]string{`"api_name":"Metadata"`, `"api_version":12`, `"correlation_id":7`, `"client_id":"cli"`, `"value":"orders"`}},
 		{"two requests", []string{"decode", "--hex"}, spaced(reqFrame) + "\n" + spaced(reqFrame), 0,
-			[]string{"Metadata v12", "offset 0", "offset " + strconv.Itoa(len(reqFrame))}},
+			[]string{"Metadata Request v12", "offset 0", "offset " + strconv.Itoa(len(reqFrame))}},
 		{"response", []string{"decode", "--hex", "--format", "json", "--api", "ApiVersions", "--api-version", "3"}, hex.EncodeToString(respFrame), 0,
 			[]string{`"kind":"response"`, `"correlation_id":9`, `"error":"UNSUPPORTED_VERSION"`}},
 		{"response by key", []string{"decode", "--hex", "--format", "json", "--api", "18", "--api-version", "3"}, hex.EncodeToString(respFrame), 0,

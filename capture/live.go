@@ -1,0 +1,104 @@
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// LiveOptions tune a live capture.
+type LiveOptions struct {
+	// Ports are the Kafka broker ports. The kernel keeps only TCP segments
+	// from or to one of them; with no ports it keeps every TCP segment.
+	Ports []PortRange
+	// Save, if not nil, receives every packet the kernel filter kept, as a
+	// pcapng file, while the capture runs. Close flushes it.
+	Save io.Writer
+}
+
+// KernelStats are the counters of a live capture's socket.
+type KernelStats struct {
+	// Received counts the packets the kernel filter kept, Dropped those of
+	// them that were lost because the capture did not keep up.
+	Received, Dropped uint64
+}
+
+// ErrPermission is wrapped by the error of OpenLive when the process may not
+// open a packet socket.
+var ErrPermission = errors.New("no permission to capture")
+
+// ErrNoInterface is wrapped by the error of OpenLive for an interface that
+// does not exist.
+var ErrNoInterface = errors.New("no such interface")
+
+// ErrLiveUnsupported is wrapped by the error of OpenLive on systems other
+// than Linux.
+var ErrLiveUnsupported = errors.New("live capture needs Linux")
+
+// OpenLive starts capturing on the named network interface, or on every
+// interface with "any". The Reader it returns gives the interface's TCP
+// segments with Next, as for a file, numbered from 1; Next blocks until a
+// packet arrives, and returns io.EOF once Stop has been called. Close stops
+// the capture, flushes opt.Save and releases the socket.
+//
+// On Linux, OpenLive uses an AF_PACKET socket with a TPACKET_V3 ring
+// (gopacket's afpacket, no libpcap) and a classic BPF program that keeps
+// only TCP to or from opt.Ports. On loopback interfaces, which show every
+// packet twice (sent and received), the sent copies are dropped in the
+// kernel, as libpcap does. Ethernet and loopback interfaces are captured
+// with their Ethernet header; "any" and other interfaces are captured in
+// cooked mode, from the IP header (link type raw IP).
+func OpenLive(iface string, opt LiveOptions) (*Reader, error) {
+	return openLive(iface, opt)
+}
+
+// Stop makes Next return io.EOF instead of waiting for more packets. It may
+// be called from any goroutine, more than once. On a Reader of a file it
+// does nothing.
+func (r *Reader) Stop() {
+	if s, ok := r.src.(interface{ stop() }); ok {
+		s.stop()
+	}
+}
+
+// KernelStats returns the counters of a live capture's socket, up to now
+// or, after Close, up to the end of the capture. ok is false for files.
+func (r *Reader) KernelStats() (stats KernelStats, ok bool) {
+	if s, ok := r.src.(interface{ kernelStats() KernelStats }); ok {
+		return s.kernelStats(), true
+	}
+	return KernelStats{}, false
+}
+
+// SetcapCommand grants a binary what live capture needs, so that it runs
+// without root.
+const SetcapCommand = "sudo setcap cap_net_raw,cap_net_admin=eip $(which kdissect)"
+
+// liveError explains why a packet socket on iface could not be set up: a
+// missing privilege says how to get it.
+func liveError(iface, what string, err error) error {
+	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+		return fmt.Errorf("%w on %s (%s: %v): live capture needs root or the CAP_NET_RAW capability; run kdissect with sudo, or grant it once with:\n  %s",
+			ErrPermission, iface, what, err, SetcapCommand)
+	}
+	return fmt.Errorf("capturing on %s: %s: %w", iface, what, err)
+}
+
+// noInterface is the error for an interface that does not exist: it lists
+// those that do.
+func noInterface(name string) error {
+	var names []string
+	ifs, err := net.Interfaces()
+	if err == nil {
+		for _, i := range ifs {
+			names = append(names, i.Name)
+		}
+	}
+	sort.Strings(names)
+	names = append(names, "any")
+	return fmt.Errorf("%w %q; the interfaces here are: %s", ErrNoInterface, name, strings.Join(names, ", "))
+}

@@ -1,0 +1,267 @@
+//go:build linux
+
+package capture
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/afpacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/gopacket/gopacket/pcapgo"
+	"golang.org/x/net/bpf"
+)
+
+// Ring and timing of a live capture. A TPACKET_V3 block is handed to us
+// when it is full or blockTimeout after its first packet, which bounds how
+// late a quiet connection's packets show up; pollTimeout bounds how long
+// Stop waits.
+const (
+	liveBlockSize    = 1 << 20 // holds the largest packet the kernel hands over (64 KiB with GSO)
+	liveNumBlocks    = 64      // 64 MiB of ring
+	liveBlockTimeout = 20 * time.Millisecond
+	livePollTimeout  = 100 * time.Millisecond
+)
+
+// ARPHRD_* device types whose frames start with an Ethernet header.
+const (
+	arphrdEther    = 1
+	arphrdLoopback = 772
+)
+
+// liveSource reads packets from an AF_PACKET ring.
+type liveSource struct {
+	name    string
+	tp      *afpacket.TPacket
+	lt      layers.LinkType
+	ng      *pcapgo.NgWriter
+	started time.Time
+	stopped atomic.Bool
+	stats   KernelStats
+	closed  bool
+}
+
+func openLive(iface string, opt LiveOptions) (*Reader, error) {
+	spec := filterSpec{ports: opt.Ports, snaplen: MaxCaptureLength}
+	var (
+		bind     string // "" binds to every interface
+		sockType = afpacket.SocketDgram
+		lt       = layers.LinkTypeRaw
+	)
+	if iface == "any" {
+		// Drop the sent copies on the loopback interfaces only: elsewhere
+		// a packet the host sends is seen once.
+		ifs, err := net.Interfaces()
+		if err != nil {
+			return nil, fmt.Errorf("listing interfaces: %w", err)
+		}
+		for _, i := range ifs {
+			if i.Flags&net.FlagLoopback != 0 {
+				spec.dropOutgoing = true
+				spec.outIfindex = append(spec.outIfindex, uint32(i.Index))
+			}
+		}
+	} else {
+		ifc, err := net.InterfaceByName(iface)
+		if err != nil {
+			return nil, noInterface(iface)
+		}
+		bind = ifc.Name
+		spec.dropOutgoing = ifc.Flags&net.FlagLoopback != 0
+		switch deviceType(ifc.Name) {
+		case arphrdEther, arphrdLoopback:
+			sockType, lt = afpacket.SocketRaw, layers.LinkTypeEthernet
+		}
+	}
+	spec.link = filterIP
+	if lt == layers.LinkTypeEthernet {
+		spec.link = filterEthernet
+	}
+	prog, err := spec.build()
+	if err != nil {
+		// Too many port ranges for the kernel: keep all TCP there and let
+		// the reassembly drop the other ports.
+		spec.ports = nil
+		if prog, err = spec.build(); err != nil {
+			return nil, err
+		}
+	}
+	filter, err := bpf.Assemble(prog)
+	if err != nil {
+		return nil, fmt.Errorf("capturing on %s: filter: %w", iface, err)
+	}
+
+	tp, err := afpacket.NewTPacket(
+		afpacket.OptInterface(bind),
+		sockType,
+		afpacket.TPacketVersion3,
+		afpacket.OptFrameSize(afpacket.DefaultFrameSize),
+		afpacket.OptBlockSize(liveBlockSize),
+		afpacket.OptNumBlocks(liveNumBlocks),
+		afpacket.OptBlockTimeout(liveBlockTimeout),
+		afpacket.OptPollTimeout(livePollTimeout),
+	)
+	if err != nil {
+		return nil, liveError(iface, "AF_PACKET socket", err)
+	}
+	s := &liveSource{name: iface, tp: tp, lt: lt}
+	if err := s.attach(filter); err != nil {
+		tp.Close()
+		return nil, liveError(iface, "attaching the filter", err)
+	}
+	s.started = time.Now()
+	if opt.Save != nil {
+		s.ng, err = pcapgo.NewNgWriterInterface(opt.Save, pcapgo.NgInterface{
+			Name:                iface,
+			Filter:              spec.String(),
+			OS:                  runtime.GOOS,
+			LinkType:            lt,
+			SnapLength:          spec.snaplen,
+			TimestampResolution: 9,
+		}, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
+			Hardware:    runtime.GOARCH,
+			OS:          runtime.GOOS,
+			Application: "kdissect",
+		}})
+		if err == nil {
+			err = s.ng.Flush() // the header: a file that cannot be written fails now
+		}
+		if err != nil {
+			tp.Close()
+			return nil, fmt.Errorf("writing the capture: %w", err)
+		}
+	}
+	return &Reader{name: iface, src: s, closer: s}, nil
+}
+
+// attach sets the kernel filter. The socket has received packets since it
+// was bound, unfiltered: as libpcap does, a filter that rejects everything
+// goes first, the ring is drained, and only then the real filter is set, so
+// that the capture holds only packets that pass it.
+func (s *liveSource) attach(filter []bpf.RawInstruction) error {
+	reject, err := bpf.Assemble([]bpf.Instruction{bpf.RetConstant{Val: 0}})
+	if err != nil {
+		return err
+	}
+	if err := s.tp.SetBPF(reject); err != nil {
+		return err
+	}
+	for {
+		_, _, err := s.tp.ZeroCopyReadPacketData()
+		if errors.Is(err, afpacket.ErrTimeout) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.tp.InitSocketStats(); err != nil {
+		return err
+	}
+	return s.tp.SetBPF(filter)
+}
+
+// deviceType reads the ARPHRD_* type of an interface from sysfs; 0 if it
+// cannot be read.
+func deviceType(name string) int {
+	b, err := os.ReadFile("/sys/class/net/" + name + "/type")
+	if err != nil {
+		return 0
+	}
+	var t int
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d", &t); err != nil {
+		return 0
+	}
+	return t
+}
+
+func (s *liveSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
+	for {
+		if s.stopped.Load() {
+			return nil, gopacket.CaptureInfo{}, 0, io.EOF
+		}
+		data, ci, err := s.tp.ZeroCopyReadPacketData()
+		if errors.Is(err, afpacket.ErrTimeout) {
+			// Quiet: a good time to get what was captured onto the disk.
+			if s.ng != nil {
+				if err := s.ng.Flush(); err != nil {
+					return nil, gopacket.CaptureInfo{}, 0, fmt.Errorf("writing the capture: %w", err)
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, gopacket.CaptureInfo{}, 0, err
+		}
+		ci.AncillaryData = nil
+		if s.ng != nil {
+			w := ci
+			w.InterfaceIndex = 0 // the file's one interface
+			if err := s.ng.WritePacket(w, data); err != nil {
+				return nil, gopacket.CaptureInfo{}, 0, fmt.Errorf("writing the capture: %w", err)
+			}
+		}
+		return data, ci, s.lt, nil
+	}
+}
+
+func (s *liveSource) stop() { s.stopped.Store(true) }
+
+func (s *liveSource) kernelStats() KernelStats {
+	if !s.closed {
+		s.updateStats()
+	}
+	return s.stats
+}
+
+// updateStats adds the socket's counters since the last call (reading them
+// resets them).
+func (s *liveSource) updateStats() {
+	v2, v3, err := s.tp.SocketStats()
+	if err != nil {
+		return
+	}
+	// afpacket accumulates; only the counters of the version in use move.
+	s.stats = KernelStats{
+		Received: uint64(v2.Packets() + v3.Packets()),
+		Dropped:  uint64(v2.Drops() + v3.Drops()),
+	}
+}
+
+// Close ends the capture: it writes the kernel's counters into the pcapng
+// file, flushes it and releases the socket and its ring.
+func (s *liveSource) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.stop()
+	s.updateStats()
+	s.closed = true
+	var err error
+	if s.ng != nil {
+		now := time.Now()
+		err = s.ng.WriteInterfaceStats(0, pcapgo.NgInterfaceStatistics{
+			LastUpdate:      now,
+			StartTime:       s.started,
+			EndTime:         now,
+			PacketsReceived: s.stats.Received,
+			PacketsDropped:  s.stats.Dropped,
+		})
+		if ferr := s.ng.Flush(); err == nil {
+			err = ferr
+		}
+		if err != nil {
+			err = fmt.Errorf("writing the capture: %w", err)
+		}
+	}
+	s.tp.Close()
+	return err
+}

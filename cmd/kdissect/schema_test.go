@@ -1,0 +1,308 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// schemaGolden compares output with testdata/schema/name (golden writes under testdata/golden).
+func schemaGolden(t *testing.T, name, out string) {
+	t.Helper()
+	golden(t, filepath.Join("..", "schema", name), []byte(out))
+}
+
+// TestSchemaGoldens pins the layout of every API's request and response at its latest version,
+// the API table, the error table and a few diffs.
+func TestSchemaGoldens(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	check := func(name string, args ...string) {
+		t.Helper()
+		want[name] = true
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := kdissect(t, args...)
+			if code != 0 {
+				t.Fatalf("kdissect %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+			}
+			schemaGolden(t, name, out)
+		})
+	}
+	for _, a := range set.APIs() {
+		for _, m := range []*schema.Message{a.Request, a.Response} {
+			if m == nil {
+				continue
+			}
+			v := latest(m.ValidVersions)
+			check(fmt.Sprintf("%s-v%d-%s.txt", a.Name, v, m.Type), "schema", a.Name, "--"+m.Type)
+		}
+	}
+	check("apis.txt", "schema")
+	check("errors.txt", "errors")
+	check("DescribeGroups-v6-response.json", "schema", "describegroups", "--version", "6", "--response", "--format", "json")
+	check("Fetch-diff-v11..v13-request.txt", "schema", "Fetch", "--diff", "11..13")
+	check("Metadata-diff-v8..v9-response.txt", "schema", "3", "--diff", "8..9", "--response")
+	check("Metadata-diff-v8..v9-response.json", "schema", "3", "--diff", "8..9", "--response", "--format", "json")
+
+	// No golden file may outlive its API.
+	files, err := filepath.Glob(filepath.Join("testdata", "schema", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if base := filepath.Base(f); !want[base] && !strings.HasPrefix(base, "draft-") {
+			if *update {
+				os.Remove(f)
+				continue
+			}
+			t.Errorf("%s is no longer produced by any test", f)
+		}
+	}
+}
+
+// TestSchemaDescribeGroupsV6 checks the layout against the reference wire diagram
+// (shared/reference/DescribeGroupsResponse-v6-wire-diagram.txt): every field it draws, in the
+// real wire order and nesting, the response header v1 first.
+func TestSchemaDescribeGroupsV6(t *testing.T) {
+	out, errOut, code := kdissect(t, "schema", "DescribeGroups", "--version", "6", "--response")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want := []string{
+		"Response Header v1",
+		"  message_size int32 4B",
+		"  correlation_id int32 4B",
+		"  _tagged_fields tagged_fields var",
+		"DescribeGroupsResponse v6",
+		"  ThrottleTimeMs int32 4B",
+		"  Groups compact_array var",
+		"    ErrorCode int16 2B",
+		"    ErrorMessage? compact_nullable_string var",
+		"    GroupId compact_string var",
+		"    GroupState compact_string var",
+		"    ProtocolType compact_string var",
+		"    ProtocolData compact_string var",
+		"    Members compact_array var",
+		"      MemberId compact_string var",
+		"      GroupInstanceId? compact_nullable_string var",
+		"      ClientId compact_string var",
+		"      ClientHost compact_string var",
+		"      MemberMetadata compact_bytes var",
+		"      MemberAssignment compact_bytes var",
+		"      _tagged_fields tagged_fields var",
+		"    AuthorizedOperations int32 4B",
+		"    _tagged_fields tagged_fields var",
+		"  _tagged_fields tagged_fields var",
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "DescribeGroups Response v6") {
+		t.Fatalf("no title:\n%s", out)
+	}
+	var got []string
+	for _, l := range lines[2:] { // title, column names
+		// name, type and size, with the name's indentation; the about text goes.
+		ind := len(l) - len(strings.TrimLeft(l, " "))
+		f := strings.Fields(l)
+		got = append(got, strings.Repeat(" ", ind)+strings.Join(f[:min(3, len(f))], " "))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("layout:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestSchemaHeaders checks which header each kind of version gets.
+func TestSchemaHeaders(t *testing.T) {
+	tests := []struct {
+		args   []string
+		header string
+	}{
+		{[]string{"schema", "Metadata", "--version", "8"}, "Request Header v1"},
+		{[]string{"schema", "Metadata", "--version", "9"}, "Request Header v2"},
+		{[]string{"schema", "Metadata", "--version", "8", "--response"}, "Response Header v0"},
+		{[]string{"schema", "Metadata", "--version", "9", "--response"}, "Response Header v1"},
+		{[]string{"schema", "ApiVersions", "--version", "3", "--response"}, "Response Header v0"},
+		{[]string{"schema", "ApiVersions", "--version", "3"}, "Request Header v2"},
+		{[]string{"schema", "ControlledShutdown", "--version", "0"}, "Request Header v0"},
+		{[]string{"schema", "ControlledShutdown", "--version", "1"}, "Request Header v1"},
+	}
+	for _, tt := range tests {
+		out, errOut, code := kdissect(t, tt.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		if !strings.Contains(out, "\n"+tt.header+"\n") {
+			t.Errorf("%v: no %q:\n%s", tt.args, tt.header, out)
+		}
+		if strings.HasSuffix(tt.header, "v0") && strings.Contains(out, "client_id") {
+			t.Errorf("%v: a v0 header has a client id:\n%s", tt.args, out)
+		}
+	}
+}
+
+func TestSchemaDiff(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // rows: change, field, from, to
+	}{
+		{[]string{"schema", "Metadata", "--diff", "8..9"}, []string{
+			"added|header._tagged_fields||tagged_fields",
+			"changed|Topics|array?|compact_array?",
+			"changed|Topics.Name|string|compact_string",
+		}},
+		{[]string{"schema", "DescribeGroups", "--diff", "5..6", "--response"}, []string{
+			"added|Groups.ErrorMessage||compact_nullable_string",
+		}},
+		{[]string{"schema", "Fetch", "--diff", "12..13"}, []string{
+			"removed|Topics.Topic|compact_string|",
+			"added|Topics.TopicId||uuid",
+		}},
+		{[]string{"schema", "Fetch", "--diff", "11..12"}, []string{
+			"added|ClusterId||compact_nullable_string tag 0",
+			"changed|RackId|string|compact_string",
+		}},
+		{[]string{"schema", "Fetch", "--diff", "13..13"}, nil},
+	}
+	for _, tt := range tests {
+		out, errOut, code := kdissect(t, tt.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errOut)
+		}
+		rows := map[string]bool{}
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(l, "│") {
+				continue
+			}
+			var cells []string
+			for _, c := range strings.Split(strings.Trim(l, "│"), "│") {
+				cells = append(cells, strings.TrimSpace(c))
+			}
+			rows[strings.Join(cells, "|")] = true
+		}
+		for _, w := range tt.want {
+			if !rows[w] {
+				t.Errorf("%v: no row %s:\n%s", tt.args, w, out)
+			}
+		}
+		if tt.want == nil && !strings.Contains(out, ": 0 changes") {
+			t.Errorf("%v: changes between a version and itself:\n%s", tt.args, out)
+		}
+	}
+}
+
+func TestSchemaErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"unknown API", []string{"schema", "NoSuchApi"}, 1, "no API named"},
+		{"unknown key", []string{"schema", "999"}, 1, "no API with key"},
+		{"version too new", []string{"schema", "DescribeGroups", "--version", "99"}, 1, "valid versions are 0-6"},
+		{"both directions", []string{"schema", "Metadata", "--request", "--response"}, 2, "not both"},
+		{"two APIs", []string{"schema", "Metadata", "Fetch"}, 2, "one API"},
+		{"bad diff", []string{"schema", "Metadata", "--diff", "8-9"}, 2, "A..B"},
+		{"diff out of range", []string{"schema", "Metadata", "--diff", "8..99"}, 1, "valid versions"},
+		{"diff and version", []string{"schema", "Metadata", "--diff", "8..9", "--version", "3"}, 2, "--diff"},
+		{"version without API", []string{"schema", "--version", "3"}, 2, "need an API"},
+		{"bad format", []string{"schema", "Metadata", "--format", "summary"}, 2, "diagram or json"},
+		{"api key without dir", []string{"schema", "--api-key", "68"}, 1, "--schema-dir"},
+		{"errors with an argument", []string{"errors", "x"}, 2, "no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := kdissect(t, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d; stdout %s; stderr %s", code, tt.code, out, errOut)
+			}
+			if !strings.Contains(errOut, tt.msg) {
+				t.Errorf("stderr %q lacks %q", errOut, tt.msg)
+			}
+		})
+	}
+}
+
+// TestSchemaTables checks the API and error tables' contents, beside their golden files.
+func TestSchemaTables(t *testing.T) {
+	tests := []struct {
+		args []string
+		rows []string
+	}{
+		{[]string{"schema"}, []string{
+			"│   0 │ Produce ", "│ 0-13           │ v9+ ",
+			"│  15 │ DescribeGroups ", "│ 0-6            │ v5+ ",
+		}},
+		{[]string{"errors"}, []string{"│   -1 │ UNKNOWN_SERVER_ERROR ", "│   16 │ NOT_COORDINATOR ", "│ yes "}},
+	}
+	for _, tt := range tests {
+		out, _, code := kdissect(t, tt.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d", tt.args, code)
+		}
+		for _, r := range tt.rows {
+			if !strings.Contains(out, r) {
+				t.Errorf("%v: no %q in:\n%s", tt.args, r, out)
+			}
+		}
+	}
+	// Every API appears once, in key order.
+	set, _ := schema.Embedded()
+	out, _, _ := kdissect(t, "schema")
+	var keys []int
+	for _, l := range strings.Split(out, "\n") {
+		var k int
+		if _, err := fmt.Sscanf(strings.TrimLeft(l, "│ "), "%d", &k); err == nil {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) != len(set.APIs()) || !sort.IntsAreSorted(keys) {
+		t.Errorf("table has keys %v, want the %d APIs in order", keys, len(set.APIs()))
+	}
+}
+
+// TestSchemaDraft draws the KIP draft of the shared reference folder, loaded with --schema-dir
+// and an API key.
+func TestSchemaDraft(t *testing.T) {
+	src := filepath.Join("..", "..", "..", "shared", "reference", "ConsumerGroupHeartbeatResponse-draft.json.txt")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("shared reference folder not beside the repository: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := kdissect(t, "schema", "--schema-dir", dir, "ConsumerGroupHeartbeat", "--response")
+	if code == 0 || !strings.Contains(errOut, "--api-key") {
+		t.Errorf("a TBD apiKey without --api-key: exit %d, stderr %q", code, errOut)
+	}
+	out, errOut, code := kdissect(t, "schema", "--schema-dir", dir, "--api-key", "68", "ConsumerGroupHeartbeat", "--response")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, w := range []string{
+		"ConsumerGroupHeartbeat Response v0  (API key 68, flexible)",
+		"  Assignment?",
+		"    present",
+		"    AssignedTopicPartitions ",
+		"      TopicId ",
+		"      Partitions ",
+		"        [i] ",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in:\n%s", w, out)
+		}
+	}
+	schemaGolden(t, "draft-ConsumerGroupHeartbeat-v0-response.txt", out)
+}

@@ -1,0 +1,389 @@
+package render
+
+import (
+	"bufio"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// DiagramOptions says how a Diagram looks.
+type DiagramOptions struct {
+	// Color draws values, error names and warnings in ANSI colours. The caller decides (a
+	// terminal, NO_COLOR unset); the diagram never looks at the environment.
+	Color bool
+	// Hex adds a column with each leaf's raw bytes and a hex dump of each message.
+	Hex bool
+	// MaxBytes cuts byte and string values longer than this many bytes (0: never).
+	MaxBytes int
+}
+
+// Diagram writes each message as a wire diagram: one line per field in depth-first order with
+// its offset from the size prefix, its size, wire type, name and value, as DESIGN.md draws it.
+type Diagram struct {
+	w   *bufio.Writer
+	opt DiagramOptions
+}
+
+// NewDiagram writes to w.
+func NewDiagram(w io.Writer, opt DiagramOptions) *Diagram {
+	return &Diagram{w: bufio.NewWriter(w), opt: opt}
+}
+
+// SetStart is there for the pipeline, which gives every renderer the capture's first packet
+// time; the diagram shows absolute UTC times and needs none.
+func (d *Diagram) SetStart(time.Time) {}
+
+// timeLayout is the heading's time: UTC with microseconds, as pcap timestamps have.
+const timeLayout = "2006-01-02 15:04:05.000000"
+
+// heading is "#13  2026-11-29 10:00:01.234567  src -> dst". Entries without a time (kdissect
+// decode) show none.
+func heading(frame int, t time.Time, src, dst string) string {
+	if t.IsZero() {
+		return fmt.Sprintf("#%d  %s -> %s", frame, src, dst)
+	}
+	return fmt.Sprintf("#%d  %s  %s -> %s", frame, t.UTC().Format(timeLayout), src, dst)
+}
+
+// Message writes one message: heading, title, the fields, warnings and, with Hex, a hex dump.
+func (d *Diagram) Message(e *Entry) error {
+	h := heading(e.Frame, e.Time, e.Src, e.Dst)
+	if !e.Time.IsZero() { // decoded frames have no stream
+		h += fmt.Sprintf("  stream %d", e.Stream)
+	}
+	d.line(h, "")
+	m := e.Msg
+	if m == nil { // a SASL token without a description of its own
+		m = &codec.Message{Size: len(e.SASLToken) + 4, HeaderFields: 1, Fields: []*codec.Node{
+			{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(e.SASLToken))},
+			{Name: "token", Type: "bytes", Offset: 4, Size: len(e.SASLToken), Value: e.SASLToken},
+		}}
+	}
+	if e.SASLToken != nil || e.Msg == nil {
+		d.line(fmt.Sprintf("SASL token  %d bytes", m.Size), styleBold)
+	} else {
+		d.line(title(e), styleBold)
+	}
+	// Secrets are masked in the raw bytes too.
+	frame := e.Bytes
+	if len(frame) > 0 {
+		frame = m.Redact(frame)
+	}
+	g := d.newGrid()
+	for i, n := range m.Fields {
+		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)
+	}
+	if err := g.write(d.w); err != nil {
+		return err
+	}
+	for _, w := range e.Warnings {
+		d.line("! "+w, styleWarn)
+	}
+	for _, w := range m.Warnings {
+		d.line("! "+w.String(), styleWarn)
+	}
+	if d.opt.Hex && len(frame) > 0 {
+		d.w.WriteString("\n")
+		hexDump(d.w, frame)
+	}
+	_, err := d.w.WriteString("\n")
+	return err
+}
+
+// title is "DescribeGroups Response v6  correlation_id 7  218 bytes  answers #12 after 1.204 ms".
+func title(e *Entry) string {
+	m := e.Msg
+	kind := "Request"
+	if m.Response {
+		kind = "Response"
+	}
+	s := m.APIName + " " + kind
+	if m.APIKey >= 0 {
+		s += fmt.Sprintf(" v%d", m.Version)
+	}
+	s += fmt.Sprintf("  correlation_id %d  %d bytes", m.CorrelationID, m.Size)
+	switch {
+	case !m.Response:
+		if m.ClientID != nil {
+			s += fmt.Sprintf("  client_id %q", *m.ClientID)
+		}
+		if e.NoResponse {
+			s += "  no response expected"
+		}
+	case e.RequestFrame > 0:
+		s += fmt.Sprintf("  answers #%d after %s", e.RequestFrame, FormatLatency(e.Latency))
+	default:
+		s += "  request not captured"
+	}
+	return s
+}
+
+// Notice writes "#N  time  src -> dst  ! text".
+func (d *Diagram) Notice(n *Notice) error {
+	d.w.WriteString(heading(n.Frame, n.Time, n.Src, n.Dst) + "  ")
+	d.line("! "+n.Text, styleWarn)
+	_, err := d.w.WriteString("\n")
+	return err
+}
+
+// Flush writes out what is buffered.
+func (d *Diagram) Flush() error { return d.w.Flush() }
+
+// Close flushes.
+func (d *Diagram) Close() error { return d.w.Flush() }
+
+// line writes s and a newline, in style when colours are on.
+func (d *Diagram) line(s, style string) {
+	if d.opt.Color && style != "" {
+		s = style + s + styleReset
+	}
+	d.w.WriteString(s + "\n")
+}
+
+// The diagram's columns: offset, size, [bytes,] type, field, value.
+func (d *Diagram) newGrid() *grid {
+	g := &grid{color: d.opt.Color, cols: []column{{}, {sep: " ", right: true}}}
+	head := []cell{{text: "offset"}, {text: "size"}}
+	if d.opt.Hex {
+		g.cols = append(g.cols, column{sep: " "})
+		head = append(head, cell{text: "bytes"})
+	}
+	g.cols = append(g.cols, column{sep: " "}, column{sep: "  "}, column{sep: "  "})
+	head = append(head, cell{text: "type"}, cell{text: "field"}, cell{text: "value"})
+	for i := range head {
+		head[i].style = styleDim
+	}
+	g.add(head...)
+	return g
+}
+
+// fieldCol is the index of the field column, where notes between the fields start.
+func (d *Diagram) fieldCol() int {
+	if d.opt.Hex {
+		return 4
+	}
+	return 3
+}
+
+// walk adds n and its children in depth-first order.
+func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) {
+	g.add(d.fieldCells(frame, n, depth, parent, header)...)
+	if n.Type == "compressed_records" && len(n.Children) > 0 && n.Children[0].Decompressed {
+		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",
+			indent(depth+1), n.Value), styleNote)
+	}
+	for _, c := range n.Children {
+		d.walk(g, frame, c, depth+1, n, header)
+	}
+}
+
+func indent(depth int) string { return strings.Repeat("  ", depth) }
+
+// fieldCells is one field's line.
+func (d *Diagram) fieldCells(frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) []cell {
+	off := fmt.Sprintf("0x%04x", n.Offset)
+	if n.Decompressed {
+		off = "d" + off
+	}
+	size := ""
+	if h := n.Head(); h != 0 {
+		size = strconv.Itoa(h)
+	}
+	name := n.Name
+	if parent != nil && strings.HasPrefix(name, "[") && strings.HasSuffix(parent.Type, "array") {
+		name = parent.Name + name // Groups[0]
+	}
+	nameStyle := ""
+	if header {
+		nameStyle = styleDim
+	}
+	value, style := d.value(n, parent)
+	cells := []cell{{text: off}, {text: size}}
+	if d.opt.Hex {
+		cells = append(cells, cell{text: d.rawHex(frame, n)})
+	}
+	return append(cells, cell{text: n.Type}, cell{text: indent(depth) + name, style: nameStyle}, cell{text: value, style: style})
+}
+
+// rawHex is a leaf's bytes in hex, cut after 16 bytes; empty for containers and for nodes inside
+// decompressed data, whose bytes are not in the frame.
+func (d *Diagram) rawHex(frame []byte, n *codec.Node) string {
+	if n.Decompressed || (len(n.Children) > 0 && n.Type != "compressed_records") {
+		return ""
+	}
+	end := n.Offset + n.Size
+	if n.Offset < 0 || end > len(frame) || n.Size <= 0 {
+		return ""
+	}
+	if n.Size > 16 {
+		return hex.EncodeToString(frame[n.Offset:n.Offset+16]) + "…"
+	}
+	return hex.EncodeToString(frame[n.Offset:end])
+}
+
+// value is the text of a node's value and its style.
+func (d *Diagram) value(n *codec.Node, parent *codec.Node) (string, string) {
+	if n.Type == "tagged_field" {
+		for _, c := range n.Children {
+			if c.Name == "tag" {
+				return fmt.Sprintf("tag %v", c.Value), styleNumber
+			}
+		}
+	}
+	switch v := n.Value.(type) {
+	case nil:
+		switch {
+		case n.Type == "nullable_struct" && len(n.Children) > 0 && isNegative(n.Children[0].Value):
+			return "null", styleNumber
+		case strings.Contains(n.Type, "string"), strings.Contains(n.Type, "bytes"),
+			strings.HasSuffix(n.Type, "array"), strings.HasSuffix(n.Type, "records"):
+			return "null", styleNumber
+		}
+		return "", ""
+	case int64:
+		switch {
+		case codec.IsErrorCode(n):
+			if v == 0 {
+				return "0 " + codec.ErrorName(0), styleNumber
+			}
+			return fmt.Sprintf("%d %s", v, codec.ErrorName(int16(v))), styleError
+		case strings.HasSuffix(n.Type, "array"):
+			if v == 1 {
+				return "1 item", styleNumber
+			}
+			return fmt.Sprintf("%d items", v), styleNumber
+		case strings.HasSuffix(n.Type, "records"):
+			return fmt.Sprintf("%d bytes", v), styleNumber
+		case n.Name == "attributes" && parent != nil && parent.Type == "record_batch":
+			return BatchAttributes(v), styleNumber
+		case n.Type == "int64" && IsTimestampName(n.Name):
+			return Timestamp(v), styleNumber
+		}
+		return strconv.FormatInt(v, 10), styleNumber
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64), styleNumber
+	case bool:
+		return strconv.FormatBool(v), styleNumber
+	case string:
+		if n.Secret || noteTypes[n.Type] {
+			return v, styleNote
+		}
+		return d.text([]byte(v), true), styleString
+	case []byte:
+		return d.text(v, Printable(v)), styleString
+	case codec.UUID:
+		return fmt.Sprintf("%s (%s)", v, v.Hex()), styleString
+	}
+	return fmt.Sprint(n.Value), ""
+}
+
+// noteTypes hold a string Value that is a note, not bytes of the frame: a record's absolute
+// offset and timestamp, a compressed payload's codec.
+var noteTypes = map[string]bool{"record": true, "message": true, "record_batch": true, "compressed_records": true}
+
+func isNegative(v any) bool {
+	i, ok := v.(int64)
+	return ok && i < 0
+}
+
+// text shows b quoted when it is printable text and in hex otherwise, cut at MaxBytes.
+func (d *Diagram) text(b []byte, printable bool) string {
+	cut := d.opt.MaxBytes > 0 && len(b) > d.opt.MaxBytes
+	show := b
+	if cut {
+		show = b[:d.opt.MaxBytes]
+		if printable {
+			for len(show) > 0 && !utf8.Valid(show) {
+				show = show[:len(show)-1] // do not split a character
+			}
+		}
+	}
+	var s string
+	if printable {
+		s = strconv.Quote(string(show))
+	} else {
+		s = hex.EncodeToString(show)
+	}
+	if cut {
+		s += fmt.Sprintf("… (%d bytes)", len(b))
+	}
+	return s
+}
+
+// IsTimestampName reports whether an int64 field holds epoch milliseconds by its name:
+// ...Timestamp, ...TimestampMs, ...TimeMs, and the record format's baseTimestamp, maxTimestamp
+// and timestamp.
+func IsTimestampName(name string) bool {
+	switch name {
+	case "baseTimestamp", "maxTimestamp", "timestamp":
+		return true
+	}
+	if strings.HasSuffix(name, "TimeoutMs") {
+		return false
+	}
+	return strings.HasSuffix(name, "Timestamp") || strings.HasSuffix(name, "TimestampMs") || strings.HasSuffix(name, "TimeMs")
+}
+
+// Timestamp shows epoch milliseconds with their UTC date when they fall in the years 2000 to
+// 2100, and as a plain number otherwise (-1, 0, durations).
+func Timestamp(ms int64) string {
+	t := time.UnixMilli(ms).UTC()
+	if t.Year() < 2000 || t.Year() > 2100 {
+		return strconv.FormatInt(ms, 10)
+	}
+	return fmt.Sprintf("%d (%s UTC)", ms, t.Format("2006-01-02 15:04:05.000"))
+}
+
+var codecNames = []string{"none", "gzip", "snappy", "lz4", "zstd"}
+
+// BatchAttributes shows a record batch's attributes and their bits: compression codec (bits
+// 0-2), timestamp type (bit 3), transactional (bit 4) and control (bit 5).
+func BatchAttributes(v int64) string {
+	c := fmt.Sprintf("unknown(%d)", v&7)
+	if int(v&7) < len(codecNames) {
+		c = codecNames[v&7]
+	}
+	s := fmt.Sprintf("0x%04x codec=%s timestamp=", v, c)
+	if v&0x08 != 0 {
+		s += "log-append"
+	} else {
+		s += "create"
+	}
+	if v&0x10 != 0 {
+		s += " transactional"
+	}
+	if v&0x20 != 0 {
+		s += " control"
+	}
+	return s
+}
+
+// hexDump writes b as tshark -x does: offset, 16 bytes in hex, the same bytes as ASCII.
+func hexDump(w *bufio.Writer, b []byte) {
+	for off := 0; off < len(b); off += 16 {
+		line := b[off:min(off+16, len(b))]
+		fmt.Fprintf(w, "%04x  ", off)
+		for i := 0; i < 16; i++ {
+			if i < len(line) {
+				fmt.Fprintf(w, "%02x ", line[i])
+			} else {
+				w.WriteString("   ")
+			}
+		}
+		w.WriteString("  ")
+		for _, c := range line {
+			if c < 0x20 || c > 0x7e {
+				c = '.'
+			}
+			w.WriteByte(c)
+		}
+		w.WriteString("\n")
+	}
+}

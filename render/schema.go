@@ -1,0 +1,332 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// Layout is what a message looks like on the wire at one version, with no bytes: the header,
+// then every field present at that version in wire order, as the interpreter walks them.
+type Layout struct {
+	API       string `json:"api"`
+	APIKey    int16  `json:"api_key"`
+	Direction string `json:"direction"` // "request" or "response"
+	Version   int16  `json:"version"`
+	Flexible  bool   `json:"flexible"`
+	Header    Part   `json:"header"`
+	Body      Part   `json:"body"`
+}
+
+// Part is the header or the body of a layout.
+type Part struct {
+	Name    string         `json:"name"` // "Response Header", "DescribeGroupsResponse"
+	Version int16          `json:"version"`
+	Fields  []*LayoutField `json:"fields"`
+}
+
+// LayoutField is one field at one version: its type as on the wire (int32, compact_string,
+// nullable_string, compact_array, ...), its size ("4B" or "var"), whether it may be null, its tag
+// when it is sent in a tagged section, and its own fields (struct fields, an array's elements, a
+// tagged section's fields).
+type LayoutField struct {
+	Name     string         `json:"name"`
+	Type     string         `json:"type"`
+	Size     string         `json:"size"`
+	Nullable bool           `json:"nullable,omitempty"`
+	Tag      *int           `json:"tag,omitempty"`
+	About    string         `json:"about,omitempty"`
+	Fields   []*LayoutField `json:"fields,omitempty"`
+}
+
+// NewLayout lays out version v of message m (of API api) after the given header definition at
+// header version hv. Which header version an API version uses is the codec's business
+// (codec.Codec.RequestHeaderVersion and ResponseHeaderVersion).
+func NewLayout(api string, m *schema.Message, v int16, header *schema.Message, hv int) *Layout {
+	hdrName := "Request Header"
+	if m.Type == "response" {
+		hdrName = "Response Header"
+	}
+	l := &Layout{API: api, APIKey: m.APIKey, Direction: m.Type, Version: v, Flexible: m.Flexible(v),
+		Header: Part{Name: hdrName, Version: int16(hv)},
+		Body:   Part{Name: m.Name, Version: v},
+	}
+	l.Header.Fields = append([]*LayoutField{{Name: "message_size", Type: "int32", Size: "4B",
+		About: "The number of bytes that follow: header and body."}},
+		layoutStruct(header.Body, int16(hv), header.Flexible(int16(hv)))...)
+	l.Body.Fields = layoutStruct(m.Body, v, m.Flexible(v))
+	return l
+}
+
+// layoutStruct lays out the fields of s present at v, then, in flexible versions, the tagged
+// section with the fields tagged at v in tag order.
+func layoutStruct(s *schema.StructDef, v int16, flex bool) []*LayoutField {
+	var out []*LayoutField
+	var tagged []*schema.Field
+	for _, f := range s.Fields {
+		switch {
+		case !f.Versions.Contains(v):
+		case f.Tagged(v):
+			tagged = append(tagged, f)
+		default:
+			out = append(out, layoutField(f, v, flex))
+		}
+	}
+	if !flex {
+		return out
+	}
+	section := &LayoutField{Name: "_tagged_fields", Type: "tagged_fields", Size: "var"}
+	slices.SortStableFunc(tagged, func(a, b *schema.Field) int { return a.Tag - b.Tag })
+	for _, f := range tagged {
+		lf := layoutField(f, v, true) // tagged values use the compact encodings
+		tag := f.Tag
+		lf.Tag = &tag
+		section.Fields = append(section.Fields, lf)
+	}
+	return append(out, section)
+}
+
+// layoutField lays out one field (any kind) at v; flex says whether the message is flexible at v.
+func layoutField(f *schema.Field, v int16, flex bool) *LayoutField {
+	compact := flex
+	if f.FlexibleVersions != nil {
+		compact = f.FlexibleVersions.Contains(v)
+	}
+	lf := &LayoutField{Name: f.Name, Nullable: f.NullableVersions.Contains(v), About: f.About, Size: "var"}
+	switch f.Kind {
+	case schema.Array:
+		lf.Type = "array"
+		if compact {
+			lf.Type = "compact_array"
+		}
+		if f.Elem == schema.Struct {
+			lf.Fields = layoutStruct(f.Struct, v, flex)
+		} else {
+			lf.Fields = []*LayoutField{{Name: "[i]", Type: WireType(f.Elem, false, compact), Size: kindSize(f.Elem)}}
+		}
+	case schema.Struct:
+		lf.Type = "struct"
+		if lf.Nullable {
+			lf.Type = "nullable_struct"
+			lf.Fields = []*LayoutField{{Name: "present", Type: "int8", Size: "1B", About: "-1 for null, 1 when the struct follows"}}
+		}
+		lf.Fields = append(lf.Fields, layoutStruct(f.Struct, v, flex)...)
+	default:
+		lf.Type = WireType(f.Kind, lf.Nullable, compact)
+		lf.Size = kindSize(f.Kind)
+	}
+	return lf
+}
+
+// WireType names a scalar kind's encoding as the interpreter's nodes do: int32, uuid, string,
+// nullable_string, compact_string, compact_nullable_bytes, records, compact_records, ...
+func WireType(k schema.Kind, nullable, compact bool) string {
+	var t string
+	switch k {
+	case schema.Bool:
+		return "bool"
+	case schema.Int8:
+		return "int8"
+	case schema.Int16:
+		return "int16"
+	case schema.Uint16:
+		return "uint16"
+	case schema.Int32:
+		return "int32"
+	case schema.Uint32:
+		return "uint32"
+	case schema.Int64:
+		return "int64"
+	case schema.Float64:
+		return "float64"
+	case schema.UUID:
+		return "uuid"
+	case schema.String:
+		t = "string"
+	case schema.Bytes:
+		t = "bytes"
+	case schema.Records:
+		t = "records" // records are nullable on the wire without saying so in the type
+		nullable = false
+	default:
+		return "?"
+	}
+	if nullable {
+		t = "nullable_" + t
+	}
+	if compact {
+		t = "compact_" + t
+	}
+	return t
+}
+
+func kindSize(k schema.Kind) string {
+	if n := k.FixedSize(); n > 0 {
+		return strconv.Itoa(n) + "B"
+	}
+	return "var"
+}
+
+// WriteText draws the layout: a title, the header, then the body, one field per line with
+// nested fields indented, "?" after nullable names and "tag N" for tagged fields.
+func (l *Layout) WriteText(w io.Writer) error {
+	flex := "not flexible"
+	if l.Flexible {
+		flex = "flexible"
+	}
+	if _, err := fmt.Fprintf(w, "%s %s v%d  (API key %d, %s)\n", l.API, directionTitle(l.Direction), l.Version, l.APIKey, flex); err != nil {
+		return err
+	}
+	tags := false
+	walkLayout(l.Body.Fields, func(f *LayoutField, _ int) { tags = tags || f.Tag != nil })
+	g := &grid{cols: []column{{}, {sep: "  "}, {sep: "  ", right: true}}}
+	if tags {
+		g.cols = append(g.cols, column{sep: "  "})
+	}
+	g.cols = append(g.cols, column{sep: "  "})
+	head := []cell{{text: "field"}, {text: "type"}, {text: "size"}}
+	if tags {
+		head = append(head, cell{text: "tag"})
+	}
+	g.add(append(head, cell{text: "about"})...)
+	add := func(f *LayoutField, depth int) {
+		name := indent(depth+1) + f.Name
+		if f.Nullable {
+			name += "?"
+		}
+		cells := []cell{{text: name}, {text: f.Type}, {text: f.Size}}
+		if tags {
+			tag := ""
+			if f.Tag != nil {
+				tag = fmt.Sprintf("tag %d", *f.Tag)
+			}
+			cells = append(cells, cell{text: tag})
+		}
+		g.add(append(cells, cell{text: f.About})...)
+	}
+	for _, p := range []Part{l.Header, l.Body} {
+		g.note(0, fmt.Sprintf("%s v%d", p.Name, p.Version), "")
+		walkLayout(p.Fields, add)
+	}
+	return g.write(w)
+}
+
+func directionTitle(direction string) string {
+	if direction == "response" {
+		return "Response"
+	}
+	return "Request"
+}
+
+// walkLayout calls fn for every field in depth-first order with its depth.
+func walkLayout(fs []*LayoutField, fn func(f *LayoutField, depth int)) {
+	var walk func([]*LayoutField, int)
+	walk = func(fs []*LayoutField, depth int) {
+		for _, f := range fs {
+			fn(f, depth)
+			walk(f.Fields, depth+1)
+		}
+	}
+	walk(fs, 0)
+}
+
+// WriteJSON writes the layout as an indented JSON tree.
+func (l *Layout) WriteJSON(w io.Writer) error { return writeJSON(w, l) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Change is one difference between two layouts of a message: a field added or removed, or a
+// field whose encoding changed. Paths name fields by their names from the top ("Topics.
+// Partitions.CurrentLeaderEpoch"); header fields start with "header.", elements of arrays of
+// scalars are "[i]", and tagged fields are named as if they were not in a tagged section.
+type Change struct {
+	Kind string `json:"change"` // "added", "removed" or "changed"
+	Path string `json:"field"`
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+}
+
+// Diff lists what changes from layout a to layout b: removed fields, added fields, then fields
+// whose type, nullability or tag changed, each in wire order.
+func Diff(a, b *Layout) []Change {
+	pa, pb := a.paths(), b.paths()
+	in := func(ps []pathType, p string) (string, bool) {
+		for _, x := range ps {
+			if x.path == p {
+				return x.desc, true
+			}
+		}
+		return "", false
+	}
+	var removed, added, changed []Change
+	for _, x := range pa {
+		if _, ok := in(pb, x.path); !ok {
+			removed = append(removed, Change{Kind: "removed", Path: x.path, From: x.desc})
+		}
+	}
+	for _, x := range pb {
+		from, ok := in(pa, x.path)
+		switch {
+		case !ok:
+			added = append(added, Change{Kind: "added", Path: x.path, To: x.desc})
+		case from != x.desc:
+			changed = append(changed, Change{Kind: "changed", Path: x.path, From: from, To: x.desc})
+		}
+	}
+	return append(append(removed, added...), changed...)
+}
+
+type pathType struct{ path, desc string }
+
+// paths flattens a layout to (path, description) pairs in wire order.
+func (l *Layout) paths() []pathType {
+	var out []pathType
+	var walk func(prefix string, fs []*LayoutField)
+	walk = func(prefix string, fs []*LayoutField) {
+		for _, f := range fs {
+			p := joinPath(prefix, f.Name)
+			out = append(out, pathType{p, describe(f)})
+			if f.Type == "tagged_fields" {
+				p = prefix // tagged fields are named as if they were not in a tagged section
+			}
+			walk(p, f.Fields)
+		}
+	}
+	walk("header", l.Header.Fields)
+	walk("", l.Body.Fields)
+	return out
+}
+
+func joinPath(prefix, name string) string {
+	switch {
+	case prefix == "":
+		return name
+	case strings.HasPrefix(name, "["):
+		return prefix + name
+	}
+	return prefix + "." + name
+}
+
+// describe is a field's encoding in a diff: "compact_string", "compact_array?" (nullable),
+// "int32 tag 0".
+func describe(f *LayoutField) string {
+	s := f.Type
+	if f.Nullable && !strings.Contains(f.Type, "nullable") {
+		s += "?"
+	}
+	if f.Tag != nil {
+		s += fmt.Sprintf(" tag %d", *f.Tag)
+	}
+	return s
+}
