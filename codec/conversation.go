@@ -46,7 +46,21 @@ type Conversation struct {
 	// seen lists the API versions this client has used, most recent first, to infer the API of
 	// a response whose request was not captured.
 	seen []Pending
+	// maxCorr is the highest correlation id of the requests seen that decoded cleanly
+	// (sawRequest): clients number their requests upwards, which helps to tell a frame from
+	// bytes inside a body. Bytes decoded as a request by mistake do not count.
+	maxCorr    int32
+	sawRequest bool
 }
+
+// maxDecodeCheck bounds the frames Check decodes to judge them: the framer may ask about many
+// candidates in a row.
+const maxDecodeCheck = 64 << 10
+
+// maxCorrLead is how far above the requests seen a response's correlation id may be when the
+// framer looks for a frame: the requests it answers may still wait behind a gap of their own.
+// Small, because bytes of a body often read as ids of a few thousand.
+const maxCorrLead = 64
 
 // maxPending bounds the requests remembered per connection; the oldest are forgotten first.
 const maxPending = 4096
@@ -79,11 +93,19 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	m := cv.c.DecodeRequest(frame)
 	r := Result{Msg: m}
 	cv.remember(m.APIKey, m.Version)
+	if len(m.Warnings) == 0 && (!cv.sawRequest || m.CorrelationID > cv.maxCorr) {
+		cv.maxCorr, cv.sawRequest = m.CorrelationID, true
+	}
 	if m.APIKey == 0 {
 		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
 			r.NoResponse = true
 			return r
 		}
+	}
+	if _, ok := cv.pending[m.CorrelationID]; ok {
+		// A correlation id used again before its answer: the newer request replaces the older
+		// one, in the order too, so that the order never names a request twice.
+		cv.forget(m.CorrelationID)
 	}
 	if len(cv.order) >= maxPending {
 		delete(cv.pending, cv.order[0])
@@ -123,13 +145,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		}
 		return Result{Msg: m}
 	}
-	delete(cv.pending, corr)
-	for i, c := range cv.order {
-		if c == corr {
-			cv.order = append(cv.order[:i], cv.order[i+1:]...)
-			break
-		}
-	}
+	cv.forget(corr)
 	m := cv.c.DecodeResponse(frame, p.APIKey, p.Version)
 	if p.APIKey == 17 && p.Version == 0 {
 		// SaslHandshake v0 succeeded: the tokens that follow travel without Kafka headers.
@@ -138,6 +154,17 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		}
 	}
 	return Result{Msg: m, Request: &p}
+}
+
+// forget drops a pending request.
+func (cv *Conversation) forget(corr int32) {
+	delete(cv.pending, corr)
+	for i, c := range cv.order {
+		if c == corr {
+			cv.order = append(cv.order[:i], cv.order[i+1:]...)
+			break
+		}
+	}
 }
 
 func (cv *Conversation) remember(key, version int16) {
@@ -230,34 +257,52 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) Verdict {
 	if toServer {
 		return cv.checkRequest(head, size, synced)
 	}
-	if size < 4 || size > MaxFrameSize {
+	if size < 0 || size > MaxFrameSize {
 		return No
 	}
 	if cv.saslRaw && len(cv.pending) == 0 {
-		return Yes
+		return Yes // a raw SASL token, which may be empty (the broker's answer to PLAIN)
+	}
+	if size < 4 {
+		return No
 	}
 	if len(head) < 8 {
 		return NeedMore
 	}
 	corr := int32(binary.BigEndian.Uint32(head[4:]))
-	if _, ok := cv.pending[corr]; ok {
-		return Yes
-	}
 	if synced {
 		return Yes
 	}
-	if corr < 0 {
+	// Out of step, a response is never more than Weak, even with a pending correlation id: its
+	// header is only a size and a correlation id, and inside a body (after a gap) eight bytes
+	// of small numbers pass for both (0 is often pending). Believing one would swallow the
+	// frames after it; the framer believes a Weak frame only when a plausible frame follows.
+	// Clients number their requests upwards: a correlation id far above every request seen on
+	// the connection answers none of them, which keeps most such bytes out. (Not just above:
+	// the client's requests may wait behind a gap of their own.)
+	if corr < 0 || (cv.sawRequest && int64(corr) > int64(cv.maxCorr)+maxCorrLead) {
+		return No
+	}
+	// The whole frame is there: a response to a pending request is believed when it decodes
+	// as one, without a warning, and refused otherwise.
+	if p, ok := cv.pending[corr]; ok && int64(len(head)) >= 4+size && size <= maxDecodeCheck {
+		if len(cv.c.DecodeResponse(head[:4+size], p.APIKey, p.Version).Warnings) == 0 {
+			return Yes
+		}
 		return No
 	}
 	return Weak
 }
 
 func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdict {
-	if size < 8 || size > MaxFrameSize {
+	if size < 0 || size > MaxFrameSize {
 		return No
 	}
 	if cv.saslRaw {
-		return Yes
+		return Yes // a raw SASL token, of any size
+	}
+	if size < 8 {
+		return No
 	}
 	if len(head) < 12 {
 		return NeedMore
@@ -275,6 +320,12 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdi
 	if a == nil || a.Request == nil || !a.Request.ValidVersions.Contains(version) || corr < 0 {
 		return No
 	}
+	// Clients number their requests upwards: after a gap, the next request has a higher
+	// correlation id than every request seen. Runs of zeros inside a body (key 0, version 0,
+	// correlation id 0) are kept out by this.
+	if cv.sawRequest && corr <= cv.maxCorr {
+		return No
+	}
 	if cv.c.RequestHeaderVersion(key, version) == 0 {
 		return Weak
 	}
@@ -286,18 +337,40 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdi
 		return No
 	}
 	if n > 0 {
-		if len(head) < 14+n {
+		// The framer shows at most 64 bytes: a long client id is judged by its first bytes
+		// (16 are enough), or it would never be judged at all.
+		id := head[14:min(len(head), 14+n)]
+		if len(id) < min(n, 16) {
 			return NeedMore
 		}
-		id := head[14 : 14+n]
-		if !utf8.Valid(id) {
-			return No
-		}
-		for _, r := range string(id) {
+		for len(id) > 0 {
+			r, w := utf8.DecodeRune(id)
+			if r == utf8.RuneError && w <= 1 {
+				if !utf8.FullRune(id) && len(head) < 14+n {
+					break // a character cut by the end of head
+				}
+				return No
+			}
 			if r < 0x20 || r == 0x7f {
 				return No
 			}
+			id = id[w:]
 		}
 	}
-	return Yes
+	v := Yes
+	if n <= 0 {
+		v = Weak // an empty or null client id proves little: zeros are everywhere
+	}
+	// The whole frame is there: one that decodes without a warning is believed; one that does
+	// not needs more than its header to be.
+	if int64(len(head)) >= 4+size && size <= maxDecodeCheck {
+		if len(cv.c.DecodeRequest(head[:4+size]).Warnings) == 0 {
+			return Yes
+		}
+		if v == Weak {
+			return No
+		}
+		return Weak
+	}
+	return v
 }

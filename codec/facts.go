@@ -1,22 +1,59 @@
 package codec
 
-// Facts are what a message says about the things people look for in a capture: topics, groups,
-// members and errors. They come from the definitions' entityType annotations and from Kafka's
-// field-naming conventions, never from per-API code.
+import (
+	"slices"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// Facts are what a message says about the things people look for in a capture: topics and
+// partitions, groups, members, errors and record counts. They come from the definitions'
+// entityType annotations and from Kafka's field-naming conventions, never from per-API code.
 type Facts struct {
 	Topics   []string // topic names, first seen first, without repeats
 	TopicIDs []UUID
-	Groups   []string
-	Members  []string
+	// Partitions lists, per topic name (or topic id as Kafka prints it), the partitions the
+	// message names.
+	Partitions map[string][]int32
+	Groups     []string
+	Members    []string
 	// Errors holds the non-zero error codes, without repeats.
 	Errors []int16
+	// RecordSets has one entry per non-empty records field.
+	RecordSets []RecordSet
 }
+
+// RecordSet counts the records of one records field.
+type RecordSet struct {
+	Topic     string // the topic's name, or "" when the message names it by id only
+	TopicID   UUID
+	Partition int32
+	Records   int
+	Bytes     int      // the field's size on the wire
+	Codecs    []string // compression codecs of its batches: none, gzip, snappy, lz4, zstd
+}
+
+// Key names the topic of a record set: its name, or its id as Kafka prints it.
+func (r RecordSet) Key() string {
+	if r.Topic != "" {
+		return r.Topic
+	}
+	return r.TopicID.String()
+}
+
+// partitionNames are the names Kafka gives partition-number fields.
+var partitionNames = map[string]bool{"PartitionIndex": true, "Partition": true, "Index": true, "PartitionId": true}
+
+// partitionArrays are the names of int32 arrays that list partition numbers.
+var partitionArrays = map[string]bool{"Partitions": true, "PartitionIndexes": true}
+
+var codecNames = [8]string{"none", "gzip", "snappy", "lz4", "zstd", "codec5", "codec6", "codec7"}
 
 // Facts gathers the message's facts from its field tree.
 func (m *Message) Facts() Facts {
-	var f Facts
-	seen := map[any]bool{}
-	add := func(kind string, v any) bool {
+	f := Facts{Partitions: map[string][]int32{}}
+	seen := map[[2]any]bool{}
+	first := func(kind string, v any) bool {
 		k := [2]any{kind, v}
 		if seen[k] {
 			return false
@@ -24,33 +61,220 @@ func (m *Message) Facts() Facts {
 		seen[k] = true
 		return true
 	}
-	Walk(m.Fields[min(m.HeaderFields, len(m.Fields)):], func(n *Node, _ int) bool {
-		switch v := n.Value.(type) {
-		case string:
-			switch {
-			case n.Def != nil && n.Def.EntityType == "topicName":
-				if add("t", v) {
-					f.Topics = append(f.Topics, v)
+	// scope is the topic and partition the walk is inside.
+	type scope struct {
+		topic     string
+		id        UUID
+		partition int32
+	}
+	topicKey := func(s scope) string {
+		if s.topic != "" {
+			return s.topic
+		}
+		if s.id != (UUID{}) {
+			return s.id.String()
+		}
+		return ""
+	}
+	addPartition := func(s scope, p int32) {
+		k := topicKey(s)
+		if k != "" && !slices.Contains(f.Partitions[k], p) {
+			f.Partitions[k] = append(f.Partitions[k], p)
+		}
+	}
+	var walk func(nodes []*Node, s scope)
+	walk = func(nodes []*Node, s scope) {
+		// A struct's own topic and partition fields set the scope of all its children.
+		for _, n := range nodes {
+			switch v := n.Value.(type) {
+			case string:
+				if n.Def != nil && n.Def.EntityType == "topicName" && n.Def.Kind == schema.String {
+					s.topic = v
 				}
-			case n.Def != nil && n.Def.EntityType == "groupId":
-				if add("g", v) {
-					f.Groups = append(f.Groups, v)
+			case UUID:
+				if n.Name == "TopicId" {
+					s.id = v
 				}
-			case n.Name == "MemberId" && v != "":
-				if add("m", v) {
-					f.Members = append(f.Members, v)
+			case int64:
+				if partitionNames[n.Name] && n.Type == "int32" {
+					s.partition = int32(v)
 				}
 			}
-		case UUID:
-			if n.Name == "TopicId" && v != (UUID{}) && add("i", v) {
-				f.TopicIDs = append(f.TopicIDs, v)
+		}
+		for _, n := range nodes {
+			switch v := n.Value.(type) {
+			case string:
+				switch {
+				case n.Def != nil && n.Def.EntityType == "topicName":
+					if first("t", v) {
+						f.Topics = append(f.Topics, v)
+					}
+				case n.Def != nil && n.Def.EntityType == "groupId":
+					if first("g", v) {
+						f.Groups = append(f.Groups, v)
+					}
+				case n.Name == "MemberId" && v != "":
+					if first("m", v) {
+						f.Members = append(f.Members, v)
+					}
+				}
+			case UUID:
+				if n.Name == "TopicId" && v != (UUID{}) && first("i", v) {
+					f.TopicIDs = append(f.TopicIDs, v)
+				}
+			case int64:
+				switch {
+				case IsErrorCode(n) && v != 0:
+					if first("e", v) {
+						f.Errors = append(f.Errors, int16(v))
+					}
+				case partitionNames[n.Name] && n.Type == "int32":
+					addPartition(s, int32(v))
+				}
 			}
-		case int64:
-			if IsErrorCode(n) && v != 0 && add("e", v) {
-				f.Errors = append(f.Errors, int16(v))
+			if n.Def != nil && partitionArrays[n.Name] && n.Def.Elem != 0 && n.Type != "struct" {
+				for _, c := range n.Children {
+					if p, ok := c.Value.(int64); ok && c.Type == "int32" {
+						addPartition(s, int32(p))
+					}
+				}
+				continue
+			}
+			if n.Type == "records" || n.Type == "compact_records" {
+				if len(n.Children) > 0 {
+					f.RecordSets = append(f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
+				}
+				continue
+			}
+			if len(n.Children) > 0 {
+				walk(n.Children, s)
+			}
+		}
+	}
+	walk(m.Fields[min(m.HeaderFields, len(m.Fields)):], scope{partition: -1})
+	return f
+}
+
+// recordSet counts the records under a records node and the codecs of its batches.
+func recordSet(n *Node, topic string, id UUID, partition int32) RecordSet {
+	r := RecordSet{Topic: topic, TopicID: id, Partition: partition, Bytes: n.Size}
+	Walk(n.Children, func(c *Node, _ int) bool {
+		switch c.Type {
+		case "record":
+			r.Records++
+			return false
+		case "message":
+			// A legacy message counts unless it is a compressed wrapper around others.
+			wrapper := false
+			Walk(c.Children, func(x *Node, _ int) bool {
+				wrapper = wrapper || x.Type == "compressed_records"
+				return !wrapper
+			})
+			if !wrapper {
+				r.Records++
+			} else if a := childNamed(c, "attributes"); a != nil {
+				if v, ok := a.Value.(int64); ok {
+					if name := codecNames[v&7]; !slices.Contains(r.Codecs, name) {
+						r.Codecs = append(r.Codecs, name)
+					}
+				}
+			}
+		case "record_batch":
+			if a := childNamed(c, "attributes"); a != nil {
+				if v, ok := a.Value.(int64); ok {
+					if name := codecNames[v&7]; !slices.Contains(r.Codecs, name) {
+						r.Codecs = append(r.Codecs, name)
+					}
+				}
 			}
 		}
 		return true
 	})
-	return f
+	return r
+}
+
+func childNamed(n *Node, name string) *Node {
+	for _, c := range n.Children {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// TopicNames remembers the topic names that messages give for topic ids (Metadata,
+// CreateTopics and DescribeTopicPartitions responses, ...), so that messages that name topics by
+// id only (Fetch v13+, Produce v13+) can be shown with names. It is not safe for concurrent use.
+type TopicNames struct {
+	names map[UUID]string
+}
+
+// Learn records every struct of msg that holds both a topic name and a topic id.
+func (t *TopicNames) Learn(msg *Message) {
+	Walk(msg.Fields, func(n *Node, _ int) bool {
+		if n.Type != "struct" {
+			return true
+		}
+		var name string
+		var id UUID
+		for _, c := range n.Children {
+			if s, ok := c.Value.(string); ok && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+				name = s
+			}
+			if u, ok := c.Value.(UUID); ok && c.Name == "TopicId" {
+				id = u
+			}
+		}
+		if name != "" && id != (UUID{}) {
+			if t.names == nil {
+				t.names = map[UUID]string{}
+			}
+			t.names[id] = name
+		}
+		return true
+	})
+}
+
+// Name returns the name learnt for a topic id.
+func (t *TopicNames) Name(id UUID) (string, bool) {
+	n, ok := t.names[id]
+	return n, ok
+}
+
+// Annotate notes the topic name beside every TopicId of msg, or says it is not known yet.
+func (t *TopicNames) Annotate(msg *Message) {
+	Walk(msg.Fields, func(n *Node, _ int) bool {
+		if u, ok := n.Value.(UUID); ok && n.Name == "TopicId" && u != (UUID{}) {
+			if name, ok := t.names[u]; ok {
+				n.Note = "topic " + name
+			} else {
+				n.Note = "topic name unknown (no Metadata response with this id captured before)"
+			}
+		}
+		return true
+	})
+}
+
+// Resolve replaces topic ids by the names learnt for them in f.
+func (t *TopicNames) Resolve(f *Facts) {
+	for i, r := range f.RecordSets {
+		if r.Topic == "" {
+			if name, ok := t.names[r.TopicID]; ok {
+				f.RecordSets[i].Topic = name
+			}
+		}
+	}
+	for _, id := range f.TopicIDs {
+		name, ok := t.names[id]
+		if !ok {
+			continue
+		}
+		if p, ok := f.Partitions[id.String()]; ok {
+			delete(f.Partitions, id.String())
+			f.Partitions[name] = append(f.Partitions[name], p...)
+		}
+		if !slices.Contains(f.Topics, name) {
+			f.Topics = append(f.Topics, name)
+		}
+	}
 }

@@ -30,6 +30,8 @@ type Node struct {
 	// Def is the definition the node was decoded by (for an array's elements, the array's);
 	// nil for headers' synthetic nodes and records.
 	Def *schema.Field
+	// Note is a remark to show beside the value (the topic name of a topic id).
+	Note string
 	// Secret marks a redacted value (a password, a proof, an HMAC): its bytes must not be
 	// shown either; see Message.Redact.
 	Secret bool

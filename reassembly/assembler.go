@@ -197,6 +197,7 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.Ass
 			notice:  func(n Notice) { n.Conn, n.Dir = c, dir; a.h.Notice(n) },
 		}
 	}
+	s.framers[0].peer, s.framers[1].peer = s.framers[1], s.framers[0]
 	a.streams[s] = struct{}{}
 	return s
 }
@@ -219,6 +220,14 @@ type stream struct {
 	framers       [2]*framer
 	syn           [2]bool
 	done          bool
+	// Per direction: the sequence number of the stream's first byte (from the SYN, or the
+	// packet the stream was started at), and the furthest a data segment or FIN reached, with
+	// its packet. Bytes before a FIN that never arrived are reported when the stream ends:
+	// gopacket's reassembly closes such a stream without a word.
+	first, end    [2]gpr.Sequence
+	known, hasEnd [2]bool
+	endPkt        [2]int
+	endTime       [2]time.Time
 }
 
 func (s *stream) dir(d gpr.TCPFlowDirection) Dir {
@@ -233,6 +242,20 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 	if tcp.SYN && !s.framers[d].started {
 		s.syn[d] = true
 	}
+	seq := gpr.Sequence(tcp.Seq)
+	if !s.known[d] && (tcp.SYN || nextSeq < 0) {
+		// The SYN, or the packet the forced start below makes the first one.
+		s.first[d], s.known[d] = seq, true
+		if tcp.SYN {
+			s.first[d] = seq.Add(1)
+		}
+	}
+	if !tcp.SYN && !tcp.RST && (len(tcp.Payload) > 0 || tcp.FIN) {
+		if e := seq.Add(len(tcp.Payload)); !s.hasEnd[d] || s.end[d].Difference(e) > 0 {
+			s.end[d], s.hasEnd[d] = e, true
+			s.endPkt[d], s.endTime[d] = packetNum(ci)
+		}
+	}
 	// Accept connections whose SYN was not captured.
 	*start = true
 	return true
@@ -244,12 +267,22 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	f := s.framers[d]
 	length, _ := sg.Lengths()
 	if length == 0 {
+		// A FIN after lost bytes: the loss is all there is to report, with the packet that
+		// brought the FIN.
+		if skip > 0 && ac != nil {
+			ci := ac.GetCaptureInfo()
+			pkt, _ := packetNum(ci)
+			f.gap(skip, pkt, ci.Timestamp)
+		}
 		return
 	}
 	spans := collectSpans(sg, length, f.base+int64(len(f.buf)))
 	if !f.started {
 		f.synced = s.syn[d]
-	} else if skip > 0 {
+	}
+	// skip > 0 can come with the first data too: the SYN was captured but the first data
+	// segment was not. The framer is then out of step, and the loss is reported.
+	if skip > 0 {
 		f.gap(skip, spans[0].pkt, spans[0].time)
 		// gap moved base; recompute span offsets from the new end of the buffer.
 		spans = collectSpans(sg, length, f.base+int64(len(f.buf)))
@@ -257,17 +290,21 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	f.add(sg.Fetch(length), spans)
 }
 
+// packetNum reads the packet number that Add put in the capture info.
+func packetNum(ci gopacket.CaptureInfo) (int, time.Time) {
+	if len(ci.AncillaryData) > 0 {
+		if n, ok := ci.AncillaryData[0].(int); ok {
+			return n, ci.Timestamp
+		}
+	}
+	return 0, ci.Timestamp
+}
+
 // collectSpans finds which packet carried which bytes of sg. A packet's bytes are contiguous in
 // the reassembled data, so each boundary can be found by bisection on CaptureInfo.
 func collectSpans(sg gpr.ScatterGather, length int, base int64) []span {
 	pkt := func(off int) (int, time.Time) {
-		ci := sg.CaptureInfo(off)
-		if len(ci.AncillaryData) > 0 {
-			if n, ok := ci.AncillaryData[0].(int); ok {
-				return n, ci.Timestamp
-			}
-		}
-		return 0, ci.Timestamp
+		return packetNum(sg.CaptureInfo(off))
 	}
 	var spans []span
 	for off := 0; off < length; {
@@ -290,9 +327,14 @@ func collectSpans(sg gpr.ScatterGather, length int, base int64) []span {
 	return spans
 }
 
+// ReassemblyComplete is called when both directions are closed. The connection stays in
+// gopacket's pool (false): the packets that follow the FINs (the last ACK, a retransmitted FIN)
+// then belong to it, as they do in tshark's tcp.stream, instead of opening a connection of
+// their own that would take the next ID. A SYN on the same addresses and ports replaces it
+// with a new connection; FlushWithOptions forgets it after CloseAfter.
 func (s *stream) ReassemblyComplete(ac gpr.AssemblerContext) bool {
 	s.finish()
-	return true
+	return false
 }
 
 func (s *stream) finish() {
@@ -301,6 +343,13 @@ func (s *stream) finish() {
 	}
 	s.done = true
 	delete(s.a.streams, s)
+	for d, f := range s.framers {
+		if s.known[d] && s.hasEnd[d] {
+			if lost := int64(s.first[d].Difference(s.end[d])) - (f.base + int64(len(f.buf))); lost > 0 {
+				f.gap(int(lost), s.endPkt[d], s.endTime[d])
+			}
+		}
+	}
 	s.framers[ToServer].finish()
 	s.framers[ToClient].finish()
 	s.a.h.Close(s.conn)

@@ -18,7 +18,8 @@ const (
 )
 
 // Checker judges candidate frames for one direction of a connection. head holds the first bytes
-// of the candidate, size prefix included (as many as are buffered); synced says the framer is in
+// of the candidate, size prefix included: at most 64 when the framer is in step, and when it is
+// looking for a frame, the whole candidate frame if it is buffered; synced says the framer is in
 // step with the stream, so only gross violations should give No.
 type Checker func(head []byte, synced bool) Verdict
 
@@ -46,6 +47,8 @@ type framer struct {
 	maxSize int
 	// started: the first bytes have arrived; tls: the direction carries TLS and is ignored.
 	started, tls bool
+	// peer is the framer of the other direction.
+	peer *framer
 	// Bytes skipped while looking for a frame, reported as one notice.
 	skipped  int64
 	skipFrom int64
@@ -62,6 +65,10 @@ func (f *framer) add(data []byte, spans []span) {
 		f.started = true
 		if looksTLS(data) {
 			f.tls = true
+			if f.peer != nil {
+				// One notice per connection: the other direction is TLS too.
+				f.peer.tls, f.peer.started = true, true
+			}
 			f.notice(Notice{Kind: NoticeTLS, Packet: spans[0].pkt, Time: spans[0].time,
 				Msg: fmt.Sprintf("TLS record (content type %d, version %d.%d): not Kafka in the clear; the connection is skipped", data[0], data[1], data[2])})
 			return
@@ -82,6 +89,11 @@ func looksTLS(data []byte) bool {
 func (f *framer) gap(n int, pkt int, t time.Time) {
 	if f.tls {
 		return
+	}
+	if !f.synced {
+		// The data before the gap ends here, as at the end of the stream: a candidate frame
+		// that ends exactly at the gap is believed without the successor it was waiting for.
+		f.cut(true)
 	}
 	f.reportSkipped()
 	msg := fmt.Sprintf("%d bytes lost (not captured) at stream offset %d", n, f.base+int64(len(f.buf)))
@@ -109,13 +121,17 @@ func (f *framer) cut(eof bool) {
 		}
 		size := int(int32(binary.BigEndian.Uint32(f.buf)))
 		v := f.check(f.buf[:min(len(f.buf), 64)], true)
-		if v == NeedMore && !eof {
+		if v == NeedMore {
+			// Wait for more bytes; at the end of the stream, finish reports a partial frame.
 			return
 		}
-		if v == No || v == NeedMore || size < 0 || size > f.maxSize {
+		if v == No || size < 0 || size > f.maxSize {
 			f.notice(Notice{Kind: NoticeResync, Packet: f.packetAt(0), Time: f.timeAt(0),
 				Msg: fmt.Sprintf("bytes at stream offset %d do not start a plausible frame (size %d): looking for the next frame", f.base, size)})
 			f.synced = false
+			// No frame starts here: resync must not find this offset again, or a checker that
+			// believes what the size bound refuses would keep the framer here for ever.
+			f.skip(1)
 			continue
 		}
 		if len(f.buf) < 4+size {
@@ -132,11 +148,11 @@ func (f *framer) resync(eof bool) bool {
 		switch f.judge(i, eof) {
 		case NeedMore:
 			f.skip(i)
-			if len(f.buf) > maxResyncBuffer {
-				f.skip(1) // a candidate that never completes: give up on it
-				continue
+			if len(f.buf) <= maxResyncBuffer {
+				return false
 			}
-			return false
+			f.skip(1) // a candidate that never completes: give up on it
+			i = -1    // and go on from the new start of the buffer
 		case Yes:
 			f.skip(i)
 			f.reportSkipped()
@@ -155,13 +171,21 @@ func (f *framer) resync(eof bool) bool {
 // judge decides whether a frame starts at buf[i]; a Weak candidate needs a plausible successor.
 func (f *framer) judge(i int, eof bool) Verdict {
 	head := f.buf[i:]
-	v := f.check(head[:min(len(head), 64)], false)
+	// The checker sees the whole candidate frame when it is buffered (at least 64 bytes
+	// otherwise): a frame that is all there can be decoded, which says much more than its
+	// first bytes.
+	size := int(int32(binary.BigEndian.Uint32(head)))
+	n := 64
+	if size >= 0 && size <= f.maxSize {
+		n = max(n, 4+size)
+	}
+	v := f.check(head[:min(len(head), n)], false)
+	// The size bound holds whatever the checker says: cut would refuse the frame.
+	if (v == Yes || v == Weak) && (size < 0 || size > f.maxSize) {
+		return No
+	}
 	if v != Weak {
 		return v
-	}
-	size := int(int32(binary.BigEndian.Uint32(head)))
-	if size > f.maxSize {
-		return No
 	}
 	next := 4 + size
 	switch {
@@ -175,8 +199,16 @@ func (f *framer) judge(i int, eof bool) Verdict {
 	}
 	nv := f.check(head[next:min(len(head), next+64)], false)
 	switch nv {
-	case Yes, Weak:
+	case Yes:
 		return Yes
+	case Weak:
+		// Two weak candidates that both start inside packets do not vouch for each other:
+		// inside a body (after a gap), chains of plausible-looking sizes are common. Senders
+		// write each frame with its own write, so a real frame usually starts a packet.
+		if f.startsPacket(i) || f.startsPacket(i+next) {
+			return Yes
+		}
+		return No
 	case NeedMore:
 		if eof {
 			return No
@@ -220,6 +252,20 @@ func (f *framer) drop(n int) {
 	if len(f.buf) == 0 {
 		f.buf = nil
 	}
+}
+
+// startsPacket reports whether buf[rel] is the first byte a packet contributed to the stream.
+func (f *framer) startsPacket(rel int) bool {
+	off := f.base + int64(rel)
+	for _, sp := range f.spans {
+		if sp.off == off {
+			return true
+		}
+		if sp.off > off {
+			break
+		}
+	}
+	return false
 }
 
 func (f *framer) spanAt(rel int) span {

@@ -228,8 +228,16 @@ func (d *Diagram) rawHex(frame []byte, n *codec.Node) string {
 	return hex.EncodeToString(frame[n.Offset:end])
 }
 
-// value is the text of a node's value and its style.
+// value is the text of a node's value and its style, with the node's note after it.
 func (d *Diagram) value(n *codec.Node, parent *codec.Node) (string, string) {
+	s, style := d.bareValue(n, parent)
+	if n.Note != "" {
+		s += "  [" + n.Note + "]"
+	}
+	return s, style
+}
+
+func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) {
 	if n.Type == "tagged_field" {
 		for _, c := range n.Children {
 			if c.Name == "tag" {

@@ -57,6 +57,7 @@ type jsonNode struct {
 	Encoding  string      `json:"encoding,omitempty"`
 	Truncated bool        `json:"truncated,omitempty"`
 	Error     string      `json:"error,omitempty"`
+	Note      string      `json:"note,omitempty"`
 	Fields    []*jsonNode `json:"fields,omitempty"`
 }
 
@@ -108,6 +109,7 @@ func (j *JSON) nodes(ns []*codec.Node) []*jsonNode {
 		default:
 			jn.Value = v
 		}
+		jn.Note = n.Note
 		if codec.IsErrorCode(n) {
 			if c, ok := n.Value.(int64); ok {
 				jn.Error = codec.ErrorName(int16(c))

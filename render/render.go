@@ -30,6 +30,9 @@ type Entry struct {
 	NoResponse bool
 	// Warnings from decoding, beside Msg.Warnings (framing problems).
 	Warnings []string
+	// Facts are the message's topics, groups, errors and record counts, with topic ids
+	// resolved to names where the capture taught them (nil when nobody asked for them).
+	Facts *codec.Facts
 	// Bytes holds the message's bytes, size prefix included (for hex dumps).
 	Bytes []byte
 }

@@ -4,7 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/kdissect/kdissect/codec"
 )
 
 // Summary writes one line per message, like tshark's default output: packet number, time since
@@ -66,6 +71,11 @@ func (s *Summary) Message(e *Entry) error {
 		fmt.Fprint(s.w, " request not captured")
 	}
 	fmt.Fprintf(s.w, "  %d bytes", m.Size)
+	if e.Facts != nil {
+		if f := FactsText(e.Facts); f != "" {
+			fmt.Fprintf(s.w, "  %s", f)
+		}
+	}
 	if n := len(m.Warnings) + len(e.Warnings); n > 0 {
 		fmt.Fprintf(s.w, "  [%d warning%s]", n, plural(n))
 	}
@@ -101,4 +111,64 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// FactsText is the short account of a message's facts that a summary line ends with: topics
+// and partitions, record counts and codecs, group and member, errors.
+func FactsText(f *codec.Facts) string {
+	var parts []string
+	var topics []string
+	for _, name := range f.Topics {
+		if ps := f.Partitions[name]; len(ps) > 0 {
+			nums := make([]string, len(ps))
+			for i, p := range ps {
+				nums[i] = strconv.Itoa(int(p))
+			}
+			name += "[" + strings.Join(nums, ",") + "]"
+		}
+		topics = append(topics, name)
+	}
+	for _, id := range f.TopicIDs {
+		if ps, ok := f.Partitions[id.String()]; ok && len(ps) > 0 {
+			topics = append(topics, "id:"+id.String())
+		}
+	}
+	if len(topics) > 3 {
+		topics = append(topics[:3], fmt.Sprintf("+%d more", len(topics)-3))
+	}
+	if len(topics) > 0 {
+		parts = append(parts, "topics "+strings.Join(topics, " "))
+	}
+	records, sets := 0, 0
+	var codecs []string
+	for _, r := range f.RecordSets {
+		records += r.Records
+		sets++
+		for _, c := range r.Codecs {
+			if !slices.Contains(codecs, c) {
+				codecs = append(codecs, c)
+			}
+		}
+	}
+	if sets > 0 {
+		s := fmt.Sprintf("%d record%s", records, plural(records))
+		if len(codecs) > 0 {
+			s += " (" + strings.Join(codecs, ",") + ")"
+		}
+		parts = append(parts, s)
+	}
+	if len(f.Groups) > 0 {
+		parts = append(parts, "group "+strings.Join(f.Groups, ","))
+	}
+	if len(f.Members) > 0 {
+		parts = append(parts, "member "+f.Members[0])
+	}
+	if len(f.Errors) > 0 {
+		names := make([]string, len(f.Errors))
+		for i, c := range f.Errors {
+			names[i] = codec.ErrorName(c)
+		}
+		parts = append(parts, "errors "+strings.Join(names, ","))
+	}
+	return strings.Join(parts, "  ")
 }

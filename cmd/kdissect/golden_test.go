@@ -79,6 +79,27 @@ func kdissect(t *testing.T, args ...string) (string, string, int) {
 	return out.String(), errOut.String(), code
 }
 
+// capturePorts are the broker ports of every capture in pcaps/.
+const capturePorts = "9092-9094,19092,36333"
+
+// kafkaCaptures lists the captures in pcaps/ that hold Kafka in the clear: not the other
+// protocols' captures, not the TLS ones (which have a key log beside them).
+func kafkaCaptures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, f := range captures(t) {
+		base := filepath.Base(f)
+		if strings.HasPrefix(base, "other-") {
+			continue
+		}
+		if _, err := os.Stat(strings.TrimSuffix(f, filepath.Ext(f)) + ".keylog"); err == nil {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // captures lists the capture files shipped in pcaps/.
 func captures(t *testing.T) []string {
 	t.Helper()
@@ -102,7 +123,7 @@ func TestGoldenCaptures(t *testing.T) {
 		for _, format := range []string{"summary", "json"} {
 			name := filepath.Base(file) + "." + format
 			t.Run(name, func(t *testing.T) {
-				out, errOut, code := kdissect(t, "--format", format, "-p", "9092-9094", file)
+				out, errOut, code := kdissect(t, "--format", format, "-p", capturePorts, file)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}

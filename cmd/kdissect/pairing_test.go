@@ -33,10 +33,10 @@ func parseLines(t *testing.T, out string) []jsonLine {
 // with its request, every request with a response (but for long polls cut by the end of the
 // capture), and nothing carries a warning.
 func TestEveryResponsePaired(t *testing.T) {
-	for _, file := range captures(t) {
+	for _, file := range kafkaCaptures(t) {
 		base := filepath.Base(file)
 		t.Run(base, func(t *testing.T) {
-			out, errOut, code := kdissect(t, "--format", "json", "-p", "9092-9094", file)
+			out, errOut, code := kdissect(t, "--format", "json", "-p", capturePorts, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

@@ -28,7 +28,7 @@ type tsharkMsg struct {
 func tsharkMessages(t *testing.T, file string) map[msgKey]tsharkMsg {
 	t.Helper()
 	args := []string{"-r", file, "-n"}
-	for _, p := range []int{9092, 9093, 9094} {
+	for _, p := range []int{9092, 9093, 9094, 19092, 36333} {
 		args = append(args, "-d", fmt.Sprintf("tcp.port==%d,kafka", p))
 	}
 	args = append(args, "-Y", "kafka", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
@@ -46,7 +46,7 @@ func tsharkMessages(t *testing.T, file string) map[msgKey]tsharkMsg {
 		}
 		frame, _ := strconv.Atoi(f[0])
 		dport, _ := strconv.Atoi(f[1])
-		request := dport >= 9092 && dport <= 9094
+		request := dport >= 9092 && dport <= 9094 || dport == 19092 || dport == 36333
 		corrs, keys, versions, reqFrames := split(f[2]), split(f[3]), split(f[4]), split(f[5])
 		for i, c := range corrs {
 			corr, _ := strconv.Atoi(c)
@@ -81,10 +81,10 @@ func TestAgainstTshark(t *testing.T) {
 		}
 		t.Skip("tshark not installed (apt-get install tshark)")
 	}
-	for _, file := range captures(t) {
+	for _, file := range kafkaCaptures(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			want := tsharkMessages(t, file)
-			out, errOut, code := kdissect(t, "--format", "json", "-p", "9092-9094", file)
+			out, errOut, code := kdissect(t, "--format", "json", "-p", capturePorts, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,15 +28,39 @@ import (
 type scenario struct {
 	file string
 	run  func(ctx context.Context, file string) error
+	// godebug, if set, is the GODEBUG setting the scenario needs from
+	// the start of the process (a cpu.* one, read only at start-up): gen
+	// runs the scenario in a child process of its own with it.
+	godebug string
 }
 
 var scenarios = []scenario{
-	{"kgo-produce-fetch.pcap", kgoProduceFetch},
-	{"kgo-group-3brokers.pcap", kgoGroup3Brokers},
-	{"sarama-produce-consume.pcap", saramaProduceConsume},
-	{"kgo-midstream.pcap", kgoMidstream},
-	{"kgo-admin.pcapng", kgoAdmin},
-	{"kafkago-produce-consume.pcap", kafkagoProduceConsume},
+	{file: "kgo-produce-fetch.pcap", run: kgoProduceFetch},
+	{file: "kgo-group-3brokers.pcap", run: kgoGroup3Brokers},
+	{file: "sarama-produce-consume.pcap", run: saramaProduceConsume},
+	{file: "kgo-midstream.pcap", run: kgoMidstream},
+	{file: "kgo-admin.pcapng", run: kgoAdmin},
+	{file: "kafkago-produce-consume.pcap", run: kafkagoProduceConsume},
+
+	// Records and compression.
+	{file: "kgo-codecs.pcap", run: kgoCodecs},
+	{file: "sarama-codecs.pcap", run: saramaCodecs},
+	{file: "kgo-transactions.pcap", run: kgoTransactions},
+	// SASL in the clear.
+	{file: "kgo-sasl-plain.pcap", run: kgoSASLPlain},
+	{file: "kgo-sasl-scram.pcap", run: kgoSASLScram},
+	// Ports other than 9092.
+	{file: "kgo-odd-ports.pcap", run: kgoOddPorts},
+	// TLS, each with a .keylog file beside it.
+	{file: "kgo-tls12.pcap", run: kgoTLS12AES128},
+	{file: "kgo-tls12-aes256.pcap", run: kgoTLS12AES256},
+	{file: "kgo-tls12-chacha.pcap", run: kgoTLS12ChaCha},
+	{file: "kgo-tls13.pcap", run: kgoTLS13},
+	// Go picks ChaCha20 in TLS 1.3 only when it believes the CPU has no
+	// AES instructions; GODEBUG=cpu.aes=off makes it believe so.
+	{file: "kgo-tls13-chacha.pcap", run: kgoTLS13ChaCha, godebug: "cpu.aes=off"},
+	{file: "kgo-sasl-ssl-scram.pcap", run: kgoSASLSSLScram},
+	{file: "kgo-tls-twin-plain.pcap", run: kgoTLSTwinPlain},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
@@ -44,6 +69,7 @@ const scenarioTimeout = 60 * time.Second
 func main() {
 	out := flag.String("out", "pcaps", "folder to write the captures to")
 	only := flag.String("only", "", "comma-separated file names to regenerate (default: all)")
+	child := flag.Bool("child", false, "internal: run the -only scenario in this process, quietly (see scenario.godebug)")
 	flag.Parse()
 
 	if os.Geteuid() != 0 {
@@ -68,7 +94,11 @@ func main() {
 		}
 		file := filepath.Join(*out, s.file)
 		start := time.Now()
-		if err := runScenario(s, file); err != nil {
+		run := runScenario
+		if s.godebug != "" && !*child {
+			run = runChild
+		}
+		if err := run(s, file); err != nil {
 			fmt.Fprintf(os.Stderr, "gen: %s: %v\n", s.file, err)
 			failed++
 			continue
@@ -79,7 +109,9 @@ func main() {
 			failed++
 			continue
 		}
-		fmt.Printf("%-30s %7d bytes  %v\n", s.file, st.Size(), time.Since(start).Round(time.Millisecond))
+		if !*child {
+			fmt.Printf("%-30s %7d bytes  %v\n", s.file, st.Size(), time.Since(start).Round(time.Millisecond))
+		}
 	}
 	if failed > 0 {
 		os.Exit(1)
@@ -98,6 +130,25 @@ func runScenario(s scenario, file string) error {
 		// A client that ignores its context would hang us; give up.
 		return fmt.Errorf("did not finish within %v", scenarioTimeout)
 	}
+}
+
+// runChild runs s in a new gen process whose environment has
+// GODEBUG=s.godebug, and waits for it.
+func runChild(s scenario, file string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout+30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, "-child", "-out", filepath.Dir(file), "-only", s.file)
+	cmd.Env = append(os.Environ(), "GODEBUG="+s.godebug)
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("gen child with GODEBUG=%s: %w", s.godebug, err)
+	}
+	return nil
 }
 
 // newCluster starts a kfake cluster with one broker per port on 127.0.0.1

@@ -1,0 +1,632 @@
+package reassembly
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// update is accepted by every test package so that "go test ./... -update" (which rewrites the
+// golden files of the packages that have them) runs everywhere.
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var _ = update
+
+// Test frames are a 4-byte size, a type byte and a body. The test checker believes type 'K'
+// (Yes) and type 'k' (Weak, so it needs a plausible successor when the framer is out of step),
+// sizes from 1 to 1000, and nothing else.
+const maxTestSize = 1000
+
+func testCheck(head []byte, synced bool) Verdict {
+	if len(head) < 4 {
+		return NeedMore
+	}
+	size := int32(binary.BigEndian.Uint32(head))
+	if size < 1 || size > maxTestSize {
+		return No
+	}
+	if len(head) < 5 {
+		return NeedMore
+	}
+	switch head[4] {
+	case 'K':
+		return Yes
+	case 'k':
+		if synced {
+			return Yes
+		}
+		return Weak
+	}
+	return No
+}
+
+// tframe builds a test frame of the given type with n body bytes (the type byte included in
+// the size), filled with fill.
+func tframe(typ byte, n int, fill byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(n+1))
+	b = append(b, typ)
+	return append(b, bytes.Repeat([]byte{fill}, n)...)
+}
+
+var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+// pktTime is the time of packet n in these tests.
+func pktTime(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+
+// harness drives a framer the way stream.ReassembledSG does, one packet per call unless said
+// otherwise, and records what it emits.
+type harness struct {
+	f       *framer
+	pkt     int // number of the last packet fed
+	frames  []Frame
+	notices []Notice
+}
+
+func newHarness(chk Checker, maxSize int, synced bool) *harness {
+	h := &harness{}
+	h.f = &framer{
+		check:   chk,
+		maxSize: maxSize,
+		emit:    func(fr Frame) { h.frames = append(h.frames, fr) },
+		notice:  func(n Notice) { h.notices = append(h.notices, n) },
+		synced:  synced,
+	}
+	return h
+}
+
+// data feeds one packet's bytes.
+func (h *harness) data(b []byte) {
+	h.pkt++
+	h.f.add(bytes.Clone(b), []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+}
+
+// packets feeds several packets' bytes in one call, as reassembly does after a wait.
+func (h *harness) packets(bs ...[]byte) {
+	var all []byte
+	var spans []span
+	off := h.f.base + int64(len(h.f.buf))
+	for _, b := range bs {
+		h.pkt++
+		spans = append(spans, span{off: off, pkt: h.pkt, time: pktTime(h.pkt)})
+		off += int64(len(b))
+		all = append(all, b...)
+	}
+	h.f.add(all, spans)
+}
+
+// lost reports n lost bytes before the next packet, which it then feeds.
+func (h *harness) lost(n int, next []byte) {
+	h.pkt++
+	h.f.gap(n, h.pkt, pktTime(h.pkt))
+	h.f.add(bytes.Clone(next), []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+}
+
+func (h *harness) end() { h.f.finish() }
+
+// chunks cuts b into pieces of n bytes.
+func chunks(b []byte, n int) [][]byte {
+	var out [][]byte
+	for len(b) > n {
+		out = append(out, b[:n])
+		b = b[n:]
+	}
+	return append(out, b)
+}
+
+// want is an expected frame: its bytes, stream offset and first and last packets.
+type want struct {
+	data        []byte
+	off         int64
+	first, last int
+}
+
+func (h *harness) check(t *testing.T, frames []want, kinds []NoticeKind, packets []int) {
+	t.Helper()
+	if len(h.frames) != len(frames) {
+		for _, f := range h.frames {
+			t.Logf("frame at %d: % x", f.Offset, f.Data[:min(len(f.Data), 16)])
+		}
+		t.Fatalf("%d frames, want %d; notices %s", len(h.frames), len(frames), h.noticeText())
+	}
+	for i, w := range frames {
+		g := h.frames[i]
+		if !bytes.Equal(g.Data, w.data) || g.Offset != w.off || g.FirstPacket != w.first || g.LastPacket != w.last {
+			t.Errorf("frame %d: %d bytes at offset %d, packets %d-%d; want %d bytes at %d, packets %d-%d",
+				i, len(g.Data), g.Offset, g.FirstPacket, g.LastPacket, len(w.data), w.off, w.first, w.last)
+		}
+		if !g.FirstTime.Equal(pktTime(w.first)) || !g.LastTime.Equal(pktTime(w.last)) {
+			t.Errorf("frame %d: times %v-%v, want the times of packets %d-%d", i, g.FirstTime, g.LastTime, w.first, w.last)
+		}
+	}
+	var gk []NoticeKind
+	var gp []int
+	for _, n := range h.notices {
+		gk = append(gk, n.Kind)
+		gp = append(gp, n.Packet)
+		if !n.Time.Equal(pktTime(n.Packet)) {
+			t.Errorf("notice %q: time %v is not that of its packet %d", n.Msg, n.Time, n.Packet)
+		}
+	}
+	if fmt.Sprint(gk) != fmt.Sprint(kinds) || (packets != nil && fmt.Sprint(gp) != fmt.Sprint(packets)) {
+		t.Errorf("notices %s; want kinds %v in packets %v", h.noticeText(), kinds, packets)
+	}
+}
+
+func (h *harness) noticeText() string {
+	var s []string
+	for _, n := range h.notices {
+		s = append(s, fmt.Sprintf("[kind %d, packet %d: %s]", n.Kind, n.Packet, n.Msg))
+	}
+	return strings.Join(s, " ")
+}
+
+func (h *harness) noticeHas(t *testing.T, kind NoticeKind, text string) {
+	t.Helper()
+	for _, n := range h.notices {
+		if n.Kind == kind && strings.Contains(n.Msg, text) {
+			return
+		}
+	}
+	t.Errorf("no notice of kind %d saying %q in %s", kind, text, h.noticeText())
+}
+
+func TestFramerSplitAcrossChunks(t *testing.T) {
+	a := tframe('K', 200, 0xaa)
+	for _, size := range []int{1, 2, 3, 5, 7, 64, 203} {
+		t.Run(fmt.Sprint(size, "-byte chunks"), func(t *testing.T) {
+			h := newHarness(testCheck, 1<<20, true)
+			cs := chunks(a, size)
+			for _, c := range cs {
+				h.data(c)
+			}
+			h.end()
+			h.check(t, []want{{data: a, off: 0, first: 1, last: len(cs)}}, nil, nil)
+		})
+	}
+}
+
+func TestFramerSeveralFramesInOneChunk(t *testing.T) {
+	a, b, c := tframe('K', 10, 1), tframe('k', 0, 2), tframe('K', 300, 3)
+	stream := append(append(bytes.Clone(a), b...), c...)
+	h := newHarness(testCheck, 1<<20, true)
+	h.data(stream)
+	h.data(a[:3]) // the start of a fourth frame, never finished
+	h.end()
+	h.check(t, []want{
+		{data: a, off: 0, first: 1, last: 1},
+		{data: b, off: int64(len(a)), first: 1, last: 1},
+		{data: c, off: int64(len(a) + len(b)), first: 1, last: 1},
+	}, []NoticeKind{NoticePartial}, []int{2})
+	h.noticeHas(t, NoticePartial, fmt.Sprintf("3 bytes at stream offset %d", len(stream)))
+}
+
+// Packet numbers come from the spans of one add call: a frame that starts in the second packet
+// of a call and ends in the third of the next.
+func TestFramerPacketsWithinACall(t *testing.T) {
+	a, b := tframe('K', 20, 1), tframe('K', 40, 2)
+	h := newHarness(testCheck, 1<<20, true)
+	h.packets(a[:10], a[10:], b[:5])            // packets 1, 2, 3
+	h.packets(b[5:20], b[20:30], b[30:], a[:2]) // packets 4, 5, 6, 7
+	h.packets(a[2:])                            // packet 8
+	h.end()
+	h.check(t, []want{
+		{data: a, off: 0, first: 1, last: 2},
+		{data: b, off: int64(len(a)), first: 3, last: 6},
+		{data: a, off: int64(len(a) + len(b)), first: 7, last: 8},
+	}, nil, nil)
+}
+
+func TestFramerGapInsideFrame(t *testing.T) {
+	a, b, c, d := tframe('K', 30, 1), tframe('K', 100, 0xee), tframe('K', 5, 3), tframe('k', 7, 4)
+	h := newHarness(testCheck, 1<<20, true)
+	h.data(a)                     // 1
+	h.data(b[:10])                // 2
+	h.lost(40, cat(b[50:], c, d)) // 3: b[10:50] lost
+	h.data(a)                     // 4
+	h.end()
+	tail := len(b) - 50
+	off := int64(len(a) + len(b))
+	h.check(t, []want{
+		{data: a, off: 0, first: 1, last: 1},
+		{data: c, off: off, first: 3, last: 3},
+		{data: d, off: off + int64(len(c)), first: 3, last: 3},
+		{data: a, off: off + int64(len(c)+len(d)), first: 4, last: 4},
+	}, []NoticeKind{NoticeGap, NoticeSkipped}, []int{3, 3})
+	h.noticeHas(t, NoticeGap, fmt.Sprintf("40 bytes lost (not captured) at stream offset %d; the 10 bytes buffered", len(a)+10))
+	h.noticeHas(t, NoticeSkipped, fmt.Sprintf("%d bytes at stream offset %d skipped", tail, len(a)+50))
+}
+
+// A gap exactly at a frame boundary: the framer must still look for the next frame, which
+// starts right there.
+func TestFramerGapAtBoundary(t *testing.T) {
+	a, b := tframe('K', 30, 1), tframe('K', 8, 2)
+	h := newHarness(testCheck, 1<<20, true)
+	h.data(a)
+	h.lost(len(b), b)
+	h.end()
+	h.check(t, []want{
+		{data: a, off: 0, first: 1, last: 1},
+		{data: b, off: int64(len(a) + len(b)), first: 2, last: 2},
+	}, []NoticeKind{NoticeGap}, []int{2})
+}
+
+func cat(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+
+func TestFramerStartMidFrame(t *testing.T) {
+	a, b, c := tframe('K', 60, 0xee), tframe('k', 20, 0xee), tframe('k', 3, 0xee)
+	tests := []struct {
+		name   string
+		feed   func(h *harness)
+		frames []want
+		kinds  []NoticeKind
+	}{
+		{"Yes frame after a tail", func(h *harness) {
+			h.data(cat(a[25:], a))
+		}, []want{{data: a, off: int64(len(a) - 25), first: 1, last: 1}}, []NoticeKind{NoticeSkipped}},
+		{"Weak frame believed for its successor", func(h *harness) {
+			h.data(a[25:])
+			h.data(cat(b, c))
+		}, []want{
+			{data: b, off: int64(len(a) - 25), first: 2, last: 2},
+			{data: c, off: int64(len(a) - 25 + len(b)), first: 2, last: 2},
+		}, []NoticeKind{NoticeSkipped}},
+		{"Weak frame believed for a successor that starts a packet", func(h *harness) {
+			h.data(cat(a[25:], b))
+			h.data(c)
+		}, []want{
+			{data: b, off: int64(len(a) - 25), first: 1, last: 1},
+			{data: c, off: int64(len(a) - 25 + len(b)), first: 2, last: 2},
+		}, []NoticeKind{NoticeSkipped}},
+		// Inside a body, sizes that chain are common: two Weak candidates that both start
+		// inside packets do not vouch for each other. The last is believed at the end.
+		{"Weak frames inside a packet", func(h *harness) {
+			h.data(cat(a[25:], b, c))
+		}, []want{
+			{data: c, off: int64(len(a) - 25 + len(b)), first: 1, last: 1},
+		}, []NoticeKind{NoticeSkipped}},
+		{"Yes frame inside a packet", func(h *harness) {
+			h.data(cat(a[25:], a, b))
+		}, []want{
+			{data: a, off: int64(len(a) - 25), first: 1, last: 1},
+			{data: b, off: int64(len(a) - 25 + len(a)), first: 1, last: 1},
+		}, []NoticeKind{NoticeSkipped}},
+		{"Weak frame waits for its successor", func(h *harness) {
+			h.data(a[25:])
+			h.data(b[:12])
+			h.data(b[12:])
+			h.data(c)
+		}, []want{
+			{data: b, off: int64(len(a) - 25), first: 2, last: 3},
+			{data: c, off: int64(len(a) - 25 + len(b)), first: 4, last: 4},
+		}, []NoticeKind{NoticeSkipped}},
+		{"Weak last frame believed at the end", func(h *harness) {
+			h.data(a[25:])
+			h.data(b)
+		}, []want{{data: b, off: int64(len(a) - 25), first: 2, last: 2}}, []NoticeKind{NoticeSkipped}},
+		{"nothing plausible", func(h *harness) {
+			h.data(a[25:])
+			h.data(a[5:])
+		}, nil, []NoticeKind{NoticeSkipped}},
+		{"starts on a boundary", func(h *harness) {
+			h.data(a)
+		}, []want{{data: a, off: 0, first: 1, last: 1}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(testCheck, 1<<20, false)
+			tc.feed(h)
+			h.end()
+			h.check(t, tc.frames, tc.kinds, nil)
+			if len(tc.kinds) > 0 && h.notices[0].Packet != 1 {
+				t.Errorf("skipped bytes reported in packet %d, want 1", h.notices[0].Packet)
+			}
+		})
+	}
+}
+
+func TestFramerTLS(t *testing.T) {
+	// A TLS 1.2 ClientHello record header and the start of the handshake message.
+	hello := []byte{0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03}
+	hello = append(hello, bytes.Repeat([]byte{0x4b}, 160)...) // 'K': no Kafka frames either
+	for _, synced := range []bool{true, false} {
+		t.Run(fmt.Sprint("synced=", synced), func(t *testing.T) {
+			h := newHarness(testCheck, 1<<20, synced)
+			h.data(hello)
+			h.data(tframe('K', 10, 1))
+			h.lost(100, tframe('K', 10, 1))
+			h.end()
+			h.check(t, nil, []NoticeKind{NoticeTLS}, []int{1})
+			h.noticeHas(t, NoticeTLS, "TLS record (content type 22, version 3.1)")
+		})
+	}
+}
+
+func TestFramerStreamEndsInsideFrame(t *testing.T) {
+	a := tframe('K', 50, 1)
+	tests := []struct {
+		name string
+		tail []byte
+		text string
+	}{
+		{"inside the body", a[:30], "30 bytes at stream offset 55 of a 55-byte frame"},
+		{"inside the size", a[:2], "2 bytes at stream offset 55"},
+		// 4 bytes: the checker needs the type byte to judge; the end of the stream is not a
+		// reason to call the frame implausible.
+		{"before the checker can judge", a[:4], "4 bytes at stream offset 55 of a 55-byte frame"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(testCheck, 1<<20, true)
+			h.data(a)
+			h.data(tc.tail)
+			h.end()
+			h.check(t, []want{{data: a, off: 0, first: 1, last: 1}}, []NoticeKind{NoticePartial}, []int{2})
+			h.noticeHas(t, NoticePartial, "stream ends inside a frame: "+tc.text)
+		})
+	}
+}
+
+// trusting believes any frame of type 'K', whatever its size: the framer's own size bound is
+// all that protects it.
+func trusting(head []byte, synced bool) Verdict {
+	if len(head) < 5 {
+		return NeedMore
+	}
+	if head[4] != 'K' {
+		return No
+	}
+	return Yes
+}
+
+func TestFramerHugeSize(t *testing.T) {
+	a := tframe('K', 10, 0xee)
+	inStep := []NoticeKind{NoticeResync, NoticeSkipped}
+	outOfStep := []NoticeKind{NoticeSkipped}
+	for _, tc := range []struct {
+		name   string
+		chk    Checker
+		size   uint32
+		synced bool
+		kinds  []NoticeKind
+	}{
+		{"2^31-1 in step", testCheck, 1<<31 - 1, true, inStep},
+		{"2^31-1 out of step", testCheck, 1<<31 - 1, false, outOfStep},
+		{"2^31-1 trusted in step", trusting, 1<<31 - 1, true, inStep},
+		{"2^31-1 trusted out of step", trusting, 1<<31 - 1, false, outOfStep},
+		{"negative trusted in step", trusting, 1 << 31, true, inStep},
+		{"negative trusted out of step", trusting, 0xfffffffc, false, outOfStep},
+		{"over the bound trusted", trusting, 1<<20 + 1, false, outOfStep},
+		{"over the bound trusted in step", trusting, 1<<20 + 1, true, inStep},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(tc.chk, 1<<20, tc.synced)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			huge := binary.BigEndian.AppendUint32(nil, tc.size)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				h.data(cat(huge, []byte("K"), bytes.Repeat([]byte{0xee}, 100)))
+				h.data(a)
+				h.end()
+			}()
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				panic("the framer does not come to an end")
+			}
+			runtime.ReadMemStats(&after)
+			if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				t.Errorf("the framer allocated %d bytes", got)
+			}
+			h.check(t, []want{{data: a, off: int64(len(huge) + 101), first: 2, last: 2}}, tc.kinds, nil)
+			h.noticeHas(t, NoticeSkipped, "105 bytes at stream offset 0 skipped")
+		})
+	}
+}
+
+// A candidate that asks for more bytes forever (a Weak frame whose size is within the bound but
+// never completes) is given up after maxResyncBuffer bytes, and the frames in those bytes are
+// found, including one that starts at the candidate's second byte.
+func TestFramerResyncBufferBound(t *testing.T) {
+	weakHuge := func(head []byte, synced bool) Verdict {
+		if len(head) < 5 {
+			return NeedMore
+		}
+		if head[4] == 'W' && !synced {
+			return Weak
+		}
+		return testCheck(head, synced)
+	}
+	h := newHarness(weakHuge, 64<<20, false)
+	// At offset 0: size 32 MiB, type 'W'. At offset 1: size 0x57 (the 'W'), type 'K'.
+	inner := tframe('K', 0x57-1, 0xee)
+	cand := append([]byte{0x02}, inner...)
+	if cand[4] != 'W' {
+		t.Fatal("bad candidate")
+	}
+	a := tframe('K', 500, 0xee)
+	h.data(cand)
+	n := 0
+	for h.f.base+int64(len(h.f.buf)) < 2*maxResyncBuffer {
+		h.data(a)
+		n++
+	}
+	h.end()
+	if len(h.frames) != n+1 {
+		t.Fatalf("%d frames, want %d", len(h.frames), n+1)
+	}
+	if f := h.frames[0]; !bytes.Equal(f.Data, inner) || f.Offset != 1 {
+		t.Errorf("first frame at %d: % x", f.Offset, f.Data[:16])
+	}
+	for _, f := range h.frames[1:] {
+		if !bytes.Equal(f.Data, a) || (f.Offset-int64(len(cand)))%int64(len(a)) != 0 {
+			t.Fatalf("frame at %d is not one of those sent: % x", f.Offset, f.Data[:16])
+		}
+	}
+	if len(h.notices) != 1 {
+		t.Errorf("notices %s, want one", h.noticeText())
+	}
+	h.noticeHas(t, NoticeSkipped, "1 bytes at stream offset 0 skipped")
+}
+
+// chaotic is a checker whose verdicts follow no rule but are a function of the bytes it sees:
+// the framer must survive any protocol's judgement.
+func chaotic(head []byte, synced bool) Verdict {
+	h := uint32(2166136261)
+	for _, b := range head[:min(len(head), 6)] {
+		h = (h ^ uint32(b)) * 16777619
+	}
+	if synced {
+		h ^= 0x9e3779b9
+	}
+	return Verdict(h % 4)
+}
+
+// FuzzFramer feeds arbitrary bytes in arbitrary chunkings, with lost chunks, to a framer with
+// one of the test checkers. No panic, no hang, and every frame emitted is exactly 4+size
+// bytes, taken from the stream at its offset, from bytes that were not lost, with the packets
+// and times of its first and last bytes.
+func FuzzFramer(f *testing.F) {
+	a, b, c := tframe('K', 30, 1), tframe('k', 200, 2), tframe('K', 0, 3)
+	hello := []byte{0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03}
+	f.Add(cat(a, b, c, a), []byte{5, 0, 40, 1, 3, 2, 200, 0}, true, uint8(0))
+	f.Add(cat(b[50:], a, b, c), []byte{}, false, uint8(0))
+	f.Add(cat(a, b, c, a, b), []byte{20, 0, 10, 1, 255, 2, 3, 0}, true, uint8(0))
+	f.Add(cat([]byte{0x7f, 0xff, 0xff, 0xff, 'K'}, a, c), []byte{2, 0}, true, uint8(1))
+	f.Add(cat([]byte{0x80, 0, 0, 0, 'K'}, a, c), []byte{2, 0}, false, uint8(1))
+	f.Add(cat(hello, a, a), []byte{3, 0, 5, 1}, false, uint8(0))
+	f.Add(cat(a, b, c), []byte{1, 2, 1, 2, 1, 2, 9, 0}, false, uint8(2))
+	f.Fuzz(func(t *testing.T, stream, plan []byte, synced bool, which uint8) {
+		const maxSize = 1 << 16
+		chk := []Checker{testCheck, trusting, chaotic}[int(which)%3]
+		h := newHarness(chk, maxSize, synced)
+		lost := make([]bool, len(stream))
+		pktOf := make([]int, len(stream))
+		fed := false
+		var firstData []byte // what the framer's first add call got
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var group [][]byte
+			flush := func() {
+				if len(group) > 0 {
+					if firstData == nil {
+						firstData = cat(group...)
+					}
+					h.packets(group...)
+					group = nil
+				}
+			}
+			for off, i := 0, 0; off < len(stream); i += 2 {
+				n, flags := 7, byte(0)
+				if i+1 < len(plan) {
+					n, flags = 1+int(plan[i]), plan[i+1]
+				}
+				n = min(n, len(stream)-off)
+				chunk := stream[off : off+n]
+				if flags&1 != 0 && fed {
+					// Lost: reported before the next data, as reassembly does.
+					flush()
+					for j := off; j < off+n; j++ {
+						lost[j] = true
+					}
+					off += n
+					if off >= len(stream) {
+						break
+					}
+					m := min(7, len(stream)-off)
+					if i+3 < len(plan) {
+						m = min(1+int(plan[i+2]), len(stream)-off)
+						i += 2
+					}
+					for j := off; j < off+m; j++ {
+						pktOf[j] = h.pkt + 1
+					}
+					h.lost(n, stream[off:off+m])
+					off += m
+					continue
+				}
+				fed = true
+				for j := off; j < off+n; j++ {
+					pktOf[j] = h.pkt + 1 + len(group)
+				}
+				group = append(group, chunk)
+				if flags&2 == 0 {
+					flush()
+				}
+				off += n
+			}
+			flush()
+			h.end()
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			panic("the framer does not come to an end")
+		}
+
+		// TLS is recognised by the first bytes the framer gets; reassembly hands it whole
+		// segments, and a TLS record header fits in the first.
+		tls := looksTLS(firstData)
+		if tls && (len(h.frames) > 0 || len(h.notices) != 1 || h.notices[0].Kind != NoticeTLS) {
+			t.Fatalf("TLS stream: %d frames, notices %s", len(h.frames), h.noticeText())
+		}
+		end := int64(0)
+		for _, fr := range h.frames {
+			n := int64(len(fr.Data))
+			if n < 4 || int64(int32(binary.BigEndian.Uint32(fr.Data)))+4 != n || n > 4+maxSize {
+				t.Fatalf("frame of %d bytes with size prefix % x", n, fr.Data[:min(4, len(fr.Data))])
+			}
+			if fr.Offset < end || fr.Offset+n > int64(len(stream)) {
+				t.Fatalf("frame at %d+%d: the previous one ended at %d, the stream has %d bytes", fr.Offset, n, end, len(stream))
+			}
+			end = fr.Offset + n
+			if !bytes.Equal(fr.Data, stream[fr.Offset:end]) {
+				t.Fatalf("frame at %d is not the stream's bytes there", fr.Offset)
+			}
+			for j := fr.Offset; j < end; j++ {
+				if lost[j] {
+					t.Fatalf("frame at %d+%d holds lost byte %d", fr.Offset, n, j)
+				}
+			}
+			if fr.FirstPacket != pktOf[fr.Offset] || fr.LastPacket != pktOf[end-1] ||
+				!fr.FirstTime.Equal(pktTime(fr.FirstPacket)) || !fr.LastTime.Equal(pktTime(fr.LastPacket)) {
+				t.Fatalf("frame at %d+%d: packets %d-%d, want %d-%d", fr.Offset, n, fr.FirstPacket, fr.LastPacket, pktOf[fr.Offset], pktOf[end-1])
+			}
+		}
+		for _, n := range h.notices {
+			if n.Packet < 1 || n.Packet > h.pkt || !n.Time.Equal(pktTime(n.Packet)) {
+				t.Fatalf("notice %q in packet %d at %v; %d packets fed", n.Msg, n.Packet, n.Time, h.pkt)
+			}
+		}
+		if len(h.f.buf) != 0 {
+			t.Fatalf("%d bytes left in the buffer at the end", len(h.f.buf))
+		}
+	})
+}
+
+// A Weak frame found after a gap that waits for its successor is believed when another gap
+// comes right after it, as at the end of the stream.
+func TestFramerWeakFrameBeforeGap(t *testing.T) {
+	a, b := tframe('k', 20, 0xee), tframe('k', 30, 0xee)
+	h := newHarness(testCheck, 1<<20, true)
+	h.data(a[:10])    // 1
+	h.lost(5, a[15:]) // 2: a's tail, junk to the framer
+	h.data(b)         // 3: a Weak frame, waiting for a successor
+	h.lost(7, b)      // 4
+	h.data(a)         // 5
+	h.end()
+	off := int64(len(a))
+	h.check(t, []want{
+		{data: b, off: off, first: 3, last: 3},
+		{data: b, off: off + int64(len(b)) + 7, first: 4, last: 4},
+		{data: a, off: off + 2*int64(len(b)) + 7, first: 5, last: 5},
+	}, []NoticeKind{NoticeGap, NoticeSkipped, NoticeGap}, []int{2, 2, 4})
+}
