@@ -132,7 +132,7 @@ func (m *Message) Facts() Facts {
 					addPartition(s, int32(v))
 				}
 			}
-			if n.Def != nil && partitionArrays[n.Name] && n.Def.Elem != 0 && n.Type != "struct" {
+			if n.Def != nil && partitionArrays[n.Name] && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 {
 				for _, c := range n.Children {
 					if p, ok := c.Value.(int64); ok && c.Type == "int32" {
 						addPartition(s, int32(p))

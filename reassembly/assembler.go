@@ -93,6 +93,9 @@ type Options struct {
 	// FlushAfter is how long, on the capture's clock, to wait for a missing segment before
 	// reporting it lost. CloseAfter closes idle connections.
 	FlushAfter, CloseAfter time.Duration
+	// FirstID is the ID of the first connection, so that connections of several captures
+	// read one after another keep distinct numbers.
+	FirstID int
 	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments.
 	MaxPagesPerConn, MaxPagesTotal int
 }
@@ -126,7 +129,7 @@ func New(h Handler, opt Options) *Assembler {
 	if opt.MaxPagesTotal <= 0 {
 		opt.MaxPagesTotal = 65536
 	}
-	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}}
+	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID}
 	pool := gpr.NewStreamPool(factory{a})
 	a.asm = gpr.NewAssembler(pool)
 	a.asm.MaxBufferedPagesPerConnection = opt.MaxPagesPerConn
@@ -159,6 +162,9 @@ func (a *Assembler) Add(seg *capture.Segment) {
 		a.asm.FlushWithOptions(gpr.FlushOptions{T: a.now.Add(-a.opt.FlushAfter), TC: a.now.Add(-a.opt.CloseAfter)})
 	}
 }
+
+// NextID is the ID the next new connection would get.
+func (a *Assembler) NextID() int { return a.nextID }
 
 // Close flushes every connection: data still waiting behind a gap is delivered, and every
 // stream is finished.

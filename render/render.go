@@ -57,3 +57,11 @@ type Renderer interface {
 	// as it completes.
 	Flush() error
 }
+
+// Discard is the renderer of --format none: it shows nothing (statistics only).
+type Discard struct{}
+
+func (Discard) Message(*Entry) error { return nil }
+func (Discard) Notice(*Notice) error { return nil }
+func (Discard) Flush() error         { return nil }
+func (Discard) Close() error         { return nil }

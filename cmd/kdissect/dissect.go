@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
@@ -22,6 +23,21 @@ type pipeline struct {
 	// counts for the exit status and the closing line
 	messages, notices int
 	err               error
+	// names learns topic names for topic ids along the capture.
+	names codec.TopicNames
+	// filter, when set, holds each request until its response decides the pair (pending).
+	filter  *filter
+	pending map[pairKey]*render.Entry
+	// stats, when set, counts every message shown.
+	stats *render.Stats
+	// nextStream numbers the connections of the next capture file after those of the last.
+	nextStream int
+}
+
+// pairKey finds a held request: its connection and correlation id.
+type pairKey struct {
+	stream int
+	corr   int32
 }
 
 // request is what a conversation remembers of a request: where it was seen.
@@ -32,7 +48,20 @@ type request struct {
 
 func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
 	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{},
-		held: map[*reassembly.Conn][]reassembly.Frame{}}
+		held: map[*reassembly.Conn][]reassembly.Frame{}, pending: map[pairKey]*render.Entry{}}
+}
+
+// selectWith applies the selection flags: a filter and the statistics.
+func (p *pipeline) selectWith(s *selection) error {
+	f, err := s.build(p.codec)
+	if err != nil {
+		return err
+	}
+	p.filter = f
+	if s.stats {
+		p.stats = render.NewStats()
+	}
+	return nil
 }
 
 func (p *pipeline) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
@@ -119,11 +148,63 @@ func (p *pipeline) frame(f reassembly.Frame) {
 			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
 		}
 	}
+	if e.Msg != nil && !res.SASLToken {
+		p.names.Learn(e.Msg)
+		p.names.Annotate(e.Msg)
+		facts := e.Msg.Facts()
+		p.names.Resolve(&facts)
+		e.Facts = &facts
+	}
+	p.filterPair(e, res.Request != nil)
+}
+
+// filterPair shows an entry, or holds a request until its response lets the filter decide on
+// the pair.
+func (p *pipeline) filterPair(e *render.Entry, answered bool) {
+	f := p.filter
+	if f == nil {
+		p.show(e)
+		return
+	}
+	switch {
+	case e.Request && f.pairOnly() && !e.NoResponse && e.Msg != nil && e.Msg.APIKey >= 0:
+		p.pending[pairKey{e.Stream, e.Msg.CorrelationID}] = e
+	case e.Request:
+		if f.match(e, nil) && !f.sel.responses {
+			p.show(e)
+		}
+	default:
+		var req *render.Entry
+		if answered && e.Msg != nil {
+			k := pairKey{e.Stream, e.Msg.CorrelationID}
+			req = p.pending[k]
+			delete(p.pending, k)
+		}
+		if !f.match(req, e) {
+			return
+		}
+		if req != nil && !f.sel.responses {
+			p.show(req)
+		}
+		if !f.sel.requests {
+			p.show(e)
+		}
+	}
+}
+
+// show renders an entry and counts it.
+func (p *pipeline) show(e *render.Entry) {
 	p.messages++
+	if p.stats != nil {
+		p.stats.Add(e)
+	}
 	p.keep(p.out.Message(e))
 }
 
 func (p *pipeline) Notice(n reassembly.Notice) {
+	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
+		return
+	}
 	src, dst := endpoints(n.Conn, n.Dir)
 	p.notices++
 	p.keep(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
@@ -135,6 +216,21 @@ func (p *pipeline) Close(c *reassembly.Conn) {
 	}
 	delete(p.held, c)
 	delete(p.convs, c)
+	// Requests still held by the filter got no response in the capture: decide on them alone,
+	// in capture order.
+	var left []*render.Entry
+	for k, req := range p.pending {
+		if k.stream == c.ID {
+			delete(p.pending, k)
+			left = append(left, req)
+		}
+	}
+	slices.SortFunc(left, func(a, b *render.Entry) int { return a.Frame - b.Frame })
+	for _, req := range left {
+		if p.filter.match(req, nil) && !p.filter.sel.responses {
+			p.show(req)
+		}
+	}
 }
 
 // keep remembers the first write error (a closed pipe, a full disk).
@@ -160,8 +256,12 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 // to the end of the file or until the live capture is stopped; the assembler is flushed before
 // it returns. name is the file or interface, for messages.
 func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+	opt.FirstID = p.nextStream
 	asm := reassembly.New(p, opt)
-	defer asm.Close()
+	defer func() {
+		asm.Close()
+		p.nextStream = asm.NextID()
+	}()
 	for {
 		seg, err := r.Next()
 		var pe *capture.PacketError

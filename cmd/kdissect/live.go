@@ -29,6 +29,7 @@ Flags:
 
 type liveOptions struct {
 	common
+	sel      selection
 	ports    []string
 	iface    string
 	count    int
@@ -45,6 +46,7 @@ func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
 		fs.PrintDefaults()
 	}
 	o.register(fs, "summary")
+	o.sel.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); filtered in the kernel")
 	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
@@ -147,6 +149,10 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 
 	out := &liveOutput{Renderer: inner, limit: o.count, stop: stop}
 	p := newPipeline(c, out)
+	if err := p.selectWith(&o.sel); err != nil {
+		fmt.Fprintf(stderr, "kdissect: %v\n", err)
+		return 2
+	}
 	_, readErr := dissectReader(r, o.iface, p, reassembly.Options{IsServerPort: isPort}, stderr)
 	status := 0
 	if readErr != nil {
@@ -166,6 +172,9 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := inner.Close(); err != nil && p.err == nil {
 		p.err = err
+	}
+	if p.stats != nil && p.err == nil {
+		p.keep(p.stats.Write(stdout))
 	}
 	ks, _ := r.KernelStats()
 	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",

@@ -80,7 +80,7 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
-	fs.StringVar(&c.format, "format", defaultFormat, "output format: diagram, summary or json")
+	fs.StringVar(&c.format, "format", defaultFormat, "output format: diagram, summary, json, or none (with --stats)")
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
@@ -116,12 +116,15 @@ func (c *common) renderer(w io.Writer) (render.Renderer, error) {
 		return render.NewSummary(w, timeZero), nil
 	case "json":
 		return render.NewJSON(w), nil
+	case "none":
+		return render.Discard{}, nil
 	}
-	return nil, fmt.Errorf("unknown --format %q (diagram, summary or json)", c.format)
+	return nil, fmt.Errorf("unknown --format %q (diagram, summary, json or none)", c.format)
 }
 
 type captureOptions struct {
 	common
+	sel   selection
 	ports []string
 }
 
@@ -130,6 +133,7 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.register(fs, "diagram")
+	o.sel.register(fs)
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095)")
 	return fs, o
 }
@@ -160,6 +164,10 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p := newPipeline(c, out)
+	if err := p.selectWith(&o.sel); err != nil {
+		fmt.Fprintf(stderr, "kdissect: %v\n", err)
+		return 2
+	}
 	opt := reassembly.Options{IsServerPort: isPort}
 	status, read := 0, 0
 	for _, name := range fs.Args() {
@@ -174,6 +182,12 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := out.Close(); err != nil && p.err == nil {
 		p.err = err
+	}
+	if p.stats != nil && p.err == nil {
+		if o.format != "none" {
+			fmt.Fprintln(stdout)
+		}
+		p.keep(p.stats.Write(stdout))
 	}
 	if p.err != nil {
 		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", p.err)
