@@ -374,3 +374,53 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdi
 	}
 	return v
 }
+
+// detectWhole is the largest first frame detection waits for in full; a larger one is judged
+// on its header alone.
+const detectWhole = 60 << 10
+
+// DetectRequest judges whether b, the first bytes one side of a connection on an unknown port
+// sent, start with a Kafka request, and says why. It is stricter than Check: the API key and
+// version must be known, the client id printable, and a frame that is all there must decode
+// with no warning. strict (the bytes may start anywhere, not at the start of the stream)
+// also refuses judging a frame on its header alone.
+func (c *Codec) DetectRequest(b []byte, strict bool) (Verdict, string) {
+	if len(b) < 4 {
+		return NeedMore, ""
+	}
+	size := int64(int32(binary.BigEndian.Uint32(b)))
+	if size < 8 || size > MaxFrameSize {
+		return No, ""
+	}
+	if len(b) < 12 {
+		return NeedMore, ""
+	}
+	h, err := c.ParseRequestHeader(b[:min(int64(len(b)), 4+size)])
+	if err == ErrShortHeader && int64(len(b)) < 4+size {
+		return NeedMore, ""
+	}
+	if err != nil || !h.Known || h.CorrelationID < 0 || h.HeaderVersion == 0 {
+		return No, ""
+	}
+	if h.ClientID != nil && !Printable([]byte(*h.ClientID)) {
+		return No, ""
+	}
+	reason := fmt.Sprintf("%s v%d request", c.APIName(h.APIKey), h.Version)
+	if h.ClientID != nil {
+		reason += fmt.Sprintf(" from client id %q", *h.ClientID)
+	}
+	if int64(len(b)) >= 4+size {
+		m := c.DecodeRequest(b[:4+size])
+		if len(m.Warnings) > 0 {
+			return No, ""
+		}
+		return Yes, reason
+	}
+	if size <= detectWhole {
+		return NeedMore, ""
+	}
+	if strict || h.ClientID == nil || *h.ClientID == "" {
+		return No, ""
+	}
+	return Yes, reason + " (judged on its header: the frame is large)"
+}

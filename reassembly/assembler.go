@@ -61,6 +61,7 @@ const (
 	NoticeResync                        // the stream fell out of step
 	NoticePartial                       // the stream ended inside a frame
 	NoticeTLS                           // the connection carries TLS
+	NoticeDetected                      // a port was found to carry Kafka
 )
 
 // Notice reports something the reader of a dissection should know.
@@ -93,6 +94,10 @@ type Options struct {
 	// FlushAfter is how long, on the capture's clock, to wait for a missing segment before
 	// reporting it lost. CloseAfter closes idle connections.
 	FlushAfter, CloseAfter time.Duration
+	// Detect, when set, looks for Kafka on connections whose ports IsServerPort does not name:
+	// it judges the first bytes one side sent (strict when they may start mid-frame) and gives
+	// the reason for a Yes. Connections it refuses are ignored.
+	Detect func(first []byte, strict bool) (Verdict, string)
 	// FirstID is the ID of the first connection, so that connections of several captures
 	// read one after another keep distinct numbers.
 	FirstID int
@@ -110,6 +115,10 @@ type Assembler struct {
 	lastFlush time.Time
 	now       time.Time
 	streams   map[*stream]struct{}
+	// rejected holds connections detection found not to be Kafka, to skip their segments.
+	rejected map[flowKey]bool
+	// detectedPorts remembers the ports already reported as Kafka.
+	detectedPorts map[uint16]bool
 }
 
 // New returns an assembler that reports to h.
@@ -129,7 +138,8 @@ func New(h Handler, opt Options) *Assembler {
 	if opt.MaxPagesTotal <= 0 {
 		opt.MaxPagesTotal = 65536
 	}
-	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID}
+	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID,
+		rejected: map[flowKey]bool{}, detectedPorts: map[uint16]bool{}}
 	pool := gpr.NewStreamPool(factory{a})
 	a.asm = gpr.NewAssembler(pool)
 	a.asm.MaxBufferedPagesPerConnection = opt.MaxPagesPerConn
@@ -147,8 +157,10 @@ func (c *context) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 // Add takes one TCP segment.
 func (a *Assembler) Add(seg *capture.Segment) {
 	tcp := seg.TCP
-	if a.opt.IsServerPort != nil && !a.opt.IsServerPort(uint16(tcp.SrcPort)) && !a.opt.IsServerPort(uint16(tcp.DstPort)) {
-		return
+	if !a.known(uint16(tcp.SrcPort), uint16(tcp.DstPort)) {
+		if a.opt.Detect == nil || a.rejected[keyOf(seg.Net, tcp)] {
+			return
+		}
 	}
 	ci := seg.Info
 	ci.AncillaryData = []any{seg.Num}
@@ -192,7 +204,25 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.Ass
 		c.Client, c.Server = dst, src
 	}
 	a.nextID++
-	s := &stream{a: a, conn: c, firstIsClient: clientIsSrc}
+	s := &stream{a: a, conn: c, firstIsClient: clientIsSrc, key: keyOf(netFlow, tcp)}
+	a.streams[s] = struct{}{}
+	if !a.known(src.Port(), dst.Port()) {
+		// Neither port is a Kafka port: the first bytes will tell (see detect.go).
+		s.undecided = true
+		return s
+	}
+	s.open()
+	return s
+}
+
+// known reports whether either port is a configured Kafka port.
+func (a *Assembler) known(p1, p2 uint16) bool {
+	return a.opt.IsServerPort == nil || a.opt.IsServerPort(p1) || a.opt.IsServerPort(p2)
+}
+
+// open hands the connection to the handler and makes its framers.
+func (s *stream) open() {
+	a, c := s.a, s.conn
 	toServer, toClient := a.h.Open(c)
 	for d, chk := range []Checker{toServer, toClient} {
 		dir := Dir(d)
@@ -204,8 +234,6 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.Ass
 		}
 	}
 	s.framers[0].peer, s.framers[1].peer = s.framers[1], s.framers[0]
-	a.streams[s] = struct{}{}
-	return s
 }
 
 func addrPort(ep, port gopacket.Endpoint) netip.AddrPort {
@@ -226,6 +254,10 @@ type stream struct {
 	framers       [2]*framer
 	syn           [2]bool
 	done          bool
+	key           flowKey
+	// undecided: detection has not yet said whether the connection is Kafka; rejected: it is not.
+	undecided, rejected bool
+	pending             [2]detectBuf
 	// Per direction: the sequence number of the stream's first byte (from the SYN, or the
 	// packet the stream was started at), and the furthest a data segment or FIN reached, with
 	// its packet. Bytes before a FIN that never arrived are reported when the stream ends:
@@ -245,7 +277,7 @@ func (s *stream) dir(d gpr.TCPFlowDirection) Dir {
 
 func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, ac gpr.AssemblerContext) bool {
 	d := s.dir(dir)
-	if tcp.SYN && !s.framers[d].started {
+	if tcp.SYN && (s.framers[d] == nil || !s.framers[d].started) {
 		s.syn[d] = true
 	}
 	seq := gpr.Sequence(tcp.Seq)
@@ -270,6 +302,13 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	dir, _, _, skip := sg.Info()
 	d := s.dir(dir)
+	if s.rejected {
+		return
+	}
+	if s.undecided {
+		s.detect(d, sg, skip)
+		return
+	}
 	f := s.framers[d]
 	length, _ := sg.Lengths()
 	if length == 0 {
@@ -349,6 +388,12 @@ func (s *stream) finish() {
 	}
 	s.done = true
 	delete(s.a.streams, s)
+	if s.undecided || s.rejected {
+		if s.undecided {
+			s.a.rejected[s.key] = true // never decided: not Kafka, or too little to tell
+		}
+		return
+	}
 	for d, f := range s.framers {
 		if s.known[d] && s.hasEnd[d] {
 			if lost := int64(s.first[d].Difference(s.end[d])) - (f.base + int64(len(f.buf))); lost > 0 {

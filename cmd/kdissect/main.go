@@ -124,8 +124,9 @@ func (c *common) renderer(w io.Writer) (render.Renderer, error) {
 
 type captureOptions struct {
 	common
-	sel   selection
-	ports []string
+	sel    selection
+	ports  []string
+	detect bool
 }
 
 func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
@@ -134,7 +135,8 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	fs.SetOutput(stderr)
 	o.register(fs, "diagram")
 	o.sel.register(fs)
-	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095)")
+	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
+	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	return fs, o
 }
 
@@ -169,6 +171,12 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opt := reassembly.Options{IsServerPort: isPort}
+	if len(o.ports) == 0 || o.detect {
+		opt.Detect = func(b []byte, strict bool) (reassembly.Verdict, string) {
+			v, why := c.DetectRequest(b, strict)
+			return reassembly.Verdict(v), why
+		}
+	}
 	status, read := 0, 0
 	for _, name := range fs.Args() {
 		n, err := dissectFile(name, p, opt, stderr)

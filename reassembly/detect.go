@@ -1,0 +1,150 @@
+package reassembly
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	gpr "github.com/gopacket/gopacket/reassembly"
+)
+
+// Detection finds Kafka on ports nobody named: a connection on an unknown port is held back
+// until the first bytes of one side decide, by Options.Detect, whether they start a Kafka
+// request. That side is the client. Then the connection is opened as any other and the held
+// bytes are replayed into its framers; otherwise it is ignored from then on.
+
+// detectLimit bounds the bytes held per direction while deciding.
+const detectLimit = 64 << 10
+
+// detectScan is how far into a stream that did not start with a SYN detection looks for a
+// request: such a capture can begin inside a frame.
+const detectScan = 4096
+
+// flowKey identifies a connection whichever way a segment goes.
+type flowKey struct {
+	a, b string
+}
+
+func keyOf(net gopacket.Flow, tcp *layers.TCP) flowKey {
+	x := fmt.Sprintf("%s:%d", net.Src(), tcp.SrcPort)
+	y := fmt.Sprintf("%s:%d", net.Dst(), tcp.DstPort)
+	if x > y {
+		x, y = y, x
+	}
+	return flowKey{x, y}
+}
+
+// detectBuf holds a direction's first bytes and the packets that carried them.
+type detectBuf struct {
+	data  []byte
+	spans []span
+	// out: this direction cannot be the client's (its bytes are no Kafka request).
+	out bool
+}
+
+// detect takes reassembled bytes of an undecided connection.
+func (s *stream) detect(d Dir, sg gpr.ScatterGather, skip int) {
+	length, _ := sg.Lengths()
+	if length == 0 {
+		return
+	}
+	b := &s.pending[d]
+	if skip > 0 && len(b.data) > 0 {
+		b.out = true // bytes were lost before the first request could be judged
+	}
+	if len(b.data) < detectLimit {
+		spans := collectSpans(sg, length, int64(len(b.data)))
+		b.data = append(b.data, sg.Fetch(min(length, detectLimit-len(b.data)))...)
+		b.spans = append(b.spans, spans...)
+	}
+	s.decide()
+}
+
+// decide judges the held bytes. With a SYN the connection's initiator is the client; without
+// one either side may be.
+func (s *stream) decide() {
+	candidates := []Dir{ToServer, ToClient}
+	if s.conn.SYN {
+		candidates = candidates[:1]
+	}
+	open := 0
+	for _, d := range candidates {
+		b := &s.pending[d]
+		if b.out {
+			continue
+		}
+		open++
+		if len(b.data) == 0 {
+			continue
+		}
+		scan := 1
+		if !s.syn[d] {
+			scan = min(len(b.data), detectScan)
+		}
+		needMore := false
+		for i := 0; i < scan; i++ {
+			v, reason := s.a.opt.Detect(b.data[i:], i > 0 || !s.syn[d])
+			switch v {
+			case Yes:
+				s.accept(d, reason)
+				return
+			case NeedMore, Weak:
+				needMore = true
+			}
+			if needMore && i == 0 && s.syn[d] {
+				break
+			}
+		}
+		if !needMore || len(b.data) >= detectLimit {
+			b.out = true
+			open--
+		}
+	}
+	if open == 0 {
+		s.undecided, s.rejected = false, true
+		s.a.rejected[s.key] = true
+		s.pending = [2]detectBuf{}
+	}
+}
+
+// accept opens the connection with side d as the client and replays the held bytes.
+func (s *stream) accept(d Dir, reason string) {
+	if d == ToClient {
+		// The first packet seen came from the server: swap the sides.
+		s.firstIsClient = !s.firstIsClient
+		c := s.conn
+		c.Client, c.Server = c.Server, c.Client
+		s.pending[0], s.pending[1] = s.pending[1], s.pending[0]
+		s.syn[0], s.syn[1] = s.syn[1], s.syn[0]
+		s.first[0], s.first[1] = s.first[1], s.first[0]
+		s.end[0], s.end[1] = s.end[1], s.end[0]
+		s.known[0], s.known[1] = s.known[1], s.known[0]
+		s.hasEnd[0], s.hasEnd[1] = s.hasEnd[1], s.hasEnd[0]
+		s.endPkt[0], s.endPkt[1] = s.endPkt[1], s.endPkt[0]
+		s.endTime[0], s.endTime[1] = s.endTime[1], s.endTime[0]
+	}
+	s.undecided = false
+	s.open()
+	first := s.pending[ToServer].spans
+	if port := s.conn.Server.Port(); !s.a.detectedPorts[port] {
+		s.a.detectedPorts[port] = true
+		var pkt int
+		var t time.Time
+		if len(first) > 0 {
+			pkt, t = first[0].pkt, first[0].time
+		}
+		s.a.h.Notice(Notice{Conn: s.conn, Dir: ToServer, Kind: NoticeDetected, Packet: pkt, Time: t,
+			Msg: fmt.Sprintf("port %d taken as Kafka: %s", port, reason)})
+	}
+	for dir := range s.pending {
+		f, b := s.framers[dir], s.pending[dir]
+		if !f.started {
+			f.synced = s.syn[dir]
+		}
+		if len(b.data) > 0 {
+			f.add(b.data, b.spans)
+		}
+	}
+	s.pending = [2]detectBuf{}
+}
