@@ -56,12 +56,12 @@ type NoticeKind uint8
 
 // The kinds of notices.
 const (
-	NoticeGap     NoticeKind = iota + 1 // bytes were lost
-	NoticeSkipped                       // bytes were skipped to find a frame boundary
-	NoticeResync                        // the stream fell out of step
-	NoticePartial                       // the stream ended inside a frame
-	NoticeTLS                           // the connection carries TLS
-	NoticeDetected                      // a port was found to carry Kafka
+	NoticeGap      NoticeKind = iota + 1 // bytes were lost
+	NoticeSkipped                        // bytes were skipped to find a frame boundary
+	NoticeResync                         // the stream fell out of step
+	NoticePartial                        // the stream ended inside a frame
+	NoticeTLS                            // the connection carries TLS
+	NoticeDetected                       // a port was found to carry Kafka
 )
 
 // Notice reports something the reader of a dissection should know.
