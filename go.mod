@@ -36,7 +36,7 @@ require (
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
 	github.com/spf13/pflag v1.1.0 // indirect
-	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/crypto v0.57.0
 	golang.org/x/net v0.59.0
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/term v0.48.0

@@ -117,6 +117,12 @@ type Reader struct {
 	err    error // sticky fatal error
 
 	dec decoder
+	// dsb collects the pcapng Decryption Secrets Blocks (see Secrets).
+	dsb *dsbScanner
+	// counter counts the bytes read from the file; total is its size (see Progress).
+	counter *countingReader
+	total   int64
+	gzipped bool
 }
 
 // source is a pcap or pcapng reader. read returns a buffer that is reused by
@@ -140,14 +146,18 @@ func Open(name string) (*Reader, error) {
 		return nil, err
 	}
 	r.closer = f
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && !r.gzipped {
+		r.total = fi.Size()
+	}
 	return r, nil
 }
 
 // NewReader is Open for an already open stream; name is used in error
 // messages. It reads the file header before returning. Close does not close r.
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	br := bufio.NewReader(r)
-	rd := &Reader{name: name}
+	counter := &countingReader{r: r}
+	br := bufio.NewReader(counter)
+	rd := &Reader{name: name, counter: counter}
 
 	magic, err := br.Peek(4)
 	if len(magic) >= 2 && binary.BigEndian.Uint16(magic) == gzipMagic {
@@ -155,7 +165,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		if zerr != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, zerr)
 		}
-		br = bufio.NewReader(zr)
+		br, rd.gzipped = bufio.NewReader(zr), true
 		magic, err = br.Peek(4)
 		switch {
 		case len(magic) == 0 && err == io.EOF:
@@ -190,7 +200,8 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		}
 		rd.src = pcapSource{pr}
 	case magicPcapng:
-		nr, err := pcapgo.NewNgReader(br, pcapgo.NgReaderOptions{WantMixedLinkType: true})
+		rd.dsb = &dsbScanner{r: br}
+		nr, err := pcapgo.NewNgReader(rd.dsb, pcapgo.NgReaderOptions{WantMixedLinkType: true})
 		if err != nil {
 			return nil, fmt.Errorf("%s: pcapng section header: %w", name, headerErr(err))
 		}

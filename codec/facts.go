@@ -151,8 +151,48 @@ func (m *Message) Facts() Facts {
 			}
 		}
 	}
-	walk(m.Fields[min(m.HeaderFields, len(m.Fields)):], scope{partition: -1})
+	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
+	walk(body, scope{partition: -1})
+	for _, g := range coordinatorGroups(m, body) {
+		if first("g", g) {
+			f.Groups = append(f.Groups, g)
+		}
+	}
 	return f
+}
+
+// coordinatorGroups returns the groups a FindCoordinator request looks for. Its keys are the one
+// place where a group id is not annotated as such, because KeyType says what they are: 0 (the
+// default, and the only kind before v1) is a group, 1 a transactional id, 2 a share group.
+func coordinatorGroups(m *Message, body []*Node) []string {
+	if m.APIKey != 10 || m.Response {
+		return nil
+	}
+	keyType := int64(0)
+	for _, n := range body {
+		if v, ok := n.Value.(int64); ok && n.Name == "KeyType" {
+			keyType = v
+		}
+	}
+	if keyType != 0 {
+		return nil
+	}
+	var out []string
+	for _, n := range body {
+		switch {
+		case n.Name == "Key":
+			if s, ok := n.Value.(string); ok {
+				out = append(out, s)
+			}
+		case n.Name == "CoordinatorKeys":
+			for _, c := range n.Children {
+				if s, ok := c.Value.(string); ok {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // recordSet counts the records under a records node and the codecs of its batches.

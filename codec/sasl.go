@@ -32,7 +32,7 @@ func saslMechanism(data []byte) string {
 	switch {
 	case bytes.Contains(data, []byte("\x01auth=")):
 		return mechOAuthBearer
-	case bytes.Count(data, []byte{0}) == 2 && Printable(bytes.ReplaceAll(data, []byte{0}, nil)):
+	case bytes.Count(data, []byte{0}) == 2 && plainNames(data):
 		return mechPlain
 	case Printable(data) && len(data) > 2 && (bytes.HasPrefix(data, []byte("n,")) || bytes.HasPrefix(data, []byte("y,")) ||
 		bytes.HasPrefix(data, []byte("p=")) || bytes.HasPrefix(data, []byte("r=")) || bytes.HasPrefix(data, []byte("c=")) ||
@@ -40,6 +40,15 @@ func saslMechanism(data []byte) string {
 		return mechScram
 	}
 	return mechOpaque
+}
+
+// plainNames reports whether a token with two NULs starts like PLAIN's "authzid NUL authcid NUL":
+// printable names and a user name. The password after them may be any bytes (a Latin-1 password
+// is not UTF-8), and must be recognised all the same, or it would be shown as an opaque token.
+func plainNames(data []byte) bool {
+	a := bytes.IndexByte(data, 0)
+	b := a + 1 + bytes.IndexByte(data[a+1:], 0)
+	return b > a+1 && Printable(data[:a]) && Printable(data[a+1:b])
 }
 
 // saslToken decodes one SASL token (data at frame offset base) into nodes that tile it, and
@@ -51,6 +60,9 @@ func saslToken(data []byte, base int, show bool) ([]*Node, string) {
 	// piece covers data[from:to] with a node; hidden pieces are redacted.
 	piece := func(name string, from, to int, secret bool) {
 		n := &Node{Name: name, Type: "sasl", Offset: base + from, Size: to - from, Value: string(data[from:to])}
+		if !Printable(data[from:to]) {
+			n.Value = data[from:to] // shown in hex
+		}
 		if secret && !show {
 			redact(n)
 		}

@@ -17,6 +17,7 @@ import (
 	gpr "github.com/gopacket/gopacket/reassembly"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
 // Dir is the direction of a frame within its connection.
@@ -49,6 +50,9 @@ type Frame struct {
 	Offset                  int64
 	FirstPacket, LastPacket int
 	FirstTime, LastTime     time.Time
+	// TLS is set on frames decrypted from TLS: the version and cipher suite
+	// ("TLS 1.3 TLS_AES_128_GCM_SHA256").
+	TLS string
 }
 
 // NoticeKind says what a notice is about.
@@ -91,6 +95,12 @@ type Options struct {
 	IsServerPort func(port uint16) bool
 	// MaxFrameSize bounds a believable frame (bytes after the size prefix).
 	MaxFrameSize int
+	// TLSKeys holds the secrets that connections starting with TLS are decrypted with (nil:
+	// none; such connections get a notice).
+	TLSKeys *tlsdec.KeyLog
+	// MaxFrameBuffer bounds the bytes buffered for one frame: a believable frame larger than
+	// this is passed over with a notice instead of being held in memory (default 128 MiB).
+	MaxFrameBuffer int
 	// FlushAfter is how long, on the capture's clock, to wait for a missing segment before
 	// reporting it lost. CloseAfter closes idle connections.
 	FlushAfter, CloseAfter time.Duration
@@ -125,6 +135,9 @@ type Assembler struct {
 func New(h Handler, opt Options) *Assembler {
 	if opt.MaxFrameSize <= 0 {
 		opt.MaxFrameSize = 256 << 20
+	}
+	if opt.MaxFrameBuffer <= 0 {
+		opt.MaxFrameBuffer = 128 << 20
 	}
 	if opt.FlushAfter <= 0 {
 		opt.FlushAfter = 3 * time.Second
@@ -227,10 +240,12 @@ func (s *stream) open() {
 	for d, chk := range []Checker{toServer, toClient} {
 		dir := Dir(d)
 		s.framers[d] = &framer{
-			check:   chk,
-			maxSize: a.opt.MaxFrameSize,
-			emit:    func(fr Frame) { fr.Conn, fr.Dir = c, dir; a.h.Frame(fr) },
-			notice:  func(n Notice) { n.Conn, n.Dir = c, dir; a.h.Notice(n) },
+			check:     chk,
+			maxSize:   a.opt.MaxFrameSize,
+			maxBuffer: a.opt.MaxFrameBuffer,
+			tlsKeys:   a.opt.TLSKeys,
+			emit:      func(fr Frame) { fr.Conn, fr.Dir = c, dir; a.h.Frame(fr) },
+			notice:    func(n Notice) { n.Conn, n.Dir = c, dir; a.h.Notice(n) },
 		}
 	}
 	s.framers[0].peer, s.framers[1].peer = s.framers[1], s.framers[0]

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
 // Verdict is a protocol's judgement on the first bytes of a candidate frame; see Checker.
@@ -47,8 +49,15 @@ type framer struct {
 	maxSize int
 	// started: the first bytes have arrived; tls: the direction carries TLS and is ignored.
 	started, tls bool
+	// tlsc, when set, takes the direction's bytes (TLS): see tls.go. tlsKeys are the secrets.
+	tlsc    *tlsConn
+	tlsKeys *tlsdec.KeyLog
 	// peer is the framer of the other direction.
 	peer *framer
+	// maxBuffer bounds the bytes buffered for one frame (0: maxSize); pass counts the bytes of
+	// an oversized frame still to pass over.
+	maxBuffer int
+	pass      int64
 	// Bytes skipped while looking for a frame, reported as one notice.
 	skipped  int64
 	skipFrom int64
@@ -58,19 +67,19 @@ type framer struct {
 
 // add appends reassembled bytes; spans give the packets that carried them.
 func (f *framer) add(data []byte, spans []span) {
+	if f.tlsc != nil {
+		f.tlsc.add(f, data, spans)
+		return
+	}
 	if f.tls {
 		return
 	}
 	if !f.started {
 		f.started = true
 		if looksTLS(data) {
-			f.tls = true
-			if f.peer != nil {
-				// One notice per connection: the other direction is TLS too.
-				f.peer.tls, f.peer.started = true, true
-			}
-			f.notice(Notice{Kind: NoticeTLS, Packet: spans[0].pkt, Time: spans[0].time,
-				Msg: fmt.Sprintf("TLS record (content type %d, version %d.%d): not Kafka in the clear; the connection is skipped", data[0], data[1], data[2])})
+			// Both directions go through the decryptor, which gives one notice per
+			// connection when it cannot decrypt.
+			startTLS(f, f.tlsKeys).add(f, data, spans)
 			return
 		}
 	}
@@ -87,6 +96,10 @@ func looksTLS(data []byte) bool {
 
 // gap records n lost bytes before the next data.
 func (f *framer) gap(n int, pkt int, t time.Time) {
+	if f.tlsc != nil {
+		f.tlsc.gap(f, n, pkt, t)
+		return
+	}
 	if f.tls {
 		return
 	}
@@ -111,6 +124,12 @@ func (f *framer) gap(n int, pkt int, t time.Time) {
 // ends exactly at the end of the data is believed without a successor.
 func (f *framer) cut(eof bool) {
 	for len(f.buf) > 0 {
+		if f.pass > 0 {
+			if f.passOver(); f.pass > 0 {
+				return
+			}
+			continue
+		}
 		if !f.synced {
 			if !f.resync(eof) {
 				return
@@ -132,6 +151,15 @@ func (f *framer) cut(eof bool) {
 			// No frame starts here: resync must not find this offset again, or a checker that
 			// believes what the size bound refuses would keep the framer here for ever.
 			f.skip(1)
+			continue
+		}
+		if f.maxBuffer > 0 && 4+size > f.maxBuffer {
+			// A frame larger than the buffer may hold is passed over, not buffered: memory
+			// stays bounded whatever a size prefix says, and the framer stays in step.
+			f.notice(Notice{Kind: NoticeSkipped, Packet: f.packetAt(0), Time: f.timeAt(0),
+				Msg: fmt.Sprintf("frame of %d bytes at stream offset %d is larger than the %d-byte buffer limit: passed over, not decoded", 4+size, f.base, f.maxBuffer)})
+			f.pass = int64(4 + size)
+			f.passOver()
 			continue
 		}
 		if len(f.buf) < 4+size {
@@ -305,6 +333,10 @@ func (f *framer) emitFrame(n int) {
 
 // finish is called at the end of the stream.
 func (f *framer) finish() {
+	if f.tlsc != nil {
+		f.tlsc.finish(f)
+		return
+	}
 	if f.tls {
 		return
 	}
@@ -318,4 +350,11 @@ func (f *framer) finish() {
 		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(len(f.buf) - 1), Time: f.timeAt(len(f.buf) - 1), Msg: msg})
 		f.drop(len(f.buf))
 	}
+}
+
+// passOver drops what is buffered of an oversized frame being passed over.
+func (f *framer) passOver() {
+	n := int(min(int64(len(f.buf)), f.pass))
+	f.drop(n)
+	f.pass -= int64(n)
 }

@@ -341,7 +341,7 @@ func TestFramerTLS(t *testing.T) {
 			h.lost(100, tframe('K', 10, 1))
 			h.end()
 			h.check(t, nil, []NoticeKind{NoticeTLS}, []int{1})
-			h.noticeHas(t, NoticeTLS, "TLS record (content type 22, version 3.1)")
+			h.noticeHas(t, NoticeTLS, "TLS: cannot be decrypted: ClientHello")
 		})
 	}
 }

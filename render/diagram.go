@@ -58,6 +58,9 @@ func (d *Diagram) Message(e *Entry) error {
 	if !e.Time.IsZero() { // decoded frames have no stream
 		h += fmt.Sprintf("  stream %d", e.Stream)
 	}
+	if e.TLS != "" {
+		h += "  " + e.TLS
+	}
 	d.line(h, "")
 	m := e.Msg
 	if m == nil { // a SASL token without a description of its own

@@ -34,6 +34,7 @@ type jsonMessage struct {
 	Stream        int         `json:"stream"`
 	Src           string      `json:"src"`
 	Dst           string      `json:"dst"`
+	TLS           string      `json:"tls,omitempty"`
 	Kind          string      `json:"kind"`
 	APIKey        *int16      `json:"api_key,omitempty"`
 	APIName       string      `json:"api_name,omitempty"`
@@ -65,7 +66,7 @@ type jsonNode struct {
 func (j *JSON) Message(e *Entry) error {
 	o := &jsonMessage{
 		Frame: e.Frame, FirstFrame: e.FirstFrame, Time: e.Time.UTC().Format(time.RFC3339Nano),
-		Stream: e.Stream, Src: e.Src, Dst: e.Dst, Warnings: append([]string{}, e.Warnings...),
+		Stream: e.Stream, Src: e.Src, Dst: e.Dst, TLS: e.TLS, Warnings: append([]string{}, e.Warnings...),
 		Fields: []*jsonNode{},
 	}
 	if e.Msg == nil {

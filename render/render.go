@@ -35,6 +35,9 @@ type Entry struct {
 	Facts *codec.Facts
 	// Bytes holds the message's bytes, size prefix included (for hex dumps).
 	Bytes []byte
+	// TLS is set on messages decrypted from TLS: version and cipher suite
+	// ("TLS 1.3 TLS_AES_128_GCM_SHA256").
+	TLS string
 }
 
 // Notice is something the reader should know that is not a message: lost data, skipped bytes,

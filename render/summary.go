@@ -44,7 +44,11 @@ func (s *Summary) rel(t time.Time) float64 {
 func (s *Summary) Message(e *Entry) error {
 	fmt.Fprintf(s.w, "%6d %11.6f %s -> %s ", e.Frame, s.rel(e.Time), e.Src, e.Dst)
 	if e.Msg == nil {
-		fmt.Fprintf(s.w, "SASL token  %d bytes\n", len(e.SASLToken)+4)
+		fmt.Fprintf(s.w, "SASL token  %d bytes", len(e.SASLToken)+4)
+		if e.TLS != "" {
+			fmt.Fprintf(s.w, "  %s", e.TLS)
+		}
+		fmt.Fprintln(s.w)
 		return nil
 	}
 	m := e.Msg
@@ -71,6 +75,9 @@ func (s *Summary) Message(e *Entry) error {
 		fmt.Fprint(s.w, " request not captured")
 	}
 	fmt.Fprintf(s.w, "  %d bytes", m.Size)
+	if e.TLS != "" {
+		fmt.Fprintf(s.w, "  %s", e.TLS)
+	}
 	if e.Facts != nil {
 		if f := FactsText(e.Facts); f != "" {
 			fmt.Fprintf(s.w, "  %s", f)

@@ -10,6 +10,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -32,6 +33,12 @@ type pipeline struct {
 	stats *render.Stats
 	// nextStream numbers the connections of the next capture file after those of the last.
 	nextStream int
+	// showProgress asks for a progress line on stderr while files are read; progress, while one
+	// is read, updates it after each packet.
+	showProgress bool
+	progress     func()
+	// keys decrypt TLS: --tls-keylog and the captures' Decryption Secrets Blocks.
+	keys *tlsdec.KeyLog
 }
 
 // pairKey finds a held request: its connection and correlation id.
@@ -48,7 +55,7 @@ type request struct {
 
 func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
 	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{},
-		held: map[*reassembly.Conn][]reassembly.Frame{}, pending: map[pairKey]*render.Entry{}}
+		held: map[*reassembly.Conn][]reassembly.Frame{}, pending: map[pairKey]*render.Entry{}, keys: tlsdec.NewKeyLog()}
 }
 
 // selectWith applies the selection flags: a filter and the statistics.
@@ -130,7 +137,7 @@ func (p *pipeline) Frame(f reassembly.Frame) {
 // frame decodes and renders one frame.
 func (p *pipeline) frame(f reassembly.Frame) {
 	cv := p.convs[f.Conn]
-	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID, Bytes: f.Data}
+	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID, Bytes: f.Data, TLS: f.TLS}
 	e.Src, e.Dst = endpoints(f.Conn, f.Dir)
 	var res codec.Result
 	if f.Dir == reassembly.ToServer {
@@ -168,7 +175,13 @@ func (p *pipeline) filterPair(e *render.Entry, answered bool) {
 	}
 	switch {
 	case e.Request && f.pairOnly() && !e.NoResponse && e.Msg != nil && e.Msg.APIKey >= 0:
-		p.pending[pairKey{e.Stream, e.Msg.CorrelationID}] = e
+		k := pairKey{e.Stream, e.Msg.CorrelationID}
+		// A request held with the same correlation id will not be answered now: the client
+		// reused the id. Decide on it alone rather than lose it.
+		if old := p.pending[k]; old != nil && f.match(old, nil) && !f.sel.responses {
+			p.show(old)
+		}
+		p.pending[k] = e
 	case e.Request:
 		if f.match(e, nil) && !f.sel.responses {
 			p.show(e)
@@ -249,6 +262,18 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 		return 0, err
 	}
 	defer r.Close()
+	if p.showProgress {
+		pr := newProgress(stderr, time.Now)
+		p.progress = func() {
+			read, total := r.Progress()
+			pr.update(read, total, r.Stats().Packets)
+		}
+		stderr = pr // messages on stderr erase the progress line first
+		defer func() {
+			pr.clear()
+			p.progress = nil
+		}()
+	}
 	return dissectReader(r, name, p, opt, stderr)
 }
 
@@ -257,6 +282,7 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 // it returns. name is the file or interface, for messages.
 func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
 	opt.FirstID = p.nextStream
+	opt.TLSKeys = p.keys
 	asm := reassembly.New(p, opt)
 	defer func() {
 		asm.Close()
@@ -273,6 +299,10 @@ func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.O
 			continue
 		case err != nil:
 			return r.Stats().Packets, err
+		}
+		p.takeSecrets(r, name, stderr)
+		if p.progress != nil {
+			p.progress()
 		}
 		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
 			s.SetStart(seg.Info.Timestamp)

@@ -27,7 +27,7 @@ type selection struct {
 
 func (s *selection) register(fs *flag.FlagSet) {
 	fs.StringSliceVar(&s.apis, "api", nil, "show only these APIs, by name or key (repeatable)")
-	fs.StringVar(&s.topic, "topic", "", "show only pairs that name a topic matching this glob")
+	fs.StringVar(&s.topic, "topic", "", "show only pairs that name a topic matching this glob (its name, or its topic id)")
 	fs.StringVar(&s.group, "group", "", "show only pairs that name a consumer group matching this glob")
 	fs.StringVar(&s.clientID, "client-id", "", "show only pairs whose request's client id matches this glob")
 	fs.BoolVar(&s.errors, "errors", false, "show only pairs whose response carries a non-zero error code")
@@ -127,9 +127,14 @@ func (f *filter) match(req, resp *render.Entry) bool {
 	return true
 }
 
-// topicsOf lists the topic names a message names, including those of its record sets.
+// topicsOf lists the topics a message names: their names, including those of its record sets,
+// and their topic ids as Kafka prints them, so that a topic whose name the capture does not say
+// can be chosen by its id (as the summary and --stats show it).
 func topicsOf(f *codec.Facts) []string {
 	out := append([]string(nil), f.Topics...)
+	for _, id := range f.TopicIDs {
+		out = append(out, id.String())
+	}
 	for _, r := range f.RecordSets {
 		out = append(out, r.Key())
 	}

@@ -30,6 +30,7 @@ Flags:
 type liveOptions struct {
 	common
 	sel      selection
+	tls      tlsOptions
 	ports    []string
 	iface    string
 	count    int
@@ -47,6 +48,7 @@ func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
 	}
 	o.register(fs, "summary")
 	o.sel.register(fs)
+	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); filtered in the kernel")
 	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
@@ -87,6 +89,10 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		return fail("no ports given")
 	}
 	c, err := o.codec()
+	if err != nil {
+		return fail("%v", err)
+	}
+	keys, err := o.tls.keys(true, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -149,6 +155,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 
 	out := &liveOutput{Renderer: inner, limit: o.count, stop: stop}
 	p := newPipeline(c, out)
+	p.keys = keys
 	if err := p.selectWith(&o.sel); err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2

@@ -127,6 +127,9 @@ type captureOptions struct {
 	sel    selection
 	ports  []string
 	detect bool
+	tls    tlsOptions
+	// noProgress turns off the progress line that a terminal gets on stderr.
+	noProgress bool
 }
 
 func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
@@ -135,6 +138,8 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	fs.SetOutput(stderr)
 	o.register(fs, "diagram")
 	o.sel.register(fs)
+	o.tls.register(fs)
+	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	return fs, o
@@ -166,7 +171,12 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p := newPipeline(c, out)
+	p.showProgress = !o.noProgress && progressWanted(stdout, stderr, o.format)
 	if err := p.selectWith(&o.sel); err != nil {
+		fmt.Fprintf(stderr, "kdissect: %v\n", err)
+		return 2
+	}
+	if p.keys, err = o.tls.keys(false, stderr); err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
 	}

@@ -1,0 +1,1431 @@
+package main
+
+// Tests of what people use to find things in a capture: the selection flags, --stats, topic names
+// for topic ids, and the redaction of secrets. Every expectation is computed here, from the JSON
+// trees of a run without filters, by rules written for the test (field names, notes, error
+// codes), never by the code under test.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/render"
+)
+
+// jsonMsg is one line of --format json, with its raw text.
+type jsonMsg struct {
+	Frame         int          `json:"frame"`
+	FirstFrame    int          `json:"first_frame"`
+	Time          string       `json:"time"`
+	Stream        int          `json:"stream"`
+	Src           string       `json:"src"`
+	Dst           string       `json:"dst"`
+	Kind          string       `json:"kind"`
+	APIKey        *int16       `json:"api_key"`
+	APIName       string       `json:"api_name"`
+	APIVersion    *int16       `json:"api_version"`
+	CorrelationID *int32       `json:"correlation_id"`
+	ClientID      *string      `json:"client_id"`
+	Size          int          `json:"size"`
+	RequestFrame  *int         `json:"request_frame"`
+	LatencyUS     *int64       `json:"latency_us"`
+	NoResponse    bool         `json:"no_response"`
+	Fields        []*jsonField `json:"fields"`
+	raw           string
+}
+
+type jsonField struct {
+	Name   string       `json:"name"`
+	Type   string       `json:"type"`
+	Offset int          `json:"offset"`
+	Size   int          `json:"size"`
+	Value  any          `json:"value"`
+	Note   string       `json:"note"`
+	Error  string       `json:"error"`
+	Fields []*jsonField `json:"fields"`
+}
+
+func (m *jsonMsg) key() findKey {
+	k := findKey{Frame: m.Frame, Corr: -1, Kind: m.Kind}
+	if m.CorrelationID != nil {
+		k.Corr = *m.CorrelationID
+	}
+	return k
+}
+
+func (m *jsonMsg) api() int16 {
+	if m.APIKey == nil {
+		return -1
+	}
+	return *m.APIKey
+}
+
+func (m *jsonMsg) version() int16 {
+	if m.APIVersion == nil {
+		return -1
+	}
+	return *m.APIVersion
+}
+
+func (m *jsonMsg) String() string {
+	return fmt.Sprintf("#%d %s %s v%d corr %d stream %d", m.Frame, m.APIName, m.Kind, m.version(), m.key().Corr, m.Stream)
+}
+
+// findKey names a message in a set: its packet, correlation id and kind.
+type findKey struct {
+	Frame int
+	Corr  int32
+	Kind  string
+}
+
+// parseJSON reads --format json output; notices are left out.
+func parseJSON(t *testing.T, out string) []*jsonMsg {
+	t.Helper()
+	var msgs []*jsonMsg
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		m := &jsonMsg{raw: line}
+		if err := dec.Decode(m); err != nil {
+			t.Fatalf("bad JSON line %q: %v", line, err)
+		}
+		if m.Kind == "notice" {
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// dissectJSON runs kdissect --format json on a capture, with more flags, and parses the output.
+func dissectJSON(t *testing.T, file string, args ...string) []*jsonMsg {
+	t.Helper()
+	all := append([]string{"--format", "json", "-p", capturePorts}, args...)
+	out, errOut, code := kdissect(t, append(all, file)...)
+	if code != 0 {
+		t.Fatalf("kdissect %v: exit %d: %s", all, code, errOut)
+	}
+	return parseJSON(t, out)
+}
+
+func pcap(name string) string { return filepath.Join("..", "..", "pcaps", name) }
+
+// walkFields calls fn on every node of the tree, depth first, with the name of the array whose
+// element holds the node ("" when its parent is not an array element).
+func walkFields(fs []*jsonField, fn func(f *jsonField, array string)) {
+	var walk func(fs []*jsonField, array string)
+	walk = func(fs []*jsonField, array string) {
+		for _, f := range fs {
+			fn(f, array)
+			switch {
+			case strings.HasPrefix(f.Name, "["): // an array element: its fields belong to the array
+				walk(f.Fields, array)
+			case strings.HasSuffix(f.Type, "array"):
+				walk(f.Fields, f.Name)
+			default:
+				walk(f.Fields, "")
+			}
+		}
+	}
+	walk(fs, "")
+}
+
+func str(f *jsonField) (string, bool) {
+	s, ok := f.Value.(string)
+	return s, ok && strings.Contains(f.Type, "string")
+}
+
+func intValue(f *jsonField) (int64, bool) {
+	n, ok := f.Value.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	v, err := n.Int64()
+	return v, err == nil
+}
+
+// topicArrays are the arrays whose elements name a topic in a field called Name.
+var topicArrays = map[string]bool{"Topics": true, "TopicData": true, "Responses": true, "Results": true}
+
+const (
+	unknownTopic = "topic name unknown"
+	nullTopicID  = "AAAAAAAAAAAAAAAAAAAAAA"
+)
+
+// topicOfID is the topic a TopicId node stands for: the name its note gives, or the id itself
+// when the note says the name is unknown; "" for the null id.
+func topicOfID(f *jsonField) string {
+	id, _ := f.Value.(string)
+	switch {
+	case id == "" || id == nullTopicID:
+		return ""
+	case strings.HasPrefix(f.Note, unknownTopic):
+		return id
+	case strings.HasPrefix(f.Note, "topic "):
+		return strings.TrimPrefix(f.Note, "topic ")
+	}
+	return id
+}
+
+// topicsIn lists the topics a message names: Topic and TopicName fields, Name fields of topic
+// array elements, and topic ids, both as they are and through their notes.
+func topicsIn(m *jsonMsg) []string {
+	var out []string
+	add := func(s string) {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	walkFields(m.Fields, func(f *jsonField, array string) {
+		if s, ok := str(f); ok && (f.Name == "Topic" || f.Name == "TopicName" || f.Name == "Name" && topicArrays[array]) {
+			add(s)
+		}
+		if f.Name == "TopicId" && f.Type == "uuid" {
+			add(topicOfID(f))
+			if id, _ := f.Value.(string); id != nullTopicID {
+				add(id) // a topic can be chosen by its id too
+			}
+		}
+	})
+	return out
+}
+
+// groupsIn lists the consumer groups a message names: GroupId fields, the string elements of
+// Groups and GroupsNames arrays, and FindCoordinator keys of type 0 (group).
+func groupsIn(m *jsonMsg) []string {
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	groupKeys := false
+	if m.api() == 10 && m.Kind == "request" {
+		for _, f := range m.Fields {
+			if v, ok := intValue(f); ok && f.Name == "KeyType" && v == 0 {
+				groupKeys = true
+			}
+		}
+		if m.version() < 1 { // no KeyType before v1: the key is a group
+			groupKeys = true
+		}
+	}
+	walkFields(m.Fields, func(f *jsonField, array string) {
+		s, ok := str(f)
+		if !ok {
+			return
+		}
+		switch {
+		case f.Name == "GroupId":
+			add(s)
+		case strings.HasPrefix(f.Name, "[") && (array == "Groups" || array == "GroupsNames"):
+			add(s)
+		case groupKeys && (f.Name == "Key" || strings.HasPrefix(f.Name, "[") && array == "CoordinatorKeys"):
+			add(s)
+		}
+	})
+	return out
+}
+
+// errorCodesIn lists the non-zero error codes of a message, first seen first, with their names.
+func errorCodesIn(m *jsonMsg) (codes []int64, names map[int64]string) {
+	names = map[int64]string{}
+	walkFields(m.Fields, func(f *jsonField, _ string) {
+		v, ok := intValue(f)
+		if ok && f.Type == "int16" && strings.HasSuffix(f.Name, "ErrorCode") && v != 0 && !slices.Contains(codes, v) {
+			codes = append(codes, v)
+			names[v] = f.Error
+		}
+	})
+	return codes, names
+}
+
+// pair is a request and its response; either may be missing.
+type pair struct{ req, resp *jsonMsg }
+
+func (p pair) sides() []*jsonMsg {
+	var out []*jsonMsg
+	for _, m := range []*jsonMsg{p.req, p.resp} {
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// pairsOf pairs responses with requests through request_frame, stream and correlation id.
+func pairsOf(t *testing.T, msgs []*jsonMsg) []pair {
+	t.Helper()
+	type reqKey struct {
+		stream, frame int
+		corr          int32
+	}
+	reqs := map[reqKey]*jsonMsg{}
+	seen := map[findKey]bool{}
+	for _, m := range msgs {
+		if seen[m.key()] {
+			t.Fatalf("two messages %v: the set comparison needs (frame, correlation id, kind) to be unique", m)
+		}
+		seen[m.key()] = true
+		if m.Kind == "request" {
+			reqs[reqKey{m.Stream, m.Frame, m.key().Corr}] = m
+		}
+	}
+	var out []pair
+	used := map[*jsonMsg]bool{}
+	for _, m := range msgs {
+		if m.Kind != "response" {
+			continue
+		}
+		if m.RequestFrame == nil {
+			out = append(out, pair{resp: m})
+			continue
+		}
+		req := reqs[reqKey{m.Stream, *m.RequestFrame, m.key().Corr}]
+		if req == nil || used[req] {
+			t.Fatalf("%v answers #%d, which is no request of its stream with its correlation id", m, *m.RequestFrame)
+		}
+		if m.api() != req.api() || m.version() != req.version() {
+			t.Fatalf("%v answers %v", m, req)
+		}
+		used[req] = true
+		out = append(out, pair{req: req, resp: m})
+	}
+	for _, m := range msgs {
+		if m.Kind != "response" && !used[m] {
+			out = append(out, pair{req: m})
+		}
+	}
+	return out
+}
+
+// pairPred decides on a pair from the unfiltered output.
+type pairPred func(p pair) bool
+
+func apiIs(keys ...int16) pairPred {
+	return func(p pair) bool { return slices.Contains(keys, p.sides()[0].api()) }
+}
+
+func globAny(glob string, values func(*jsonMsg) []string) pairPred {
+	return func(p pair) bool {
+		for _, m := range p.sides() {
+			for _, v := range values(m) {
+				if ok, _ := path.Match(glob, v); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+func topicGlob(glob string) pairPred { return globAny(glob, topicsIn) }
+func groupGlob(glob string) pairPred { return globAny(glob, groupsIn) }
+
+func clientGlob(glob string) pairPred {
+	return func(p pair) bool {
+		if p.req == nil || p.req.ClientID == nil {
+			return false
+		}
+		ok, _ := path.Match(glob, *p.req.ClientID)
+		return ok
+	}
+}
+
+func hasErrors(p pair) bool {
+	if p.resp == nil {
+		return false
+	}
+	codes, _ := errorCodesIn(p.resp)
+	return len(codes) > 0
+}
+
+func minLatencyUS(us int64) pairPred {
+	return func(p pair) bool { return p.resp != nil && p.resp.LatencyUS != nil && *p.resp.LatencyUS >= us }
+}
+
+func corrIs(c int32) pairPred {
+	return func(p pair) bool { return p.sides()[0].key().Corr == c }
+}
+
+func streamIs(s int) pairPred {
+	return func(p pair) bool { return p.sides()[0].Stream == s }
+}
+
+func all(preds ...pairPred) pairPred {
+	return func(p pair) bool {
+		for _, f := range preds {
+			if !f(p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func anyPair(pair) bool { return true }
+
+// expectSet lists the messages a filter must show: both sides of every matching pair, or one
+// side only (side "request" or "response").
+func expectSet(pairs []pair, pred pairPred, side string) map[findKey]*jsonMsg {
+	want := map[findKey]*jsonMsg{}
+	for _, p := range pairs {
+		if !pred(p) {
+			continue
+		}
+		for _, m := range p.sides() {
+			if side == "" || m.Kind == side {
+				want[m.key()] = m
+			}
+		}
+	}
+	return want
+}
+
+// compareSets fails with the messages missing from got and those that should not be there; the
+// messages found must also be printed exactly as without the filter.
+func compareSets(t *testing.T, got []*jsonMsg, want map[findKey]*jsonMsg) {
+	t.Helper()
+	gotSet := map[findKey]*jsonMsg{}
+	var extra, missing []string
+	for _, m := range got {
+		if gotSet[m.key()] != nil {
+			t.Errorf("%v shown twice", m)
+		}
+		gotSet[m.key()] = m
+		w := want[m.key()]
+		if w == nil {
+			extra = append(extra, m.String())
+			continue
+		}
+		if w.raw != m.raw {
+			t.Errorf("%v is not printed as without the filter:\n got: %.300s\nwant: %.300s", m, m.raw, w.raw)
+		}
+	}
+	for k, m := range want {
+		if gotSet[k] == nil {
+			missing = append(missing, m.String())
+		}
+	}
+	sort.Strings(extra)
+	sort.Strings(missing)
+	if len(extra) > 0 || len(missing) > 0 {
+		t.Errorf("shown but not expected (%d): %v\nexpected but not shown (%d): %v", len(extra), extra, len(missing), missing)
+	}
+}
+
+// TestFilters runs each selection flag on real captures and compares the messages shown with
+// those the test selects itself from the unfiltered output.
+func TestFilters(t *testing.T) {
+	const group3, codecs, prodFetch = "kgo-group-3brokers.pcap", "kgo-codecs.pcap", "kgo-produce-fetch.pcap"
+	tests := []struct {
+		file string
+		args []string
+		pred pairPred
+		side string
+	}{
+		{group3, []string{"--api", "Fetch"}, apiIs(1), ""},
+		{group3, []string{"--api", "heartbeat", "--api", "11"}, apiIs(12, 11), ""},
+		{group3, []string{"--api", "Metadata,22"}, apiIs(3, 22), ""},
+		{group3, []string{"--topic", "kdissect-orders"}, topicGlob("kdissect-orders"), ""},
+		{group3, []string{"--topic", "*-ord?rs"}, topicGlob("*-ord?rs"), ""},
+		{group3, []string{"--topic", "no-such-topic"}, topicGlob("no-such-topic"), ""},
+		{group3, []string{"--group", "kdissect-group"}, groupGlob("kdissect-group"), ""},
+		{group3, []string{"--group", "kdissect-*"}, groupGlob("kdissect-*"), ""},
+		{group3, []string{"--client-id", "kdissect-group-*"}, clientGlob("kdissect-group-*"), ""},
+		{group3, []string{"--client-id", "kdissect-producer"}, clientGlob("kdissect-producer"), ""},
+		{group3, []string{"--errors"}, hasErrors, ""},
+		{group3, []string{"--min-latency", "50ms"}, minLatencyUS(50000), ""},
+		{group3, []string{"--min-latency", "347us"}, minLatencyUS(347), ""},
+		{group3, []string{"--correlation-id", "1"}, corrIs(1), ""},
+		{group3, []string{"--correlation-id", "0"}, corrIs(0), ""},
+		{group3, []string{"--stream", "5"}, streamIs(5), ""},
+		{group3, []string{"--stream", "8"}, streamIs(8), ""},
+		{group3, []string{"--requests"}, anyPair, "request"},
+		{group3, []string{"--responses"}, anyPair, "response"},
+		{group3, []string{"--api", "Fetch", "--min-latency", "50ms", "--responses"}, all(apiIs(1), minLatencyUS(50000)), "response"},
+		{group3, []string{"--client-id", "kdissect-group-member", "--topic", "kdissect-orders", "--stream", "8"},
+			all(clientGlob("kdissect-group-member"), topicGlob("kdissect-orders"), streamIs(8)), ""},
+		{group3, []string{"--group", "kdissect-group", "--errors", "--requests"}, all(groupGlob("kdissect-group"), hasErrors), "request"},
+		{group3, []string{"--api", "Fetch", "--requests"}, apiIs(1), "request"},
+		{group3, []string{"--correlation-id", "3", "--api", "Heartbeat,Fetch,OffsetCommit"}, all(corrIs(3), apiIs(12, 1, 8)), ""},
+		{prodFetch, []string{"--topic", "kdissect-events"}, topicGlob("kdissect-events"), ""},
+		{prodFetch, []string{"--api", "Produce,Fetch", "--topic", "kdissect-*"}, all(apiIs(0, 1), topicGlob("kdissect-*")), ""},
+		{prodFetch, []string{"--client-id", "*consumer", "--min-latency", "400us"}, all(clientGlob("*consumer"), minLatencyUS(400)), ""},
+		{codecs, []string{"--topic", "*-zstd"}, topicGlob("*-zstd"), ""},
+		{codecs, []string{"--topic", "kdissect-kgo-codec-[gl]*"}, topicGlob("kdissect-kgo-codec-[gl]*"), ""},
+		{codecs, []string{"--client-id", "kdissect-codec-[gz]*"}, clientGlob("kdissect-codec-[gz]*"), ""},
+		{"kgo-midstream.pcap", []string{"--api", "Fetch"}, apiIs(1), ""},
+		{"kgo-midstream.pcap", []string{"--client-id", "kdissect-stream-*"}, clientGlob("kdissect-stream-*"), ""},
+		{"kgo-midstream.pcap", []string{"--topic", "*"}, topicGlob("*"), ""},
+		{"kgo-midstream.pcap", []string{"--min-latency", "50ms", "--requests"}, minLatencyUS(50000), "request"},
+		{"sarama-produce-consume.pcap", []string{"--group", "kdissect-sarama-group"}, groupGlob("kdissect-sarama-group"), ""},
+		{"kafkago-produce-consume.pcap", []string{"--group", "kdissect-kafkago-group"}, groupGlob("kdissect-kafkago-group"), ""},
+		{"kgo-admin.pcapng", []string{"--topic", "kdissect-admin*"}, topicGlob("kdissect-admin*"), ""},
+		{"kgo-admin.pcapng", []string{"--group", "kdissect-admin-group"}, groupGlob("kdissect-admin-group"), ""},
+		{"sarama-produce-consume.pcap", []string{"--errors"}, hasErrors, ""},
+		{"kgo-transactions.pcap", []string{"--topic", "kdissect-txn"}, topicGlob("kdissect-txn"), ""},
+		{"kgo-transactions.pcap", []string{"--client-id", "*-producer", "--api", "22,24,25,26,28"}, all(clientGlob("*-producer"), apiIs(22, 24, 25, 26, 28)), ""},
+		{"kgo-sasl-scram.pcap", []string{"--api", "SaslAuthenticate", "--correlation-id", "3"}, all(apiIs(36), corrIs(3)), ""},
+		// FindCoordinator with KeyType 1 looks for a transaction coordinator: it names no group.
+		{"kgo-transactions.pcap", []string{"--group", "*"}, groupGlob("*"), ""},
+	}
+	unfiltered := map[string][]*jsonMsg{}
+	for _, tt := range tests {
+		t.Run(tt.file+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+			msgs := unfiltered[tt.file]
+			if msgs == nil {
+				msgs = dissectJSON(t, pcap(tt.file))
+				unfiltered[tt.file] = msgs
+			}
+			want := expectSet(pairsOf(t, msgs), tt.pred, tt.side)
+			if len(want) >= len(msgs) {
+				t.Fatalf("the case selects all %d messages: it cannot tell a filter from none", len(msgs))
+			}
+			got := dissectJSON(t, pcap(tt.file), tt.args...)
+			compareSets(t, got, want)
+			t.Logf("%d of %d messages", len(want), len(msgs))
+		})
+	}
+	// Each case above must select something, but for these.
+	selectsNothing := map[string]bool{"kgo-group-3brokers.pcap --topic no-such-topic": true, "kgo-transactions.pcap --group *": true}
+	for _, tt := range tests {
+		msgs := unfiltered[tt.file]
+		if msgs == nil {
+			continue
+		}
+		if n := len(expectSet(pairsOf(t, msgs), tt.pred, tt.side)); n == 0 && !selectsNothing[tt.file+" "+strings.Join(tt.args, " ")] {
+			t.Errorf("%s %v selects nothing: pick a value that the capture has", tt.file, tt.args)
+		}
+	}
+}
+
+// TestFilterEveryTopicAndGroup runs --topic and --group with every topic and group name that the
+// test finds in each capture, and --min-latency at each pair's exact latency in one capture.
+func TestFilterEveryTopicAndGroup(t *testing.T) {
+	for _, file := range kafkaCaptures(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			msgs := dissectJSON(t, file)
+			pairs := pairsOf(t, msgs)
+			var topics, groups []string
+			for _, m := range msgs {
+				for _, s := range topicsIn(m) {
+					if !slices.Contains(topics, s) {
+						topics = append(topics, s)
+					}
+				}
+				for _, s := range groupsIn(m) {
+					if !slices.Contains(groups, s) && s != "" {
+						groups = append(groups, s)
+					}
+				}
+			}
+			for _, tp := range topics {
+				// The name, escaped, is a glob that matches it only.
+				glob := escapeGlob(tp)
+				compareSets(t, dissectJSON(t, file, "--topic", glob), expectSet(pairs, topicGlob(glob), ""))
+			}
+			for _, g := range groups {
+				glob := escapeGlob(g)
+				compareSets(t, dissectJSON(t, file, "--group", glob), expectSet(pairs, groupGlob(glob), ""))
+			}
+			t.Logf("topics %v, groups %v", topics, groups)
+		})
+	}
+	t.Run("latency boundaries", func(t *testing.T) {
+		file := pcap("kgo-produce-fetch.pcap")
+		msgs := dissectJSON(t, file)
+		pairs := pairsOf(t, msgs)
+		var lats []int64
+		for _, m := range msgs {
+			if m.LatencyUS != nil {
+				lats = append(lats, *m.LatencyUS)
+			}
+		}
+		slices.Sort(lats)
+		for _, us := range []int64{lats[0], lats[len(lats)/2], lats[len(lats)-1], lats[len(lats)-1] + 1} {
+			got := dissectJSON(t, file, "--min-latency", fmt.Sprintf("%dus", us))
+			compareSets(t, got, expectSet(pairs, minLatencyUS(us), ""))
+		}
+	})
+}
+
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// TestFilterErrors checks that bad selection flags are refused.
+func TestFilterErrors(t *testing.T) {
+	file := pcap("kgo-produce-fetch.pcap")
+	for _, args := range [][]string{
+		{"--requests", "--responses"},
+		{"--topic", "[bad"},
+		{"--group", "[bad"},
+		{"--client-id", "[bad"},
+		{"--api", "NoSuchApi"},
+		{"--api", "40000"},
+	} {
+		out, errOut, code := kdissect(t, append(args, file)...)
+		if code != 2 || out != "" || !strings.Contains(errOut, "kdissect: ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and an error", args, code, out, errOut)
+		}
+	}
+}
+
+// parseTables reads the tables of --stats: for each, its title and its rows (header first),
+// each row a list of cells.
+func parseTables(t *testing.T, out string) (titles []string, tables [][][]string) {
+	t.Helper()
+	var last string
+	for _, line := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(line, "┌"):
+			titles = append(titles, last)
+			tables = append(tables, nil)
+		case strings.HasPrefix(line, "│"):
+			if len(tables) == 0 {
+				t.Fatalf("table row before a table: %q", line)
+			}
+			cells := strings.Split(strings.Trim(line, "│"), "│")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			tables[len(tables)-1] = append(tables[len(tables)-1], cells)
+		case strings.HasPrefix(line, "├"), strings.HasPrefix(line, "└"):
+		case strings.TrimSpace(line) != "":
+			last = strings.TrimSpace(line)
+		}
+	}
+	return titles, tables
+}
+
+// nearestRank is the smallest value at or above fraction pct/100 of the sorted values.
+func nearestRank(sorted []int64, pct int) int64 {
+	rank := (pct*len(sorted) + 99) / 100 // ceil(pct% of n)
+	return sorted[max(rank, 1)-1]
+}
+
+func msText(us int64) string { return fmt.Sprintf("%d.%03d", us/1000, us%1000) }
+
+// expectStats computes the four tables of --stats from JSON messages.
+func expectStats(t *testing.T, msgs []*jsonMsg) (apis, errs, conns, topics [][]string) {
+	t.Helper()
+	// Per API and version.
+	type apiRow struct {
+		name                                   string
+		requests, responses, answered, noReply int
+		bytes                                  int
+		lats                                   []int64
+	}
+	perAPI := map[[2]int16]*apiRow{}
+	for _, m := range msgs {
+		if m.APIKey == nil {
+			continue
+		}
+		k := [2]int16{m.api(), m.version()}
+		a := perAPI[k]
+		if a == nil {
+			a = &apiRow{name: m.APIName}
+			perAPI[k] = a
+		}
+		a.bytes += m.Size
+		if m.Kind == "request" {
+			a.requests++
+			if m.NoResponse {
+				a.noReply++
+			}
+		} else {
+			a.responses++
+			if m.LatencyUS != nil {
+				a.answered++
+				a.lats = append(a.lats, *m.LatencyUS)
+			}
+		}
+	}
+	keys := make([][2]int16, 0, len(perAPI))
+	for k := range perAPI {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b [2]int16) int {
+		if a[0] != b[0] {
+			return int(a[0]) - int(b[0])
+		}
+		return int(a[1]) - int(b[1])
+	})
+	apis = [][]string{{"KEY", "API", "VERSION", "REQUESTS", "RESPONSES", "UNANSWERED", "BYTES", "P50", "P90", "P99", "MAX"}}
+	for _, k := range keys {
+		a := perAPI[k]
+		lat := []string{"", "", "", ""}
+		if len(a.lats) > 0 {
+			slices.Sort(a.lats)
+			lat = []string{msText(nearestRank(a.lats, 50)), msText(nearestRank(a.lats, 90)), msText(nearestRank(a.lats, 99)), msText(a.lats[len(a.lats)-1])}
+		}
+		apis = append(apis, append([]string{strconv.Itoa(int(k[0])), a.name, strconv.Itoa(int(k[1])), strconv.Itoa(a.requests),
+			strconv.Itoa(a.responses), strconv.Itoa(max(0, a.requests-a.noReply-a.answered)), strconv.Itoa(a.bytes)}, lat...))
+	}
+
+	// Per error code, over responses.
+	type errRow struct {
+		name  string
+		count int
+		apis  []string
+	}
+	perCode := map[int64]*errRow{}
+	for _, m := range msgs {
+		if m.Kind != "response" {
+			continue
+		}
+		codes, names := errorCodesIn(m)
+		for _, c := range codes {
+			e := perCode[c]
+			if e == nil {
+				e = &errRow{name: names[c]}
+				perCode[c] = e
+			}
+			e.count++
+			if !slices.Contains(e.apis, m.APIName) {
+				e.apis = append(e.apis, m.APIName)
+			}
+		}
+	}
+	codes := make([]int64, 0, len(perCode))
+	for c := range perCode {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	errs = [][]string{{"CODE", "NAME", "COUNT", "APIS"}}
+	for _, c := range codes {
+		e := perCode[c]
+		errs = append(errs, []string{strconv.FormatInt(c, 10), e.name, strconv.Itoa(e.count), strings.Join(e.apis, ", ")})
+	}
+
+	// Per connection.
+	type connRow struct {
+		client, broker, clientID, software string
+		messages, bytes                    int
+		first, last                        time.Time
+	}
+	perConn := map[int]*connRow{}
+	for _, m := range msgs {
+		if m.APIName == "" {
+			continue
+		}
+		tm, err := time.Parse(time.RFC3339Nano, m.Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := perConn[m.Stream]
+		if c == nil {
+			c = &connRow{client: m.Src, broker: m.Dst, first: tm, last: tm}
+			if m.Kind == "response" {
+				c.client, c.broker = m.Dst, m.Src
+			}
+			perConn[m.Stream] = c
+		}
+		c.messages++
+		c.bytes += m.Size
+		if tm.Before(c.first) {
+			c.first = tm
+		}
+		if tm.After(c.last) {
+			c.last = tm
+		}
+		if m.ClientID != nil && c.clientID == "" {
+			c.clientID = *m.ClientID
+		}
+		if m.api() == 18 && m.Kind == "request" {
+			var name, version string
+			for _, f := range m.Fields {
+				if s, ok := str(f); ok && f.Name == "ClientSoftwareName" {
+					name = s
+				}
+				if s, ok := str(f); ok && f.Name == "ClientSoftwareVersion" {
+					version = s
+				}
+			}
+			if name != "" || version != "" {
+				c.software = name + " " + version
+			}
+		}
+	}
+	streams := make([]int, 0, len(perConn))
+	for s := range perConn {
+		streams = append(streams, s)
+	}
+	slices.Sort(streams)
+	conns = [][]string{{"STREAM", "CLIENT", "BROKER", "CLIENT ID", "SOFTWARE", "MESSAGES", "BYTES", "FIRST - LAST (UTC)"}}
+	for _, s := range streams {
+		c := perConn[s]
+		conns = append(conns, []string{strconv.Itoa(s), c.client, c.broker, c.clientID, c.software, strconv.Itoa(c.messages),
+			strconv.Itoa(c.bytes), c.first.UTC().Format("15:04:05.000") + " - " + c.last.UTC().Format("15:04:05.000")})
+	}
+
+	// Per topic: records of Produce requests and Fetch (and ShareFetch) responses.
+	type topicRow struct{ produced, producedBytes, fetched, fetchedBytes int }
+	perTopic := map[string]*topicRow{}
+	for _, m := range msgs {
+		produce := m.api() == 0 && m.Kind == "request"
+		fetch := (m.api() == 1 || m.api() == 78) && m.Kind == "response"
+		if !produce && !fetch {
+			continue
+		}
+		var walk func(fs []*jsonField, topic string)
+		walk = func(fs []*jsonField, topic string) {
+			for _, f := range fs { // a struct's own topic name or id is the topic of its children
+				if s, ok := str(f); ok && (f.Name == "Name" || f.Name == "Topic" || f.Name == "TopicName") {
+					topic = s
+				}
+				if f.Name == "TopicId" && f.Type == "uuid" {
+					if id := topicOfID(f); id != "" {
+						topic = id
+					}
+				}
+			}
+			for _, f := range fs {
+				if (f.Type == "records" || f.Type == "compact_records") && len(f.Fields) > 0 {
+					if topic == "" {
+						t.Errorf("%v: records at offset %d with no topic", m, f.Offset)
+					}
+					row := perTopic[topic]
+					if row == nil {
+						row = &topicRow{}
+						perTopic[topic] = row
+					}
+					n := countRecords(f.Fields)
+					if produce {
+						row.produced += n
+						row.producedBytes += f.Size
+					} else {
+						row.fetched += n
+						row.fetchedBytes += f.Size
+					}
+					continue
+				}
+				walk(f.Fields, topic)
+			}
+		}
+		walk(m.Fields, "")
+	}
+	names := make([]string, 0, len(perTopic))
+	for n := range perTopic {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	topics = [][]string{{"TOPIC", "PRODUCED RECORDS", "PRODUCED BYTES", "FETCHED RECORDS", "FETCHED BYTES"}}
+	for _, n := range names {
+		r := perTopic[n]
+		topics = append(topics, []string{n, strconv.Itoa(r.produced), strconv.Itoa(r.producedBytes), strconv.Itoa(r.fetched), strconv.Itoa(r.fetchedBytes)})
+	}
+	return apis, errs, conns, topics
+}
+
+// countRecords counts record nodes, and legacy message nodes that are not compressed wrappers.
+func countRecords(fs []*jsonField) int {
+	n := 0
+	for _, f := range fs {
+		switch f.Type {
+		case "record":
+			n++
+			continue
+		case "message":
+			wrapper := false
+			walkFields(f.Fields, func(c *jsonField, _ string) { wrapper = wrapper || c.Type == "compressed_records" })
+			if !wrapper {
+				n++
+				continue
+			}
+		}
+		n += countRecords(f.Fields)
+	}
+	return n
+}
+
+// TestStats checks every cell of the four --stats tables against counts made from the JSON
+// output, on whole captures and on a filtered one.
+func TestStats(t *testing.T) {
+	tests := []struct {
+		file string
+		args []string
+		pred pairPred
+		side string
+	}{
+		{"kgo-group-3brokers.pcap", nil, anyPair, ""},
+		{"kgo-codecs.pcap", nil, anyPair, ""},
+		{"kgo-transactions.pcap", nil, anyPair, ""},
+		{"kgo-admin.pcapng", nil, anyPair, ""},
+		{"kgo-midstream.pcap", nil, anyPair, ""},
+		{"sarama-codecs.pcap", nil, anyPair, ""},
+		{"kafkago-produce-consume.pcap", nil, anyPair, ""},
+		{"kgo-group-3brokers.pcap", []string{"--api", "Fetch,Heartbeat,JoinGroup"}, apiIs(1, 12, 11), ""},
+		{"kgo-codecs.pcap", []string{"--topic", "*-gzip", "--responses"}, topicGlob("*-gzip"), "response"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+			file := pcap(tt.file)
+			msgs := dissectJSON(t, file)
+			if tt.args != nil {
+				want := expectSet(pairsOf(t, msgs), tt.pred, tt.side)
+				var sel []*jsonMsg
+				for _, m := range msgs {
+					if want[m.key()] != nil {
+						sel = append(sel, m)
+					}
+				}
+				msgs = sel
+			}
+			out, errOut, code := kdissect(t, append(append([]string{"--format", "none", "--stats", "-p", capturePorts}, tt.args...), file)...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			titles, tables := parseTables(t, out)
+			wantTitles := []string{"Messages per API and version (latency in ms, over the paired responses)", "Error codes in responses",
+				"Connections", "Records per topic (bytes are the records fields on the wire)"}
+			if !slices.Equal(titles, wantTitles) {
+				t.Fatalf("tables %q, want %q\n%s", titles, wantTitles, out)
+			}
+			apis, errs, conns, topics := expectStats(t, msgs)
+			for i, want := range [][][]string{apis, errs, conns, topics} {
+				got := tables[i]
+				if len(got) > 0 {
+					got[0] = upper(got[0])
+				}
+				if len(got) != len(want) {
+					t.Errorf("%s: %d rows, want %d\n got: %q\nwant: %q", titles[i], len(got), len(want), got, want)
+					continue
+				}
+				for r := range want {
+					if !slices.Equal(got[r], want[r]) {
+						t.Errorf("%s: row %d\n got: %q\nwant: %q", titles[i], r, got[r], want[r])
+					}
+				}
+			}
+			if len(apis) < 2 || len(conns) < 2 {
+				t.Errorf("the capture gives too little to count: %d API rows, %d connections", len(apis)-1, len(conns)-1)
+			}
+		})
+	}
+}
+
+func upper(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = strings.ToUpper(c)
+	}
+	return out
+}
+
+// TestStatsNumbers pins numbers from the capture's description in pcaps/README.md, so that the
+// counting rules of the test and of --stats cannot drift together.
+func TestStatsNumbers(t *testing.T) {
+	out, errOut, code := kdissect(t, "--format", "none", "--stats", "-p", capturePorts, pcap("kgo-group-3brokers.pcap"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, tables := parseTables(t, out)
+	row := func(table int, first, second string) []string {
+		for _, r := range tables[table] {
+			if r[0] == first && (second == "" || r[1] == second) {
+				return r
+			}
+		}
+		t.Fatalf("no row %s %s in table %d", first, second, table)
+		return nil
+	}
+	// Fetch v18 x9, the last one a long poll without response; JoinGroup v9 x2; 12 connections.
+	if r := row(0, "1", "Fetch"); r[2] != "18" || r[3] != "9" || r[4] != "8" || r[5] != "1" {
+		t.Errorf("Fetch row %q", r)
+	}
+	if r := row(0, "11", "JoinGroup"); r[3] != "2" || r[4] != "2" || r[5] != "0" {
+		t.Errorf("JoinGroup row %q", r)
+	}
+	if r := row(0, "18", "ApiVersions"); r[3] != "12" || r[4] != "12" {
+		t.Errorf("ApiVersions row %q", r)
+	}
+	if r := row(1, "79", "MEMBER_ID_REQUIRED"); r[2] != "1" || r[3] != "JoinGroup" {
+		t.Errorf("error row %q", r)
+	}
+	if n := len(tables[2]) - 1; n != 12 {
+		t.Errorf("%d connections, want 12", n)
+	}
+	if r := row(3, "kdissect-orders", ""); r[1] != "9" || r[3] != "9" {
+		t.Errorf("topic row %q: 9 records produced and 9 fetched", r)
+	}
+}
+
+// TestTopicNamesForIDs checks the note beside every topic id of Fetch v13+ and Produce v13+:
+// the name the last Metadata response before it gave for the id, or "unknown" before any.
+func TestTopicNamesForIDs(t *testing.T) {
+	for _, tc := range []struct {
+		file           string
+		known, unknown bool // the capture has ids with known names, ids with unknown names
+	}{
+		{"kgo-produce-fetch.pcap", true, false},
+		{"kgo-group-3brokers.pcap", true, false},
+		{"kgo-codecs.pcap", true, false},
+		{"kgo-midstream.pcap", false, true}, // starts after the client's Metadata requests
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			file := pcap(tc.file)
+			msgs := dissectJSON(t, file)
+			names := map[string]string{}
+			known, unknown := 0, 0
+			var wantNames []string // the notes, in output order, for the diagram
+			for _, m := range msgs {
+				if m.api() == 3 && m.Kind == "response" {
+					for _, f := range m.Fields {
+						if f.Name != "Topics" {
+							continue
+						}
+						for _, el := range f.Fields {
+							var name, id string
+							for _, c := range el.Fields {
+								if s, ok := str(c); ok && c.Name == "Name" {
+									name = s
+								}
+								if c.Name == "TopicId" {
+									id, _ = c.Value.(string)
+								}
+							}
+							if name != "" && id != "" && id != nullTopicID {
+								names[id] = name
+							}
+						}
+					}
+				}
+				byID := (m.api() == 1 && m.version() >= 13) || (m.api() == 0 && m.version() >= 13)
+				walkFields(m.Fields, func(f *jsonField, _ string) {
+					if f.Name != "TopicId" {
+						return
+					}
+					id, _ := f.Value.(string)
+					if id == nullTopicID {
+						if f.Note != "" {
+							t.Errorf("%v: null topic id with note %q", m, f.Note)
+						}
+						return
+					}
+					wantNames = append(wantNames, f.Note)
+					if !byID {
+						return
+					}
+					if name, ok := names[id]; ok {
+						known++
+						if f.Note != "topic "+name {
+							t.Errorf("%v: TopicId %s has note %q, want %q", m, id, f.Note, "topic "+name)
+						}
+					} else {
+						unknown++
+						if !strings.HasPrefix(f.Note, unknownTopic) {
+							t.Errorf("%v: TopicId %s, seen before any Metadata response, has note %q", m, id, f.Note)
+						}
+					}
+				})
+			}
+			t.Logf("%d topic ids with names, %d without", known, unknown)
+			if (known > 0) != tc.known || (unknown > 0) != tc.unknown {
+				t.Errorf("%d topic ids with names, %d without; want some known: %v, some unknown: %v", known, unknown, tc.known, tc.unknown)
+			}
+
+			// The diagram shows the same notes, in the same order.
+			out, errOut, code := kdissect(t, "-p", capturePorts, file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			var got []string
+			re := regexp.MustCompile(`^0x[0-9a-f]+ +16 uuid +TopicId +(\S+) \(([0-9a-f-]+)\)(?:  \[(.*)\])?$`)
+			for _, line := range strings.Split(out, "\n") {
+				if !strings.Contains(line, " TopicId ") {
+					continue
+				}
+				mm := re.FindStringSubmatch(line)
+				if mm == nil {
+					t.Fatalf("diagram line not understood: %q", line)
+				}
+				if mm[1] != nullTopicID {
+					got = append(got, mm[3])
+				}
+			}
+			if !slices.Equal(got, wantNames) {
+				t.Errorf("diagram notes:\n got: %q\nwant: %q", got, wantNames)
+			}
+
+			// Summary lines of Fetch and Produce name the topics, by name when it is known.
+			out, errOut, code = kdissect(t, "--format", "summary", "-p", capturePorts, file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, line := range strings.Split(out, "\n") {
+				if !strings.Contains(line, " Produce v") && !strings.Contains(line, " Fetch v") || !strings.Contains(line, "topics ") {
+					continue
+				}
+				if tc.known && strings.Contains(line, "topics id:") {
+					t.Errorf("summary line names a topic by id though its name is known: %s", line)
+				}
+				if tc.unknown && !strings.Contains(line, "topics id:") {
+					t.Errorf("summary line names a topic by name though the capture does not say it: %s", line)
+				}
+			}
+		})
+	}
+}
+
+// TestSecretsRedacted checks that no output of kdissect shows a SASL password, a SCRAM client
+// proof or a SCRAM server signature unless --show-secrets asks for them, and that the user
+// name is shown.
+func TestSecretsRedacted(t *testing.T) {
+	formats := []struct {
+		name string
+		args []string
+		// shows says whether the format prints field values, so that --show-secrets reveals them.
+		shows bool
+	}{
+		{"diagram", nil, true},
+		{"diagram -x", []string{"-x"}, true},
+		{"diagram -x --max-bytes 0", []string{"-x", "--max-bytes", "0"}, true},
+		{"summary", []string{"--format", "summary"}, false},
+		{"json", []string{"--format", "json"}, true},
+		{"stats", []string{"--stats"}, true},
+		{"stats none", []string{"--stats", "--format", "none"}, false},
+		{"summary stats filtered", []string{"--format", "summary", "--stats", "--api", "SaslAuthenticate"}, false},
+		{"json filtered", []string{"--format", "json", "--api", "SaslAuthenticate"}, true},
+	}
+	for _, tc := range []struct {
+		file string
+		user string
+		// secrets gives the secret values from the --show-secrets JSON output.
+		secrets func(t *testing.T, msgs []*jsonMsg) []string
+	}{
+		{"kgo-sasl-plain.pcap", "alice", func(t *testing.T, msgs []*jsonMsg) []string {
+			got := saslPieces(msgs, "password")
+			if len(got) == 0 || slices.ContainsFunc(got, func(p string) bool { return p != "alice-secret-pw" }) {
+				t.Fatalf("--show-secrets passwords %q, want alice-secret-pw", got)
+			}
+			return []string{"alice-secret-pw"}
+		}},
+		{"kgo-sasl-scram.pcap", "bob", func(t *testing.T, msgs []*jsonMsg) []string {
+			proofs, sigs := saslPieces(msgs, "proof"), saslPieces(msgs, "server signature")
+			if len(proofs) == 0 || len(proofs) != len(sigs) {
+				t.Fatalf("--show-secrets gives %d proofs and %d server signatures", len(proofs), len(sigs))
+			}
+			return append(proofs, sigs...)
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			file := pcap(tc.file)
+			secrets := tc.secrets(t, dissectJSON(t, file, "--show-secrets"))
+			for _, s := range secrets {
+				if len(s) < 12 {
+					t.Fatalf("secret %q is too short to search for", s)
+				}
+			}
+			if users := saslPieces(dissectJSON(t, file), "user"); len(users) == 0 || slices.ContainsFunc(users, func(u string) bool { return u != tc.user }) {
+				t.Errorf("user names %q, want %q", users, tc.user)
+			}
+			for _, f := range formats {
+				for _, show := range []bool{false, true} {
+					args := append([]string{"-p", capturePorts}, f.args...)
+					if show {
+						args = append(args, "--show-secrets")
+					}
+					out, errOut, code := kdissect(t, append(args, file)...)
+					if code != 0 {
+						t.Fatalf("%v: exit %d: %s", args, code, errOut)
+					}
+					for _, s := range secrets {
+						leak := leaks(out+errOut, s)
+						switch {
+						case !show && leak != "":
+							t.Errorf("%s: secret %q shown (%s)", f.name, s, leak)
+						case show && f.shows && leak == "":
+							t.Errorf("%s --show-secrets: secret %q not shown", f.name, s)
+						}
+					}
+					if f.shows && !strings.Contains(out, tc.user) {
+						t.Errorf("%s: user name %q not shown", f.name, tc.user)
+					}
+					if f.shows && !show && !strings.Contains(out, "<redacted>") {
+						t.Errorf("%s: no <redacted> value", f.name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// saslPieces lists the values of the decoded SASL token parts with this name.
+func saslPieces(msgs []*jsonMsg, name string) []string {
+	var out []string
+	for _, m := range msgs {
+		walkFields(m.Fields, func(f *jsonField, _ string) {
+			if s, ok := f.Value.(string); ok && f.Type == "sasl" && f.Name == name {
+				out = append(out, s)
+			}
+		})
+	}
+	return out
+}
+
+var dumpLine = regexp.MustCompile(`^[0-9a-f]{4,}  ((?:[0-9a-f]{2} ?)+)`)
+
+// leaks says how s shows in out: as text, as hex (the first 8 bytes are enough: the bytes column
+// of the diagram cuts values), or in the bytes of the hex dumps; "" when it does not.
+func leaks(out, s string) string {
+	if strings.Contains(out, s) {
+		return "as text"
+	}
+	if strings.Contains(out, hex.EncodeToString([]byte(s[:8]))) {
+		return "as hex"
+	}
+	var dump []byte
+	for _, line := range strings.Split(out, "\n") {
+		m := dumpLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		b, err := hex.DecodeString(strings.ReplaceAll(strings.TrimSpace(m[1]), " ", ""))
+		if err == nil {
+			dump = append(dump, b...)
+		}
+	}
+	if strings.Contains(string(dump), s) {
+		return "in a hex dump"
+	}
+	return ""
+}
+
+// withErrorCodes writes a copy of a capture in which every *ErrorCode field of the chosen
+// responses holds code. Each chosen response must lie in one packet; it is found there by its
+// size prefix and correlation id. Error codes are fixed-size fields, so nothing else moves.
+func withErrorCodes(t *testing.T, src string, msgs []*jsonMsg, code int16, chosen func(*jsonMsg) bool) (string, int) {
+	t.Helper()
+	patches := map[int][]*jsonMsg{}
+	n := 0
+	for _, m := range msgs {
+		if m.Kind != "response" || !chosen(m) {
+			continue
+		}
+		if m.FirstFrame != m.Frame {
+			t.Fatalf("%v spans packets %d-%d", m, m.FirstFrame, m.Frame)
+		}
+		patches[m.Frame] = append(patches[m.Frame], m)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	w := pcapgo.NewWriterNanos(&out)
+	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {
+		t.Fatal(err)
+	}
+	for num := 1; ; num++ {
+		data, ci, err := r.ReadPacketData()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append([]byte(nil), data...)
+		for _, m := range patches[num] {
+			head := binary.BigEndian.AppendUint32(nil, uint32(m.Size-4))
+			head = binary.BigEndian.AppendUint32(head, uint32(*m.CorrelationID))
+			at := bytes.Index(data, head)
+			if at < 0 || bytes.Count(data, head) != 1 {
+				t.Fatalf("%v: not found once in packet %d", m, num)
+			}
+			walkFields(m.Fields, func(fl *jsonField, _ string) {
+				if fl.Type == "int16" && strings.HasSuffix(fl.Name, "ErrorCode") {
+					binary.BigEndian.PutUint16(data[at+fl.Offset:], uint16(code))
+					n++
+				}
+			})
+		}
+		if err := w.WritePacket(ci, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := filepath.Join(t.TempDir(), "errors.pcap")
+	if err := os.WriteFile(name, out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name, n
+}
+
+// TestErrorsFilterAndStats puts error codes at every level of real responses (top level, topic,
+// partition) and checks --errors and the error table of --stats on them.
+func TestErrorsFilterAndStats(t *testing.T) {
+	src := pcap("kgo-produce-fetch.pcap")
+	msgs := dissectJSON(t, src)
+	chosen := func(m *jsonMsg) bool {
+		// Produce (partition level), Metadata (topic and top level), the first Fetch (all levels).
+		return m.api() == 0 || m.api() == 3 && m.key().Corr == 1 && m.Stream == 2 || m.api() == 1 && m.Size > 100
+	}
+	file, n := withErrorCodes(t, src, msgs, 6, chosen) // NOT_LEADER_OR_FOLLOWER
+	if n < 5 {
+		t.Fatalf("only %d error codes patched", n)
+	}
+	patched := dissectJSON(t, file)
+	pairs := pairsOf(t, patched)
+	want := expectSet(pairs, hasErrors, "")
+	responses := 0
+	for _, m := range patched {
+		if m.Kind == "response" && chosen(m) {
+			responses++
+			if codes, names := errorCodesIn(m); !slices.Equal(codes, []int64{6}) || names[6] != "NOT_LEADER_OR_FOLLOWER" {
+				t.Errorf("%v: error codes %v %v after patching", m, codes, names)
+			}
+		}
+	}
+	if len(want) != 2*responses || responses < 4 {
+		t.Fatalf("%d messages with errors expected from %d patched responses", len(want), responses)
+	}
+	compareSets(t, dissectJSON(t, file, "--errors"), want)
+	compareSets(t, dissectJSON(t, file, "--errors", "--api", "Produce", "--responses"), expectSet(pairs, all(hasErrors, apiIs(0)), "response"))
+
+	out, errOut, code := kdissect(t, "--format", "none", "--stats", "-p", capturePorts, file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	_, tables := parseTables(t, out)
+	_, errs, _, _ := expectStats(t, patched)
+	if got := tables[1][1:]; !slices.EqualFunc(got, errs[1:], slices.Equal) || len(got) != 1 || got[0][2] != strconv.Itoa(responses) {
+		t.Errorf("error table %q, want %q (%d responses)", got, errs[1:], responses)
+	}
+	t.Logf("error table %q", tables[1][1:])
+}
+
+// saslAuthenticateV2 builds a SaslAuthenticate v2 request frame that carries token.
+func saslAuthenticateV2(token []byte) []byte {
+	b := []byte{0, 0, 0, 0, 0, 36, 0, 2, 0, 0, 0, 7} // size (set below), key 36, version 2, correlation id 7
+	b = append(b, 0, 4)
+	b = append(b, "test"...)
+	b = append(b, 0) // header tags
+	b = binary.AppendUvarint(b, uint64(len(token)+1))
+	b = append(b, token...)
+	b = append(b, 0) // body tags
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+// TestSecretsUnusualPasswords decodes PLAIN tokens whose passwords are not printable UTF-8 (a
+// Latin-1 password, control characters) and SCRAM and OAUTHBEARER tokens: the secret must not
+// show in any format, as text, as hex or in a hex dump.
+func TestSecretsUnusualPasswords(t *testing.T) {
+	for _, tc := range []struct {
+		name, token, user, secret string
+	}{
+		{"plain latin-1", "\x00carol\x00p\xe4ssw\xf6rd-latin1", "carol", "p\xe4ssw\xf6rd-latin1"},
+		{"plain control", "\x00dave\x00\x1b[escape]\x07secret", "dave", "\x1b[escape]\x07secret"},
+		{"plain authzid", "admin\x00erin\x00erin-password-1", "erin", "erin-password-1"},
+		{"scram final", "c=biws,r=abcdefghijklmnop,p=dGhpcy1pcy1hLXByb29mLXZhbHVl", "", "dGhpcy1pcy1hLXByb29mLXZhbHVl"},
+		{"oauthbearer", "n,a=frank,\x01auth=Bearer eyJhbGciOiJub25lIn0.e30.\x01\x01", "frank", "eyJhbGciOiJub25lIn0.e30."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			frame := saslAuthenticateV2([]byte(tc.token))
+			for _, args := range [][]string{{"decode"}, {"decode", "-x"}, {"decode", "--format", "json"}, {"decode", "--format", "summary"}} {
+				for _, show := range []bool{false, true} {
+					a := args
+					if show {
+						a = append(slices.Clone(args), "--show-secrets")
+					}
+					var out, errOut strings.Builder
+					if code := run(a, strings.NewReader(string(frame)), &out, &errOut); code != 0 {
+						t.Fatalf("%v: exit %d: %s", a, code, errOut.String())
+					}
+					leak := leaks(out.String()+errOut.String(), tc.secret)
+					if !show && leak != "" {
+						t.Errorf("%v: secret shown %s:\n%s", a, leak, out.String())
+					}
+					if show && args[len(args)-1] != "summary" && leak == "" {
+						t.Errorf("%v: secret not shown:\n%s", a, out.String())
+					}
+					if tc.user != "" && args[len(args)-1] != "summary" && !strings.Contains(out.String(), tc.user) {
+						t.Errorf("%v: user %q not shown:\n%s", a, tc.user, out.String())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFilterReusedCorrelationID: a client that sends a request again with the correlation id of
+// one still unanswered; the filter, which holds requests until their response, must show the
+// first one too (it was lost before).
+func TestFilterReusedCorrelationID(t *testing.T) {
+	o := &common{maxDecompressed: 1 << 20, apiKey: -1}
+	c, err := o.codec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	r := render.NewJSON(&out)
+	p := newPipeline(c, r)
+	if err := p.selectWith(&selection{apis: []string{"ApiVersions"}, correlationID: -1, stream: -1}); err != nil {
+		t.Fatal(err)
+	}
+	conn := &reassembly.Conn{ID: 0, Client: netip.MustParseAddrPort("10.0.0.1:50000"), Server: netip.MustParseAddrPort("10.0.0.2:9092")}
+	p.Open(conn)
+	request := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 5, 0, 0} // ApiVersions v0, correlation id 5, client id ""
+	response := []byte{0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0} // error 0, no API keys
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for i, f := range []struct {
+		dir  reassembly.Dir
+		data []byte
+	}{{reassembly.ToServer, request}, {reassembly.ToServer, request}, {reassembly.ToClient, response}} {
+		at := start.Add(time.Duration(i) * time.Millisecond)
+		p.Frame(reassembly.Frame{Conn: conn, Dir: f.dir, Data: slices.Clone(f.data), FirstPacket: i + 1, LastPacket: i + 1, FirstTime: at, LastTime: at})
+	}
+	p.Close(conn)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range parseJSON(t, out.String()) {
+		s := fmt.Sprintf("#%d %s", m.Frame, m.Kind)
+		if m.RequestFrame != nil {
+			s += fmt.Sprintf(" answers #%d", *m.RequestFrame)
+		}
+		got = append(got, s)
+	}
+	if want := []string{"#1 request", "#2 request", "#3 response answers #2"}; !slices.Equal(got, want) {
+		t.Errorf("shown %q, want %q", got, want)
+	}
+}
