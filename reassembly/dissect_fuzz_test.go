@@ -48,7 +48,7 @@ func (h *conversations) Frame(f reassembly.Frame) {
 	}
 }
 
-func (h *conversations) Notice(reassembly.Notice)  {}
+func (h *conversations) Notice(reassembly.Notice) {}
 func (h *conversations) Close(c *reassembly.Conn) { delete(h.convs, c) }
 
 // FuzzDissect runs arbitrary bytes as a capture file through capture, reassembly with Kafka
