@@ -127,6 +127,8 @@ type Assembler struct {
 	streams   map[*stream]struct{}
 	// rejected holds connections detection found not to be Kafka, to skip their segments.
 	rejected map[flowKey]bool
+	// closed holds recently finished connections and when they finished.
+	closed map[flowKey]time.Time
 	// detectedPorts remembers the ports already reported as Kafka.
 	detectedPorts map[uint16]bool
 }
@@ -152,7 +154,7 @@ func New(h Handler, opt Options) *Assembler {
 		opt.MaxPagesTotal = 65536
 	}
 	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID,
-		rejected: map[flowKey]bool{}, detectedPorts: map[uint16]bool{}}
+		rejected: map[flowKey]bool{}, detectedPorts: map[uint16]bool{}, closed: map[flowKey]time.Time{}}
 	pool := gpr.NewStreamPool(factory{a})
 	a.asm = gpr.NewAssembler(pool)
 	a.asm.MaxBufferedPagesPerConnection = opt.MaxPagesPerConn
@@ -170,6 +172,17 @@ func (c *context) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 // Add takes one TCP segment.
 func (a *Assembler) Add(seg *capture.Segment) {
 	tcp := seg.TCP
+	if len(a.closed) > 0 {
+		// Packets that trail a finished connection (its last ACK, a retransmitted FIN) belong
+		// to it; a SYN starts a new connection on the same ports.
+		k := keyOf(seg.Net, tcp)
+		if _, ok := a.closed[k]; ok {
+			if !tcp.SYN {
+				return
+			}
+			delete(a.closed, k)
+		}
+	}
 	if !a.known(uint16(tcp.SrcPort), uint16(tcp.DstPort)) {
 		if a.opt.Detect == nil || a.rejected[keyOf(seg.Net, tcp)] {
 			return
@@ -185,6 +198,11 @@ func (a *Assembler) Add(seg *capture.Segment) {
 	if a.now.Sub(a.lastFlush) >= time.Second {
 		a.lastFlush = a.now
 		a.asm.FlushWithOptions(gpr.FlushOptions{T: a.now.Add(-a.opt.FlushAfter), TC: a.now.Add(-a.opt.CloseAfter)})
+		for k, t := range a.closed {
+			if a.now.Sub(t) > a.opt.FlushAfter {
+				delete(a.closed, k)
+			}
+		}
 	}
 }
 
@@ -387,14 +405,14 @@ func collectSpans(sg gpr.ScatterGather, length int, base int64) []span {
 	return spans
 }
 
-// ReassemblyComplete is called when both directions are closed. The connection stays in
-// gopacket's pool (false): the packets that follow the FINs (the last ACK, a retransmitted FIN)
-// then belong to it, as they do in tshark's tcp.stream, instead of opening a connection of
-// their own that would take the next ID. A SYN on the same addresses and ports replaces it
-// with a new connection; FlushWithOptions forgets it after CloseAfter.
+// ReassemblyComplete is called when both directions are closed.
 func (s *stream) ReassemblyComplete(ac gpr.AssemblerContext) bool {
 	s.finish()
-	return false
+	// Forget the connection, so that memory stays flat over millions of short connections, but
+	// remember its end for a while: the last ACK and retransmitted FINs that follow must not
+	// open a connection of their own (they would take the next ID, unlike tshark's tcp.stream).
+	s.a.closed[s.key] = s.a.now
+	return true
 }
 
 func (s *stream) finish() {

@@ -1,6 +1,7 @@
 package reassembly
 
 import (
+	"bytes"
 	"fmt"
 	"time"
 
@@ -23,16 +24,17 @@ const detectScan = 4096
 
 // flowKey identifies a connection whichever way a segment goes.
 type flowKey struct {
-	a, b string
+	a, b   gopacket.Endpoint
+	pa, pb layers.TCPPort
 }
 
 func keyOf(net gopacket.Flow, tcp *layers.TCP) flowKey {
-	x := fmt.Sprintf("%s:%d", net.Src(), tcp.SrcPort)
-	y := fmt.Sprintf("%s:%d", net.Dst(), tcp.DstPort)
-	if x > y {
-		x, y = y, x
+	src, dst := net.Endpoints()
+	k := flowKey{src, dst, tcp.SrcPort, tcp.DstPort}
+	if c := bytes.Compare(src.Raw(), dst.Raw()); c > 0 || c == 0 && tcp.SrcPort > tcp.DstPort {
+		k = flowKey{dst, src, tcp.DstPort, tcp.SrcPort}
 	}
-	return flowKey{x, y}
+	return k
 }
 
 // detectBuf holds a direction's first bytes and the packets that carried them.
@@ -77,6 +79,12 @@ func (s *stream) decide() {
 		open++
 		if len(b.data) == 0 {
 			continue
+		}
+		if s.syn[d] && s.a.opt.TLSKeys != nil && looksTLS(b.data) {
+			// TLS from the first byte, and keys to read it: the decrypted stream decides on
+			// frames as any other once the connection is open.
+			s.accept(d, "TLS connection, to be decrypted with the key log")
+			return
 		}
 		scan := 1
 		if !s.syn[d] {

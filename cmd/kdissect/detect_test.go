@@ -100,3 +100,22 @@ func firstDiff(a, b []string) string {
 	}
 	return ""
 }
+
+// TestDetectTLSWithKeyLog: with a key log and no -p, TLS connections are opened and decrypted,
+// and give the messages that naming the port gives.
+func TestDetectTLSWithKeyLog(t *testing.T) {
+	file := filepath.Join("..", "..", "pcaps", "kgo-tls13.pcap")
+	keys := filepath.Join("..", "..", "pcaps", "kgo-tls13.keylog")
+	named, _, code := kdissect(t, "--format", "json", "-p", "9093", "--tls-keylog", keys, file)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	detected, errOut, code := kdissect(t, "--format", "json", "--tls-keylog", keys, file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	want, got := messageKeys(t, named), messageKeys(t, detected)
+	if len(want) < 30 || strings.Join(want, "\n") != strings.Join(got, "\n") {
+		t.Fatalf("detection found %d messages, naming the port %d:\n%s", len(got), len(want), firstDiff(want, got))
+	}
+}
