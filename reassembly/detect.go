@@ -80,7 +80,7 @@ func (s *stream) decide() {
 		if len(b.data) == 0 {
 			continue
 		}
-		if s.syn[d] && s.a.opt.TLSKeys != nil && looksTLS(b.data) {
+		if s.syn[d] && s.a.opt.TLSKeys != nil && s.a.opt.TLSKeys.Len() > 0 && looksTLS(b.data) {
 			// TLS from the first byte, and keys to read it: the decrypted stream decides on
 			// frames as any other once the connection is open.
 			s.accept(d, "TLS connection, to be decrypted with the key log")
