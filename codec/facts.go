@@ -219,6 +219,12 @@ func recordSet(n *Node, topic string, id UUID, partition int32) RecordSet {
 					}
 				}
 			}
+		case "record_data":
+			// A batch decoded header only: its record count.
+			if v, ok := c.Value.(int64); ok {
+				r.Records += int(v)
+			}
+			return false
 		case "record_batch":
 			if a := childNamed(c, "attributes"); a != nil {
 				if v, ok := a.Value.(int64); ok {

@@ -77,6 +77,7 @@ type common struct {
 	// maxDecompressed caps one batch's decompressed size; showSecrets keeps passwords visible.
 	maxDecompressed int64
 	showSecrets     bool
+	records         string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -86,6 +87,7 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
+	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); default full for diagram and json, headers for summary and none")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
@@ -103,7 +105,22 @@ func (c *common) codec() (*codec.Codec, error) {
 		return nil, fmt.Errorf("--api-key goes with --schema-dir")
 	}
 	c2 := codec.New(set)
-	c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed})
+	mode := c.records
+	if mode == "" {
+		// Summaries and statistics need record counts, which batch headers give; diagrams
+		// and JSON show every record.
+		mode = "full"
+		if c.format == "summary" || c.format == "none" {
+			mode = "headers"
+		}
+	}
+	switch mode {
+	case "full", "headers":
+		c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed, HeadersOnly: mode == "headers"})
+	case "none":
+	default:
+		return nil, fmt.Errorf("--records %q: full, headers or none", c.records)
+	}
 	c2.ShowSecrets = c.showSecrets
 	return c2, nil
 }

@@ -22,6 +22,10 @@ type Options struct {
 	// MaxDecompressed caps the decompressed size of one batch or wrapper message (default 64 MiB);
 	// over it: a warning, the payload shown compressed, no crash, no unbounded allocation.
 	MaxDecompressed int64
+	// HeadersOnly stops at each record batch's header: its records stay one "record_data"
+	// node whose value is the batch's record count, and nothing is decompressed. Legacy
+	// message sets are still decoded whole.
+	HeadersOnly bool
 }
 
 // Decoder decodes records fields. It is safe for concurrent use.
@@ -109,6 +113,9 @@ func (s *space) undecoded(p, end int) *codec.Node {
 type nodeAlloc struct {
 	buf  []codec.Node
 	ptrs []*codec.Node
+	// Sizes of the next chunks: they start small (most records fields hold a few records) and
+	// double, so that a large batch still costs few allocations.
+	nextBuf, nextPtrs int
 	// The last second appendTime formatted.
 	lastSecond int64
 	second     []byte
@@ -116,7 +123,8 @@ type nodeAlloc struct {
 
 func (a *nodeAlloc) get() *codec.Node {
 	if len(a.buf) == 0 {
-		a.buf = make([]codec.Node, 256)
+		a.nextBuf = min(256, max(16, 2*a.nextBuf))
+		a.buf = make([]codec.Node, a.nextBuf)
 	}
 	n := &a.buf[0]
 	a.buf = a.buf[1:]
@@ -129,7 +137,8 @@ func (a *nodeAlloc) kids(n int) []*codec.Node {
 		return make([]*codec.Node, 0, n)
 	}
 	if len(a.ptrs) < n {
-		a.ptrs = make([]*codec.Node, 1024)
+		a.nextPtrs = min(1024, max(64, 2*a.nextPtrs))
+		a.ptrs = make([]*codec.Node, a.nextPtrs)
 	}
 	k := a.ptrs[:0:n]
 	a.ptrs = a.ptrs[n:]
@@ -235,6 +244,13 @@ func (s *space) batch(p, end int) *codec.Node {
 		s.warn(p+17, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
 	count := int64(int32(binary.BigEndian.Uint32(s.b[r.pos:])))
+	if s.d.opt.HeadersOnly {
+		// The batch header says all a summary needs: the records are neither decompressed
+		// nor walked.
+		r.kids = append(r.kids, s.node("records", "record_data", r.pos, end-r.pos, count))
+		n.Children = r.kids
+		return n
+	}
 	if id := int(attrs & 7); id == 0 {
 		arr := s.node("records", "array", r.pos, end-r.pos, count)
 		arr.Children = s.records(r.pos+4, end, count, &bi)
