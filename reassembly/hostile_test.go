@@ -11,9 +11,9 @@ import (
 type counter struct{ frames, notices, opened, closed int }
 
 func (c *counter) Open(*Conn) (Checker, Checker) { c.opened++; return testCheck, testCheck }
-func (c *counter) Frame(Frame)                  { c.frames++ }
-func (c *counter) Notice(Notice)                { c.notices++ }
-func (c *counter) Close(*Conn)                  { c.closed++ }
+func (c *counter) Frame(Frame)                   { c.frames++ }
+func (c *counter) Notice(Notice)                 { c.notices++ }
+func (c *counter) Close(*Conn)                   { c.closed++ }
 
 func heapMB() float64 {
 	runtime.GC()
