@@ -119,3 +119,16 @@ func TestDetectTLSWithKeyLog(t *testing.T) {
 		t.Fatalf("detection found %d messages, naming the port %d:\n%s", len(got), len(want), firstDiff(want, got))
 	}
 }
+
+// TestDemo: the built-in capture dissects like the file it comes from.
+func TestDemo(t *testing.T) {
+	demo, _, code := kdissect(t, "demo", "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	file, _, _ := kdissect(t, "--format", "json", filepath.Join("..", "..", "pcaps", "kgo-produce-fetch.pcap"))
+	want, got := messageKeys(t, file), messageKeys(t, demo)
+	if len(want) == 0 || strings.Join(want, "\n") != strings.Join(got, "\n") {
+		t.Fatalf("demo gives %d messages, the file %d", len(got), len(want))
+	}
+}

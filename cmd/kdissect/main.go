@@ -41,6 +41,7 @@ Usage:
   kdissect errors                    Kafka's error codes
   kdissect live -i IFACE [flags]     capture on a network interface (Linux; root or CAP_NET_RAW);
                                      "kdissect live --help" for its flags
+  kdissect demo [flags]              dissect a capture built into kdissect (a franz-go client and a broker)
   kdissect help                      this text
 
 `
@@ -49,6 +50,8 @@ Usage:
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
+		case "demo":
+			return runDemo(args[1:], stdout, stderr)
 		case "decode":
 			return runDecode(args[1:], stdin, stdout, stderr)
 		case "schema":
