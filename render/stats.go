@@ -1,10 +1,11 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -153,17 +154,11 @@ func ms(d time.Duration) string {
 
 // Write writes the four tables.
 func (s *Stats) Write(w io.Writer) error {
-	keys := make([][2]int16, 0, len(s.apis))
-	for k := range s.apis {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return keys[i][0] < keys[j][0] || keys[i][0] == keys[j][0] && keys[i][1] < keys[j][1]
+	var apiRows [][]string
+	apiKeys := slices.SortedFunc(maps.Keys(s.apis), func(a, b [2]int16) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
 	})
-	fmt.Fprintln(w, "Messages per API and version (latency in ms, over the paired responses)")
-	t := newTable(w, 11, true)
-	t.Header("key", "API", "version", "requests", "responses", "unanswered", "bytes", "p50", "p90", "p99", "max")
-	for _, k := range keys {
+	for _, k := range apiKeys {
 		a := s.apis[k]
 		slices.Sort(a.latencies)
 		lat := []string{"", "", "", ""}
@@ -171,68 +166,52 @@ func (s *Stats) Write(w io.Writer) error {
 			lat = []string{ms(percentile(a.latencies, 0.5)), ms(percentile(a.latencies, 0.9)), ms(percentile(a.latencies, 0.99)), ms(a.latencies[n-1])}
 		}
 		unanswered := max(0, a.requests-a.noResponse-a.answered)
-		row := append([]string{strconv.Itoa(int(k[0])), a.name, strconv.Itoa(int(k[1])), strconv.Itoa(a.requests),
-			strconv.Itoa(a.responses), strconv.Itoa(unanswered), strconv.FormatInt(a.bytes, 10)}, lat...)
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		apiRows = append(apiRows, append([]string{strconv.Itoa(int(k[0])), a.name, strconv.Itoa(int(k[1])), strconv.Itoa(a.requests),
+			strconv.Itoa(a.responses), strconv.Itoa(unanswered), strconv.FormatInt(a.bytes, 10)}, lat...))
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-
-	fmt.Fprintln(w, "\nError codes in responses")
-	codes := make([]int16, 0, len(s.errors))
-	for c := range s.errors {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
-	t = newTable(w, 4, true)
-	t.Header("code", "name", "count", "APIs")
-	for _, c := range codes {
+	var errRows [][]string
+	for _, c := range slices.Sorted(maps.Keys(s.errors)) {
 		e := s.errors[c]
-		if err := t.Append([]string{strconv.Itoa(int(c)), codec.ErrorName(c), strconv.Itoa(e.count), strings.Join(e.apis, ", ")}); err != nil {
-			return err
-		}
+		errRows = append(errRows, []string{strconv.Itoa(int(c)), codec.ErrorName(c), strconv.Itoa(e.count), strings.Join(e.apis, ", ")})
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-
-	fmt.Fprintln(w, "\nConnections")
-	streams := make([]int, 0, len(s.conns))
-	for id := range s.conns {
-		streams = append(streams, id)
-	}
-	slices.Sort(streams)
-	t = newTable(w, 8, true)
-	t.Header("stream", "client", "broker", "client id", "software", "messages", "bytes", "first - last (UTC)")
-	for _, id := range streams {
+	var connRows [][]string
+	for _, id := range slices.Sorted(maps.Keys(s.conns)) {
 		c := s.conns[id]
 		span := c.first.UTC().Format("15:04:05.000") + " - " + c.last.UTC().Format("15:04:05.000")
-		if err := t.Append([]string{strconv.Itoa(id), c.client, c.server, c.clientID, c.software,
-			strconv.Itoa(c.messages), strconv.FormatInt(c.bytes, 10), span}); err != nil {
-			return err
-		}
+		connRows = append(connRows, []string{strconv.Itoa(id), c.client, c.server, c.clientID, c.software,
+			strconv.Itoa(c.messages), strconv.FormatInt(c.bytes, 10), span})
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-
-	fmt.Fprintln(w, "\nRecords per topic (bytes are the records fields on the wire)")
-	names := make([]string, 0, len(s.topics))
-	for n := range s.topics {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	t = newTable(w, 5, false)
-	t.Header("topic", "produced records", "produced bytes", "fetched records", "fetched bytes")
-	for _, n := range names {
+	var topicRows [][]string
+	for _, n := range slices.Sorted(maps.Keys(s.topics)) {
 		tp := s.topics[n]
-		if err := t.Append([]string{n, strconv.Itoa(tp.produced), strconv.FormatInt(tp.producedBytes, 10),
-			strconv.Itoa(tp.fetched), strconv.FormatInt(tp.fetchedBytes, 10)}); err != nil {
+		topicRows = append(topicRows, []string{n, strconv.Itoa(tp.produced), strconv.FormatInt(tp.producedBytes, 10),
+			strconv.Itoa(tp.fetched), strconv.FormatInt(tp.fetchedBytes, 10)})
+	}
+	tables := []struct {
+		title   string
+		numeric bool
+		header  []string
+		rows    [][]string
+	}{
+		{"Messages per API and version (latency in ms, over the paired responses)", true,
+			[]string{"key", "API", "version", "requests", "responses", "unanswered", "bytes", "p50", "p90", "p99", "max"}, apiRows},
+		{"\nError codes in responses", true, []string{"code", "name", "count", "APIs"}, errRows},
+		{"\nConnections", true, []string{"stream", "client", "broker", "client id", "software", "messages", "bytes", "first - last (UTC)"}, connRows},
+		{"\nRecords per topic (bytes are the records fields on the wire)", false,
+			[]string{"topic", "produced records", "produced bytes", "fetched records", "fetched bytes"}, topicRows},
+	}
+	for _, tb := range tables {
+		fmt.Fprintln(w, tb.title)
+		t := newTable(w, len(tb.header), tb.numeric)
+		t.Header(tb.header)
+		for _, r := range tb.rows {
+			if err := t.Append(r); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
 			return err
 		}
 	}
-	return t.Render()
+	return nil
 }
