@@ -31,6 +31,10 @@ type pipeline struct {
 	pending map[pairKey]*render.Entry
 	// stats, when set, counts every message shown.
 	stats *render.Stats
+	// noNotes and noFacts skip work the output does not use: topic-name notes on topic ids
+	// (shown by diagrams and JSON), and message facts (shown by summaries, used by filters and
+	// statistics).
+	noNotes, noFacts bool
 	// nextStream numbers the connections of the next capture file after those of the last.
 	nextStream int
 	// showProgress asks for a progress line on stderr while files are read; progress, while one
@@ -56,6 +60,13 @@ type request struct {
 func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
 	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{},
 		held: map[*reassembly.Conn][]reassembly.Frame{}, pending: map[pairKey]*render.Entry{}, keys: tlsdec.NewKeyLog()}
+}
+
+// showing tells the pipeline which output format it feeds, so that it computes only what that
+// format shows.
+func (p *pipeline) showing(format string) {
+	p.noNotes = format == "summary" || format == "none"
+	p.noFacts = format == "diagram" || format == "json"
 }
 
 // selectWith applies the selection flags: a filter and the statistics.
@@ -157,10 +168,14 @@ func (p *pipeline) frame(f reassembly.Frame) {
 	}
 	if e.Msg != nil && !res.SASLToken {
 		p.names.Learn(e.Msg)
-		p.names.Annotate(e.Msg)
-		facts := e.Msg.Facts()
-		p.names.Resolve(&facts)
-		e.Facts = &facts
+		if !p.noNotes {
+			p.names.Annotate(e.Msg)
+		}
+		if !p.noFacts || p.filter != nil || p.stats != nil {
+			facts := e.Msg.Facts()
+			p.names.Resolve(&facts)
+			e.Facts = &facts
+		}
 	}
 	p.filterPair(e, res.Request != nil)
 }

@@ -156,6 +156,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	out := &liveOutput{Renderer: inner, limit: o.count, stop: stop}
 	p := newPipeline(c, out)
 	p.keys = keys
+	p.showing(o.format)
 	if err := p.selectWith(&o.sel); err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2

@@ -192,6 +192,7 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 	}
 	p := newPipeline(c, out)
 	p.showProgress = !o.noProgress && progressWanted(stdout, stderr, o.format)
+	p.showing(o.format)
 	if err := p.selectWith(&o.sel); err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
