@@ -156,7 +156,9 @@ func Open(name string) (*Reader, error) {
 // messages. It reads the file header before returning. Close does not close r.
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	counter := &countingReader{r: r}
-	br := bufio.NewReader(counter)
+	// A large buffer: pcapgo reads each packet in two small reads.
+	br := bufio.NewReaderSize(counter, 1<<20)
+	counter.buf = br
 	rd := &Reader{name: name, counter: counter}
 
 	magic, err := br.Peek(4)
@@ -165,7 +167,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		if zerr != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, zerr)
 		}
-		br, rd.gzipped = bufio.NewReader(zr), true
+		br, rd.gzipped = bufio.NewReaderSize(zr, 1<<20), true
 		magic, err = br.Peek(4)
 		switch {
 		case len(magic) == 0 && err == io.EOF:
