@@ -78,7 +78,9 @@ type Notice struct {
 	Msg    string
 }
 
-// Handler receives what the assembler finds.
+// Handler receives what the assembler finds. A Handler that also has a method
+// Started(*Conn) is told of every connection when it gets its ID, Kafka or not yet known:
+// a caller that spreads a capture over several assemblers numbers connections from it.
 type Handler interface {
 	// Open is called for a new connection; it returns the checker for each direction.
 	Open(c *Conn) (toServer, toClient Checker)
@@ -113,7 +115,14 @@ type Options struct {
 	FirstID int
 	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments.
 	MaxPagesPerConn, MaxPagesTotal int
+	// ManualFlush leaves the capture clock to the caller, who calls Flush: an assembler that
+	// sees only some of a capture's connections must flush when the whole capture's clock says.
+	ManualFlush bool
 }
+
+// FlushInterval is how often, on the capture's clock, Add flushes (see Flush): once the time of
+// a segment is FlushInterval past the last flush.
+const FlushInterval = time.Second
 
 // Assembler reassembles segments and frames the streams. Feed it segments in capture order
 // with Add; call Close at the end.
@@ -169,8 +178,38 @@ type context struct {
 
 func (c *context) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 
-// Add takes one TCP segment.
+// Add takes one TCP segment, then, unless Options.ManualFlush is set, flushes when the
+// segment's time is FlushInterval past the last flush.
 func (a *Assembler) Add(seg *capture.Segment) {
+	a.add(seg)
+	if a.opt.ManualFlush {
+		return
+	}
+	now := seg.Info.Timestamp
+	if a.lastFlush.IsZero() {
+		a.lastFlush = now
+	}
+	if now.Sub(a.lastFlush) >= FlushInterval {
+		a.Flush(now)
+	}
+}
+
+// Flush moves the capture clock to now: data waiting more than FlushAfter behind a gap is
+// delivered with the gap reported, and connections idle for CloseAfter are closed.
+func (a *Assembler) Flush(now time.Time) {
+	a.lastFlush = now
+	if now.After(a.now) {
+		a.now = now
+	}
+	a.asm.FlushWithOptions(gpr.FlushOptions{T: now.Add(-a.opt.FlushAfter), TC: now.Add(-a.opt.CloseAfter)})
+	for k, t := range a.closed {
+		if now.Sub(t) > a.opt.FlushAfter {
+			delete(a.closed, k)
+		}
+	}
+}
+
+func (a *Assembler) add(seg *capture.Segment) {
 	tcp := seg.TCP
 	if len(a.closed) > 0 {
 		// Packets that trail a finished connection (its last ACK, a retransmitted FIN) belong
@@ -192,18 +231,6 @@ func (a *Assembler) Add(seg *capture.Segment) {
 	ci.AncillaryData = []any{seg.Num}
 	a.now = ci.Timestamp
 	a.asm.AssembleWithContext(seg.Net, tcp, &context{ci: ci})
-	if a.lastFlush.IsZero() {
-		a.lastFlush = a.now
-	}
-	if a.now.Sub(a.lastFlush) >= time.Second {
-		a.lastFlush = a.now
-		a.asm.FlushWithOptions(gpr.FlushOptions{T: a.now.Add(-a.opt.FlushAfter), TC: a.now.Add(-a.opt.CloseAfter)})
-		for k, t := range a.closed {
-			if a.now.Sub(t) > a.opt.FlushAfter {
-				delete(a.closed, k)
-			}
-		}
-	}
 }
 
 // NextID is the ID the next new connection would get.
@@ -235,6 +262,9 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.Ass
 		c.Client, c.Server = dst, src
 	}
 	a.nextID++
+	if st, ok := a.h.(interface{ Started(*Conn) }); ok {
+		st.Started(c)
+	}
 	s := &stream{a: a, conn: c, firstIsClient: clientIsSrc, key: keyOf(netFlow, tcp)}
 	a.streams[s] = struct{}{}
 	if !a.known(src.Port(), dst.Port()) {

@@ -39,14 +39,16 @@ type span struct {
 // with the stream when the connection's SYN was seen, and otherwise looks for a plausible frame;
 // after lost data it does the same.
 type framer struct {
-	check   Checker
-	emit    func(f Frame)
-	notice  func(n Notice)
-	buf     []byte
-	base    int64 // stream offset of buf[0]
-	spans   []span
-	synced  bool
-	maxSize int
+	check  Checker
+	emit   func(f Frame)
+	notice func(n Notice)
+	buf    []byte
+	base   int64 // stream offset of buf[0]
+	// borrowed says buf is the caller's data, valid only during add: frames cut from it are copied.
+	borrowed bool
+	spans    []span
+	synced   bool
+	maxSize  int
 	// started: the first bytes have arrived; tls: the direction carries TLS and is ignored.
 	started, tls bool
 	// tlsc, when set, takes the direction's bytes (TLS): see tls.go. tlsKeys are the secrets.
@@ -83,9 +85,43 @@ func (f *framer) add(data []byte, spans []span) {
 			return
 		}
 	}
-	f.buf = append(f.buf, data...)
 	f.spans = append(f.spans, spans...)
+	if len(f.buf) > 0 || !f.synced || f.pass > 0 {
+		f.buffer(data)
+		f.cut(false)
+		return
+	}
+	// In step with nothing buffered (the usual case): cut the frames straight from data,
+	// which is valid only during this call, and keep a copy of what is left.
+	f.buf, f.borrowed = data, true
 	f.cut(false)
+	f.borrowed = false
+	if rest := f.buf; len(rest) > 0 {
+		f.buf = nil
+		f.buffer(rest)
+	}
+}
+
+// buffer appends data to buf. A frame that spans many packets would make append grow buf by
+// a quarter at a time, copying it over and over; buf grows fourfold instead, up to the size of
+// the frame being buffered, so that it ends exactly as large as the frame and is handed over
+// whole. It never grows past four times the bytes it holds, whatever the size prefix says.
+func (f *framer) buffer(data []byte) {
+	need := len(f.buf) + len(data)
+	if need > cap(f.buf) {
+		c := max(4*need, 512)
+		if f.synced && f.pass == 0 && len(f.buf)+len(data) >= 4 {
+			var head [4]byte
+			copy(head[copy(head[:], f.buf):], data)
+			if size := int64(int32(binary.BigEndian.Uint32(head[:]))); size >= 0 && 4+size >= int64(need) {
+				c = int(min(int64(c), 4+size))
+			}
+		}
+		nb := make([]byte, len(f.buf), c)
+		copy(nb, f.buf)
+		f.buf = nb
+	}
+	f.buf = append(f.buf, data...)
 }
 
 // looksTLS reports whether data starts with a TLS record header (handshake, alert or
@@ -324,8 +360,14 @@ func (f *framer) timeAt(rel int) time.Time {
 
 func (f *framer) emitFrame(n int) {
 	first, last := f.spanAt(0), f.spanAt(n-1)
-	data := make([]byte, n)
-	copy(data, f.buf[:n])
+	var data []byte
+	if len(f.buf) == n && !f.borrowed {
+		// The buffer holds exactly this frame: hand it over rather than copy it.
+		data = f.buf[:n:n]
+	} else {
+		data = make([]byte, n)
+		copy(data, f.buf[:n])
+	}
 	fr := Frame{Data: data, Offset: f.base, FirstPacket: first.pkt, FirstTime: first.time, LastPacket: last.pkt, LastTime: last.time}
 	f.drop(n)
 	f.emit(fr)
