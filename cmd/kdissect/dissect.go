@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"time"
 
@@ -14,13 +16,17 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-// pipeline wires a capture through reassembly and the codec to a renderer.
+// The pipeline has two halves. A decoder follows the connections of one assembler: it pairs
+// responses with requests and decodes every frame into an entry. The pipeline itself takes what
+// the decoders find, in capture order, and shows it: it numbers connections, learns topic names,
+// filters, counts and renders. With one assembler the halves are chained by a function call;
+// a capture file spread over several assemblers (shard.go) has one decoder per assembler and
+// the pipeline merges their events back into capture order.
+
+// pipeline shows what the decoders find.
 type pipeline struct {
 	codec *codec.Codec
 	out   render.Renderer
-	convs map[*reassembly.Conn]*codec.Conversation
-	// held keeps, per connection, responses that arrived before any request they could answer.
-	held map[*reassembly.Conn][]reassembly.Frame
 	// counts for the exit status and the closing line
 	messages, notices int
 	err               error
@@ -35,14 +41,21 @@ type pipeline struct {
 	// (shown by diagrams and JSON), and message facts (shown by summaries, used by filters and
 	// statistics).
 	noNotes, noFacts bool
-	// nextStream numbers the connections of the next capture file after those of the last.
+	// nextStream numbers connections in the order their first packet appears, over all the
+	// capture files (tshark's tcp.stream).
 	nextStream int
+	// detected holds the ports already reported as Kafka by detection in the current file:
+	// each assembler reports a port once, and several assemblers may share a file.
+	detected map[uint16]bool
 	// showProgress asks for a progress line on stderr while files are read; progress, while one
 	// is read, updates it after each packet.
 	showProgress bool
 	progress     func()
 	// keys decrypt TLS: --tls-keylog and the captures' Decryption Secrets Blocks.
 	keys *tlsdec.KeyLog
+	// workers is how many assemblers share a capture file (1: no goroutines); roundPackets is
+	// how many segments they are given at a time (0: the default, see shard.go).
+	workers, roundPackets int
 }
 
 // pairKey finds a held request: its connection and correlation id.
@@ -58,8 +71,8 @@ type request struct {
 }
 
 func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
-	return &pipeline{codec: c, out: out, convs: map[*reassembly.Conn]*codec.Conversation{},
-		held: map[*reassembly.Conn][]reassembly.Frame{}, pending: map[pairKey]*render.Entry{}, keys: tlsdec.NewKeyLog()}
+	return &pipeline{codec: c, out: out, pending: map[pairKey]*render.Entry{}, keys: tlsdec.NewKeyLog(),
+		detected: map[uint16]bool{}, workers: 1}
 }
 
 // showing tells the pipeline which output format it feeds, so that it computes only what that
@@ -82,9 +95,52 @@ func (p *pipeline) selectWith(s *selection) error {
 	return nil
 }
 
-func (p *pipeline) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
-	cv := p.codec.NewConversation()
-	p.convs[c] = cv
+// eventKind says what a decoder found.
+type eventKind uint8
+
+const (
+	evStart  eventKind = iota // a connection got its ID
+	evEntry                   // a message (or SASL token) was decoded
+	evNotice                  // something to report that is not a message
+	evClose                   // a connection ended
+)
+
+// event is what a decoder hands to the pipeline.
+type event struct {
+	kind   eventKind
+	conn   *reassembly.Conn
+	entry  *render.Entry
+	notice reassembly.Notice
+	// answered: the entry is a response whose request was captured; learn: the entry is a
+	// Kafka message that may teach topic names.
+	answered, learn bool
+}
+
+// decoder is the decoding half of the pipeline for one assembler: it is the assembler's
+// reassembly.Handler, and it hands each finding to emit in the order it makes them.
+type decoder struct {
+	codec *codec.Codec
+	convs map[*reassembly.Conn]*codec.Conversation
+	// held keeps, per connection, responses that arrived before any request they could answer.
+	held map[*reassembly.Conn][]reassembly.Frame
+	// facts: compute each message's facts (see pipeline.noFacts).
+	facts bool
+	emit  func(event)
+}
+
+// newDecoder returns a decoder for one assembler that reports to emit.
+func (p *pipeline) newDecoder(emit func(event)) *decoder {
+	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*codec.Conversation{},
+		held: map[*reassembly.Conn][]reassembly.Frame{}, emit: emit,
+		facts: !p.noFacts || p.filter != nil || p.stats != nil}
+}
+
+// Started passes every new connection on, for the pipeline to number it.
+func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn: c}) }
+
+func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
+	cv := d.codec.NewConversation()
+	d.convs[c] = cv
 	return func(head []byte, synced bool) reassembly.Verdict {
 			return reassembly.Verdict(cv.Check(true, head, synced))
 		}, func(head []byte, synced bool) reassembly.Verdict {
@@ -106,19 +162,19 @@ const maxHeld = 64
 // order (one waited behind a gap), so a response whose request has not been seen yet is held
 // until a request with that correlation id arrives, or until the client has sent something
 // captured after the response, which proves the request is not in the capture.
-func (p *pipeline) Frame(f reassembly.Frame) {
-	cv := p.convs[f.Conn]
+func (d *decoder) Frame(f reassembly.Frame) {
+	cv := d.convs[f.Conn]
 	if f.Dir == reassembly.ToClient && !cv.Expects(f.Data) {
-		h := append(p.held[f.Conn], f)
+		h := append(d.held[f.Conn], f)
 		if len(h) > maxHeld {
-			p.frame(h[0])
+			d.frame(h[0])
 			h = h[1:]
 		}
-		p.held[f.Conn] = h
+		d.held[f.Conn] = h
 		return
 	}
-	if f.Dir == reassembly.ToClient || len(p.held[f.Conn]) == 0 {
-		p.frame(f)
+	if f.Dir == reassembly.ToClient || len(d.held[f.Conn]) == 0 {
+		d.frame(f)
 		return
 	}
 	// Responses captured before this request cannot answer it: their requests are not in the
@@ -127,28 +183,28 @@ func (p *pipeline) Frame(f reassembly.Frame) {
 	// first: a capture merged from two interfaces, or taken on a multi-queue NIC, can hold a
 	// request after its response.
 	var keep []reassembly.Frame
-	for _, r := range p.held[f.Conn] {
+	for _, r := range d.held[f.Conn] {
 		if r.LastPacket < f.FirstPacket && !codec.Answers(r.Data, f.Data) {
-			p.frame(r)
+			d.frame(r)
 		} else {
 			keep = append(keep, r)
 		}
 	}
-	p.frame(f)
-	p.held[f.Conn] = keep[:0]
+	d.frame(f)
+	d.held[f.Conn] = keep[:0]
 	for _, r := range keep {
 		if cv.Expects(r.Data) {
-			p.frame(r)
+			d.frame(r)
 		} else {
-			p.held[f.Conn] = append(p.held[f.Conn], r)
+			d.held[f.Conn] = append(d.held[f.Conn], r)
 		}
 	}
 }
 
-// frame decodes and renders one frame.
-func (p *pipeline) frame(f reassembly.Frame) {
-	cv := p.convs[f.Conn]
-	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Stream: f.Conn.ID, Bytes: f.Data, TLS: f.TLS}
+// frame decodes one frame into an entry.
+func (d *decoder) frame(f reassembly.Frame) {
+	cv := d.convs[f.Conn]
+	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
 	e.Src, e.Dst = endpoints(f.Conn, f.Dir)
 	var res codec.Result
 	if f.Dir == reassembly.ToServer {
@@ -166,18 +222,53 @@ func (p *pipeline) frame(f reassembly.Frame) {
 			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
 		}
 	}
-	if e.Msg != nil && !res.SASLToken {
-		p.names.Learn(e.Msg)
-		if !p.noNotes {
-			p.names.Annotate(e.Msg)
-		}
-		if !p.noFacts || p.filter != nil || p.stats != nil {
-			facts := e.Msg.Facts()
-			p.names.Resolve(&facts)
-			e.Facts = &facts
-		}
+	learn := e.Msg != nil && !res.SASLToken
+	if learn && d.facts {
+		facts := e.Msg.Facts()
+		e.Facts = &facts
 	}
-	p.filterPair(e, res.Request != nil)
+	d.emit(event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil, learn: learn})
+}
+
+func (d *decoder) Notice(n reassembly.Notice) {
+	d.emit(event{kind: evNotice, conn: n.Conn, notice: n})
+}
+
+func (d *decoder) Close(c *reassembly.Conn) {
+	for _, r := range d.held[c] {
+		d.frame(r)
+	}
+	delete(d.held, c)
+	delete(d.convs, c)
+	d.emit(event{kind: evClose, conn: c})
+}
+
+// handle shows one event. Events come in capture order.
+func (p *pipeline) handle(ev event) {
+	switch ev.kind {
+	case evStart:
+		// The assembler that found the connection numbered it among its own; this is the
+		// number among all of them. Its decoder does not read the ID.
+		ev.conn.ID = p.nextStream
+		p.nextStream++
+	case evEntry:
+		e := ev.entry
+		e.Stream = ev.conn.ID
+		if ev.learn {
+			p.names.Learn(e.Msg)
+			if !p.noNotes {
+				p.names.Annotate(e.Msg)
+			}
+			if e.Facts != nil {
+				p.names.Resolve(e.Facts)
+			}
+		}
+		p.filterPair(e, ev.answered)
+	case evNotice:
+		p.notice(ev.notice)
+	case evClose:
+		p.closed(ev.conn)
+	}
 }
 
 // filterPair shows an entry, or holds a request until its response lets the filter decide on
@@ -229,7 +320,14 @@ func (p *pipeline) show(e *render.Entry) {
 	p.keep(p.out.Message(e))
 }
 
-func (p *pipeline) Notice(n reassembly.Notice) {
+func (p *pipeline) notice(n reassembly.Notice) {
+	if n.Kind == reassembly.NoticeDetected {
+		port := n.Conn.Server.Port()
+		if p.detected[port] {
+			return
+		}
+		p.detected[port] = true
+	}
 	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
 		return
 	}
@@ -238,14 +336,9 @@ func (p *pipeline) Notice(n reassembly.Notice) {
 	p.keep(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
 }
 
-func (p *pipeline) Close(c *reassembly.Conn) {
-	for _, r := range p.held[c] {
-		p.frame(r)
-	}
-	delete(p.held, c)
-	delete(p.convs, c)
-	// Requests still held by the filter got no response in the capture: decide on them alone,
-	// in capture order.
+// closed decides on the requests the filter still holds for a connection that ended: they got
+// no response in the capture, so they are judged alone, in capture order.
+func (p *pipeline) closed(c *reassembly.Conn) {
 	var left []*render.Entry
 	for k, req := range p.pending {
 		if k.stream == c.ID {
@@ -289,6 +382,9 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 			p.progress = nil
 		}()
 	}
+	if p.workers > 1 {
+		return dissectSharded(r, name, p, opt, stderr)
+	}
 	return dissectReader(r, name, p, opt, stderr)
 }
 
@@ -296,13 +392,86 @@ func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Wri
 // to the end of the file or until the live capture is stopped; the assembler is flushed before
 // it returns. name is the file or interface, for messages.
 func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+	clear(p.detected)
 	opt.FirstID = p.nextStream
 	opt.TLSKeys = p.keys
-	asm := reassembly.New(p, opt)
-	defer func() {
-		asm.Close()
-		p.nextStream = asm.NextID()
-	}()
+	opt.ManualFlush = true
+	var batch []event
+	collecting := false
+	asm := reassembly.New(p.newDecoder(func(ev event) {
+		if collecting {
+			batch = append(batch, ev)
+		} else {
+			p.handle(ev)
+		}
+	}), opt)
+	flush := func(f func()) {
+		collecting = true
+		f()
+		collecting = false
+		p.handleBatch(batch)
+		batch = batch[:0]
+	}
+	defer flush(asm.Close)
+	var clock flushClock
+	return readSegments(r, name, p, stderr, func(seg *capture.Segment) {
+		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
+			s.SetStart(seg.Info.Timestamp)
+		}
+		asm.Add(seg)
+		if t := seg.Info.Timestamp; clock.due(t) {
+			flush(func() { asm.Flush(t) })
+		}
+	})
+}
+
+// flushClock applies reassembly.Assembler's flushing rule to a whole capture: a flush is due
+// once a segment's time is FlushInterval past the last flush.
+type flushClock struct{ last time.Time }
+
+func (c *flushClock) due(t time.Time) bool {
+	if c.last.IsZero() {
+		c.last = t
+	}
+	if t.Sub(c.last) < reassembly.FlushInterval {
+		return false
+	}
+	c.last = t
+	return true
+}
+
+// handleBatch shows the events of a flush or of the end of a file. The assembler flushes its
+// connections in no particular order; they are shown connection by connection, in the order
+// of the earliest packet each reports (then in the order they started), each connection's
+// events in the order they came.
+func (p *pipeline) handleBatch(evs []event) {
+	first := map[*reassembly.Conn]int{}
+	for _, ev := range evs {
+		pkt := math.MaxInt
+		switch ev.kind {
+		case evEntry:
+			pkt = ev.entry.FirstFrame
+		case evNotice:
+			pkt = ev.notice.Packet
+		}
+		if f, ok := first[ev.conn]; !ok || pkt < f {
+			first[ev.conn] = pkt
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b event) int {
+		if c := cmp.Compare(first[a.conn], first[b.conn]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.conn.ID, b.conn.ID)
+	})
+	for _, ev := range evs {
+		p.handle(ev)
+	}
+}
+
+// readSegments reads r to its end and gives each TCP segment to add; problems with single
+// packets are reported on stderr.
+func readSegments(r *capture.Reader, name string, p *pipeline, stderr io.Writer, add func(*capture.Segment)) (packets int, err error) {
 	for {
 		seg, err := r.Next()
 		var pe *capture.PacketError
@@ -319,12 +488,9 @@ func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.O
 		if p.progress != nil {
 			p.progress()
 		}
-		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
-			s.SetStart(seg.Info.Timestamp)
-		}
 		if seg.Truncated {
 			fmt.Fprintf(stderr, "kdissect: %s: packet %d: cut by the snap length, %d bytes of TCP payload missing\n", name, seg.Num, seg.Missing)
 		}
-		asm.Add(seg)
+		add(seg)
 	}
 }

@@ -1402,7 +1402,9 @@ func TestFilterReusedCorrelationID(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn := &reassembly.Conn{ID: 0, Client: netip.MustParseAddrPort("10.0.0.1:50000"), Server: netip.MustParseAddrPort("10.0.0.2:9092")}
-	p.Open(conn)
+	d := p.newDecoder(p.handle)
+	d.Started(conn)
+	d.Open(conn)
 	request := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 5, 0, 0} // ApiVersions v0, correlation id 5, client id ""
 	response := []byte{0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0} // error 0, no API keys
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -1411,9 +1413,9 @@ func TestFilterReusedCorrelationID(t *testing.T) {
 		data []byte
 	}{{reassembly.ToServer, request}, {reassembly.ToServer, request}, {reassembly.ToClient, response}} {
 		at := start.Add(time.Duration(i) * time.Millisecond)
-		p.Frame(reassembly.Frame{Conn: conn, Dir: f.dir, Data: slices.Clone(f.data), FirstPacket: i + 1, LastPacket: i + 1, FirstTime: at, LastTime: at})
+		d.Frame(reassembly.Frame{Conn: conn, Dir: f.dir, Data: slices.Clone(f.data), FirstPacket: i + 1, LastPacket: i + 1, FirstTime: at, LastTime: at})
 	}
-	p.Close(conn)
+	d.Close(conn)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -150,6 +152,12 @@ type captureOptions struct {
 	tls    tlsOptions
 	// noProgress turns off the progress line that a terminal gets on stderr.
 	noProgress bool
+	// workers is how many assemblers share the reading of a capture file; roundPackets, when
+	// set, changes how many segments they are given at a time (tests).
+	workers, roundPackets int
+	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
+	// kdissect's developers).
+	cpuProfile, memProfile string
 }
 
 func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
@@ -162,6 +170,11 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
+	fs.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
+	fs.MarkHidden("cpuprofile")
+	fs.MarkHidden("memprofile")
 	return fs, o
 }
 
@@ -175,6 +188,11 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kdissect: no capture file given")
 		return 2
 	}
+	return o.dissect(fs.Args(), stdout, stderr)
+}
+
+// dissect runs the capture command on files with the options parsed.
+func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 	isPort, err := parsePorts(o.ports)
 	if err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
@@ -193,6 +211,11 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 	p := newPipeline(c, out)
 	p.showProgress = !o.noProgress && progressWanted(stdout, stderr, o.format)
 	p.showing(o.format)
+	if o.workers < 1 {
+		fmt.Fprintf(stderr, "kdissect: --workers %d: at least 1\n", o.workers)
+		return 2
+	}
+	p.workers, p.roundPackets = o.workers, o.roundPackets
 	if err := p.selectWith(&o.sel); err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
@@ -208,8 +231,20 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 			return reassembly.Verdict(v), why
 		}
 	}
+	if o.cpuProfile != "" {
+		stop, err := startCPUProfile(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "kdissect: %v\n", err)
+			return 2
+		}
+		defer stop()
+	}
+	if o.memProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer writeHeapProfile(o.memProfile, stderr)
+	}
 	status, read := 0, 0
-	for _, name := range fs.Args() {
+	for _, name := range files {
 		n, err := dissectFile(name, p, opt, stderr)
 		read += n
 		if err != nil {
@@ -233,6 +268,33 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return status
+}
+
+// startCPUProfile profiles the process into the named file until stop is called.
+func startCPUProfile(name string) (stop func(), err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeHeapProfile writes the heap profile (all allocations so far, and what is in use).
+func writeHeapProfile(name string, stderr io.Writer) {
+	f, err := os.Create(name)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kdissect: %v\n", err)
+	}
 }
 
 // parsePorts reads "9092", "9092-9094" and comma lists into a membership test.

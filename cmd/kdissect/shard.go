@@ -1,0 +1,278 @@
+package main
+
+import (
+	"io"
+	"math"
+	"time"
+
+	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+// Spreading a capture file over the cores: the reading goroutine hands each TCP segment to one
+// of p.workers shards, chosen by a hash of the connection's addresses and ports that is the
+// same in both directions, so that a connection's packets all reach the same shard. Each shard
+// has its own assembler and decoder. Segments travel in rounds of up to roundPackets, cut at
+// the same packet for every shard; the merging goroutine takes each round from every shard and
+// merges their events by the packet that caused them, which gives the order one assembler would
+// have given. The capture clock is the reader's: it tells every shard when to flush, at the
+// packet where a single assembler would have flushed.
+
+const (
+	// roundPackets is how many segments, over all shards, make a round.
+	roundPackets = 256
+	// roundPayload is the payload bytes a round holds, over all shards, before it is cut.
+	roundPayload = 256 << 10
+	// roundsInFlight bounds the rounds read but not yet shown, and so the memory in flight.
+	roundsInFlight = 4
+)
+
+// shard is one assembler with its decoder, fed by a goroutine of its own.
+type shard struct {
+	asm     *reassembly.Assembler
+	in, out chan *round
+	// r is the round being worked on; pkt and phase are the key of the events being made.
+	r     *round
+	pkt   int
+	phase uint8
+}
+
+// round is one shard's part of a round: copies of its segments in, its events out.
+type round struct {
+	segs []capture.Segment
+	tcps []layers.TCP // segs[i].TCP points at tcps[i]
+	// payload holds the segments' payloads one after another; ends[i] is where segs[i]'s ends.
+	// The segments point into it only once the round is complete (see seal), as it may move
+	// while it grows.
+	payload []byte
+	ends    []int
+	// flushes and start are the same for every shard of a round.
+	flushes []flushPoint
+	start   time.Time
+	// last: close the assembler after the segments (the end of the file).
+	last   bool
+	events []keyedEvent
+}
+
+// flushPoint says that the capture clock reached t at packet pkt.
+type flushPoint struct {
+	pkt int
+	t   time.Time
+}
+
+// keyedEvent is an event with the packet that caused it, and whether it came while the packet
+// was assembled (phase 0), at the flush after it (1) or at the end of the file (2).
+type keyedEvent struct {
+	pkt   int
+	phase uint8
+	ev    event
+}
+
+func (k *keyedEvent) before(o *keyedEvent) bool {
+	return k.pkt < o.pkt || k.pkt == o.pkt && k.phase < o.phase
+}
+
+// add copies a segment into the round; the reader reuses the segment's memory.
+func (r *round) add(seg *capture.Segment) {
+	r.payload = append(r.payload, seg.TCP.Payload...)
+	r.ends = append(r.ends, len(r.payload))
+	t := *seg.TCP
+	t.Contents, t.Options, t.Padding, t.Payload = nil, nil, nil, nil
+	// The ports that TransportFlow reads point into the packet: give the copy its own. (The
+	// method's name notwithstanding, this is what it does.)
+	t.SetInternalPortsForTesting()
+	r.tcps = append(r.tcps, t)
+	r.segs = append(r.segs, *seg)
+}
+
+// seal points the round's segments at their copies, once no more are added.
+func (r *round) seal() {
+	start := 0
+	for i := range r.segs {
+		r.tcps[i].Payload = r.payload[start:r.ends[i]:r.ends[i]]
+		r.segs[i].TCP = &r.tcps[i]
+		start = r.ends[i]
+	}
+}
+
+func (r *round) reset() {
+	clear(r.tcps) // no payload kept alive through stale pointers
+	clear(r.segs)
+	clear(r.events)
+	if cap(r.payload) > 4*roundPayload {
+		r.payload = nil // after a giant segment
+	}
+	r.segs, r.tcps, r.payload, r.ends, r.events = r.segs[:0], r.tcps[:0], r.payload[:0], r.ends[:0], r.events[:0]
+	r.flushes, r.last, r.start = nil, false, time.Time{}
+}
+
+// shardOf picks a segment's shard: the same for both directions of a connection.
+func shardOf(seg *capture.Segment, n int) int {
+	h := seg.Net.FastHash() ^ uint64(seg.TCP.SrcPort^seg.TCP.DstPort)*0x9e3779b97f4a7c15
+	h ^= h >> 32
+	return int(h % uint64(n))
+}
+
+// run assembles the shard's rounds as they come.
+func (sh *shard) run() {
+	for r := range sh.in {
+		sh.r = r
+		f := 0
+		for i := range r.segs {
+			seg := &r.segs[i]
+			for ; f < len(r.flushes) && r.flushes[f].pkt < seg.Num; f++ {
+				sh.flush(r.flushes[f])
+			}
+			sh.pkt, sh.phase = seg.Num, 0
+			sh.asm.Add(seg)
+		}
+		for ; f < len(r.flushes); f++ {
+			sh.flush(r.flushes[f])
+		}
+		if r.last {
+			sh.pkt, sh.phase = math.MaxInt, 2
+			sh.asm.Close()
+		}
+		sh.out <- r
+	}
+}
+
+func (sh *shard) flush(f flushPoint) {
+	sh.pkt, sh.phase = f.pkt, 1
+	sh.asm.Flush(f.t)
+}
+
+func (sh *shard) record(ev event) {
+	sh.r.events = append(sh.r.events, keyedEvent{pkt: sh.pkt, phase: sh.phase, ev: ev})
+}
+
+// dissectSharded is dissectReader for a capture file, spread over p.workers shards.
+func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+	clear(p.detected)
+	opt.TLSKeys = p.keys
+	opt.ManualFlush = true
+	shards := make([]*shard, p.workers)
+	for i := range shards {
+		sh := &shard{in: make(chan *round, roundsInFlight), out: make(chan *round, roundsInFlight)}
+		sh.asm = reassembly.New(p.newDecoder(sh.record), opt)
+		shards[i] = sh
+		go sh.run()
+	}
+	// slots bounds the rounds in flight; free brings rounds back from the merger for reuse.
+	slots := make(chan struct{}, roundsInFlight)
+	free := make(chan []*round, roundsInFlight+1)
+	done := make(chan struct{})
+	go func() {
+		p.merge(shards, slots, free)
+		close(done)
+	}()
+
+	take := func() []*round {
+		select {
+		case set := <-free:
+			return set
+		default:
+			set := make([]*round, len(shards))
+			for i := range set {
+				set[i] = &round{}
+			}
+			return set
+		}
+	}
+	cur, count, bytes := take(), 0, 0
+	perRound := roundPackets
+	if p.roundPackets > 0 {
+		perRound = p.roundPackets
+	}
+	var flushes []flushPoint
+	var start time.Time
+	var clock flushClock
+	send := func(last bool) {
+		slots <- struct{}{}
+		for i, sh := range shards {
+			cur[i].flushes, cur[i].start, cur[i].last = flushes, start, last
+			cur[i].seal()
+			sh.in <- cur[i]
+		}
+		cur, count, bytes, flushes, start = nil, 0, 0, nil, time.Time{}
+		if !last {
+			cur = take()
+		}
+	}
+	packets, err = readSegments(r, name, p, stderr, func(seg *capture.Segment) {
+		w := shardOf(seg, len(shards))
+		t := seg.Info.Timestamp
+		if count == 0 {
+			start = t
+		}
+		cur[w].add(seg)
+		count++
+		bytes += len(seg.TCP.Payload)
+		if clock.due(t) {
+			flushes = append(flushes, flushPoint{pkt: seg.Num, t: t})
+		}
+		if count >= perRound || bytes >= roundPayload {
+			send(false)
+		}
+	})
+	send(true)
+	<-done
+	for _, sh := range shards {
+		close(sh.in)
+	}
+	return packets, err
+}
+
+// merge shows the shards' events in capture order, round by round, until the last round.
+func (p *pipeline) merge(shards []*shard, slots <-chan struct{}, free chan<- []*round) {
+	next := make([]int, len(shards))
+	for {
+		set := make([]*round, len(shards))
+		for i, sh := range shards {
+			set[i] = <-sh.out
+		}
+		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok && !set[0].start.IsZero() {
+			s.SetStart(set[0].start)
+		}
+		clear(next)
+		var batch []event
+		var batchKey *keyedEvent
+		for {
+			best := -1
+			for i, r := range set {
+				if next[i] < len(r.events) && (best < 0 || r.events[next[i]].before(&set[best].events[next[best]])) {
+					best = i
+				}
+			}
+			if batchKey != nil && (best < 0 || batchKey.before(&set[best].events[next[best]])) {
+				p.handleBatch(batch)
+				batch, batchKey = batch[:0], nil
+			}
+			if best < 0 {
+				break
+			}
+			k := &set[best].events[next[best]]
+			next[best]++
+			if k.phase == 0 {
+				p.handle(k.ev)
+				continue
+			}
+			// A flush, or the end of the file: the shards' events are shown as one batch.
+			batch, batchKey = append(batch, k.ev), k
+		}
+		last := set[0].last
+		for _, r := range set {
+			r.reset()
+		}
+		select {
+		case free <- set:
+		default:
+		}
+		<-slots
+		if last {
+			return
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kdissect/kdissect/capture"
+)
+
+// dissectWorkers runs the capture command with its flags and a given number of workers and
+// segments per round (0: the default).
+func dissectWorkers(t *testing.T, workers, perRound int, args ...string) (string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	fs, o := captureFlags(&errOut)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	o.workers, o.roundPackets = workers, perRound
+	if code := o.dissect(fs.Args(), &out, &errOut); code != 0 {
+		t.Fatalf("%v with %d workers: exit %d: %s", args, workers, code, errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+// TestWorkersSameOutput: spreading a capture over several assemblers must not change a byte of
+// the output, whatever the number of workers and however the capture is cut into rounds: the
+// merge restores capture order, connections keep their numbers, topic names learned on one
+// connection still name topic ids on another, and the clock flushes where one assembler would.
+func TestWorkersSameOutput(t *testing.T) {
+	type input struct {
+		name string
+		args []string
+	}
+	var inputs []input
+	for _, f := range captures(t) {
+		if strings.HasPrefix(filepath.Base(f), "other-") {
+			continue // no Kafka: nothing to compare
+		}
+		args := []string{"-p", capturePorts, f}
+		if kl := strings.TrimSuffix(strings.TrimSuffix(f, ".gz"), filepath.Ext(strings.TrimSuffix(f, ".gz"))) + ".keylog"; fileExists(kl) {
+			args = append([]string{"--tls-keylog", kl}, args...)
+		}
+		inputs = append(inputs, input{filepath.Base(f), args})
+	}
+	// Detection on any port, and a capture that lost segments (gaps, resync, flushes).
+	inputs = append(inputs, input{"detect", []string{pcapPath("kgo-odd-ports.pcap")}})
+	pkts := loadPackets(t, pcapPath("kgo-group-3brokers.pcap"))
+	rng := rand.New(rand.NewPCG(1, 2))
+	var lossy []rpkt
+	for _, p := range pkts {
+		if len(p.tcp.Payload) > 0 && rng.IntN(12) == 0 {
+			continue
+		}
+		lossy = append(lossy, p)
+	}
+	inputs = append(inputs, input{"lossy", []string{"-p", capturePorts, writePcap(t, lossy, linkEthernet, false)}})
+
+	formats := [][]string{{"--format", "summary"}, {"--format", "json"}, {"--format", "diagram", "-x"}, {"--stats", "--format", "none"}}
+	for _, in := range inputs {
+		for _, format := range formats {
+			args := slices.Concat(format, in.args)
+			t.Run(in.name+" "+strings.Join(format, " "), func(t *testing.T) {
+				t.Parallel()
+				wantOut, wantErr := dissectWorkers(t, 1, 0, args...)
+				if !strings.Contains(wantOut, "\n") {
+					t.Fatalf("no output to compare: %q", wantOut)
+				}
+				for _, c := range []struct{ workers, perRound int }{{2, 0}, {3, 1}, {4, 7}, {5, 64}} {
+					out, errOut := dissectWorkers(t, c.workers, c.perRound, args...)
+					if out != wantOut {
+						a, b := clip(out, wantOut)
+						t.Errorf("%d workers, %d per round: stdout differs from one worker's:\n got %s\nwant %s", c.workers, c.perRound, a, b)
+					}
+					if errOut != wantErr {
+						t.Errorf("%d workers, %d per round: stderr %q, want %q", c.workers, c.perRound, errOut, wantErr)
+					}
+				}
+			})
+		}
+	}
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// TestShardOfSymmetric: both directions of a connection go to the same shard, and the
+// connections of a capture are spread over the shards.
+func TestShardOfSymmetric(t *testing.T) {
+	pkts := loadPackets(t, pcapPath("kgo-group-3brokers.pcap"))
+	r, err := capture.Open(writePcap(t, pkts, linkEthernet, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	const n = 3
+	byConn := map[string]int{}
+	used := map[int]bool{}
+	for i := 0; ; i++ {
+		seg, err := r.Next()
+		if err != nil {
+			break
+		}
+		w := shardOf(seg, n)
+		if w < 0 || w >= n {
+			t.Fatalf("shard %d of %d", w, n)
+		}
+		k := pkts[i].connKey()
+		if prev, ok := byConn[k]; ok && prev != w {
+			t.Fatalf("packet %d of connection %s: shard %d, earlier packets went to %d", seg.Num, k, w, prev)
+		}
+		byConn[k] = w
+		used[w] = true
+	}
+	if len(byConn) < 4 || len(used) < 2 {
+		t.Errorf("%d connections over %d shards: want them spread", len(byConn), len(used))
+	}
+}
