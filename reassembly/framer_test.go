@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -629,4 +630,67 @@ func TestFramerWeakFrameBeforeGap(t *testing.T) {
 		{data: b, off: off + int64(len(b)) + 7, first: 4, last: 4},
 		{data: a, off: off + 2*int64(len(b)) + 7, first: 5, last: 5},
 	}, []NoticeKind{NoticeGap, NoticeSkipped, NoticeGap}, []int{2, 2, 4})
+}
+
+// TestFramerDoesNotKeepCallerData: reassembly's bytes are valid only during add. Frames cut
+// straight from them, and the bytes kept for the next call, must be copies: the caller's
+// buffer is overwritten here after every call.
+func TestFramerDoesNotKeepCallerData(t *testing.T) {
+	a, b, c := tframe('K', 10, 1), tframe('k', 40, 2), tframe('K', 300, 3)
+	stream := slices.Concat(a, b, c, a)
+	for _, size := range []int{7, 30, 64, len(stream)} {
+		t.Run(fmt.Sprint(size, "-byte packets"), func(t *testing.T) {
+			h := newHarness(testCheck, 1<<20, true)
+			scratch := make([]byte, size)
+			for _, p := range chunks(stream, size) {
+				h.pkt++
+				n := copy(scratch, p)
+				h.f.add(scratch[:n], []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+				for i := range scratch {
+					scratch[i] = 0xee
+				}
+			}
+			h.end()
+			var got [][]byte
+			for _, fr := range h.frames {
+				got = append(got, fr.Data)
+			}
+			if want := [][]byte{a, b, c, a}; !slices.EqualFunc(got, want, bytes.Equal) {
+				t.Errorf("frames %x, want %x", got, want)
+			}
+		})
+	}
+}
+
+// TestFramerLargeFrameAllocations: a frame that comes in many packets is buffered in a few
+// allocations (the buffer grows fourfold, not by a quarter, which would copy the frame about
+// five times over), and handed over without a copy.
+func TestFramerLargeFrameAllocations(t *testing.T) {
+	big := tframe('K', 1<<20, 7)
+	packets := chunks(big, 1448)
+	// testCheck refuses frames this large; the framer needs only a yes to cut.
+	h := newHarness(func([]byte, bool) Verdict { return Yes }, 1<<21, true)
+	spans := make([][]span, len(packets))
+	off := int64(0)
+	for i, p := range packets {
+		spans[i] = []span{{off: off, pkt: i + 1, time: pktTime(i + 1)}}
+		off += int64(len(p))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i, p := range packets {
+		h.f.add(p, spans[i])
+	}
+	runtime.ReadMemStats(&after)
+	if len(h.frames) != 1 || !bytes.Equal(h.frames[0].Data, big) {
+		t.Fatal("the frame did not come out whole")
+	}
+	allocs, bytes := after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc
+	t.Logf("%d allocations, %d bytes for a frame of %d bytes in %d packets", allocs, bytes, len(big), len(packets))
+	if allocs > 24 || bytes > 2*uint64(len(big)) {
+		t.Errorf("%d allocations, %d bytes for a frame of %d bytes", allocs, bytes, len(big))
+	}
+	if d := h.frames[0].Data; cap(d) != len(d) {
+		t.Errorf("frame of %d bytes in a buffer of %d", len(d), cap(d))
+	}
 }
