@@ -64,8 +64,15 @@ func benchFrames(b *testing.B) map[string]struct {
 
 // BenchmarkDecode measures the interpreter alone (records fields as bytes); the records
 // package has its own benchmarks for batch decoding.
-func BenchmarkDecode(b *testing.B) {
+func BenchmarkDecode(b *testing.B) { benchDecode(b, false) }
+
+// BenchmarkDecodeShallow is BenchmarkDecode with Codec.Shallow, as summaries and statistics
+// decode.
+func BenchmarkDecodeShallow(b *testing.B) { benchDecode(b, true) }
+
+func benchDecode(b *testing.B, shallow bool) {
 	c := testCodec(b)
+	c.Shallow = shallow
 	for name, f := range benchFrames(b) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(f.frame)))

@@ -19,8 +19,15 @@ type decoder struct {
 	flex     bool
 	warnings *[]Warning
 	failed   bool
-	slab     *[]Node
+	arena    *arena
 	show     bool // show secrets
+}
+
+// arena hands out nodes and child lists from slabs, so that a large message does not cost one
+// allocation per field. The decoders of one message (tagged fields use their own) share it.
+type arena struct {
+	nodes []Node
+	ptrs  []*Node
 }
 
 func (d *decoder) warn(off int, format string, args ...any) {
@@ -33,14 +40,29 @@ func (d *decoder) fail(off int, format string, args ...any) {
 	d.failed = true
 }
 
-// node returns a pointer to a copy of n, taken from a slab so that a large message does not
-// cost one allocation per field.
+// node returns a pointer to a copy of n, taken from a slab.
 func (d *decoder) node(n Node) *Node {
-	if len(*d.slab) == cap(*d.slab) {
-		*d.slab = make([]Node, 0, min(512, max(16, 2*cap(*d.slab))))
+	a := d.arena
+	if len(a.nodes) == cap(a.nodes) {
+		a.nodes = make([]Node, 0, min(512, max(16, 2*cap(a.nodes))))
 	}
-	*d.slab = append(*d.slab, n)
-	return &(*d.slab)[len(*d.slab)-1]
+	a.nodes = append(a.nodes, n)
+	return &a.nodes[len(a.nodes)-1]
+}
+
+// children returns an empty child list with room for n nodes, taken from a slab. Its capacity
+// ends at n, so that appending more moves it rather than overwrite its neighbour's.
+func (d *decoder) children(n int) []*Node {
+	if n > 64 {
+		return make([]*Node, 0, n)
+	}
+	a := d.arena
+	if cap(a.ptrs)-len(a.ptrs) < n {
+		a.ptrs = make([]*Node, 0, min(1024, max(64, 2*cap(a.ptrs))))
+	}
+	l := len(a.ptrs)
+	a.ptrs = a.ptrs[:l+n]
+	return a.ptrs[l : l : l+n]
 }
 
 func (d *decoder) left() int { return d.end - d.pos }
@@ -80,26 +102,43 @@ func (d *decoder) uvarint(name string) (uint64, int, bool) {
 }
 
 // structBody decodes the fields of s present at the decoder's version, then, in flexible
-// versions, the struct's tagged fields.
-func (d *decoder) structBody(s *schema.StructDef) []*Node {
-	var out []*Node
-	for _, f := range s.Fields {
+// versions, the struct's tagged fields, and appends their nodes to out. With a shallow plan p,
+// only the fields p keeps get nodes; the others are skipped (see Codec.Shallow).
+func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) []*Node {
+	for i, f := range s.Fields {
 		if d.failed {
 			return out
 		}
 		if !f.Versions.Contains(d.version) || f.Tagged(d.version) {
 			continue
 		}
-		if n := d.field(f, f.Name); n != nil {
+		var sub *shallowPlan
+		if p != nil {
+			if !p.keep[i] {
+				d.skip(f)
+				continue
+			}
+			sub = p.sub[i]
+		}
+		if n := d.field(f, sub); n != nil {
 			out = append(out, n)
 		}
 	}
 	if d.flex && !d.failed {
-		if n := d.taggedSection(s); n != nil {
+		if n := d.taggedSection(s, p); n != nil {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// bodyCap is the most nodes structBody makes for s with plan p: one per field kept, and one for
+// the tagged fields.
+func bodyCap(s *schema.StructDef, p *shallowPlan) int {
+	if p != nil {
+		return p.kept + 1
+	}
+	return len(s.Fields) + 1
 }
 
 // compact reports whether f uses the compact encodings at this version.
@@ -110,100 +149,122 @@ func (d *decoder) compact(f *schema.Field) bool {
 	return d.flex
 }
 
-// field decodes one field (any kind) named name.
-func (d *decoder) field(f *schema.Field, name string) *Node {
-	n := d.value(f, name)
+// field decodes one field (any kind), named by its definition. p is the shallow plan of a struct
+// field's (or struct array's) definition, nil to decode all of it.
+func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
+	n := d.value(f, p)
 	if n == nil {
 		return nil
 	}
 	n.Def = f
-	switch {
-	case secretFields[f.Name] && f.Kind == schema.Bytes && n.Value != nil && !d.show:
-		redact(n)
-	case f.Name == "AuthBytes" && f.Kind == schema.Bytes:
-		// SaslAuthenticate carries SASL tokens: the one place the protocol nests another.
-		decodeSASL(n, d.show)
+	if f.Kind == schema.Bytes {
+		switch {
+		case secretFields[f.Name] && n.Value != nil && !d.show:
+			redact(n)
+		case f.Name == "AuthBytes":
+			// SaslAuthenticate carries SASL tokens: the one place the protocol nests another.
+			decodeSASL(n, d.show)
+		}
 	}
 	return n
 }
 
-func (d *decoder) value(f *schema.Field, name string) *Node {
+func (d *decoder) value(f *schema.Field, p *shallowPlan) *Node {
 	nullable := f.NullableVersions.Contains(d.version)
 	switch f.Kind {
 	case schema.Array:
-		return d.array(f, name, nullable)
+		return d.array(f, nullable, p)
 	case schema.Struct:
 		start := d.pos
-		n := d.node(Node{Name: name, Type: "struct", Offset: start})
+		n := d.node(Node{Name: f.Name, Type: "struct", Offset: start})
 		if nullable {
-			if !d.need(1, name, "int8") {
+			if !d.need(1, f.Name, "int8") {
 				return nil
 			}
 			marker := int8(d.b[d.pos])
 			d.pos++
 			n.Type = "nullable_struct"
-			n.Children = append(n.Children, d.node(Node{Name: "present", Type: "int8", Offset: start, Size: 1, Value: int64(marker)}))
+			n.Children = append(d.children(1+bodyCap(f.Struct, p)), d.node(Node{Name: "present", Type: "int8", Offset: start, Size: 1, Value: int64(marker)}))
 			if marker < 0 {
 				n.Size = 1
 				return n
 			}
+		} else {
+			n.Children = d.children(bodyCap(f.Struct, p))
 		}
-		n.Children = append(n.Children, d.structBody(f.Struct)...)
+		n.Children = d.structBody(f.Struct, p, n.Children)
 		n.Size = d.pos - start
 		return n
 	default:
-		return d.scalar(f.Kind, name, nullable, d.compact(f))
+		return d.scalar(f.Kind, f.Name, nullable, d.compact(f))
 	}
 }
 
-func (d *decoder) array(f *schema.Field, name string, nullable bool) *Node {
+// arrayHead reads an array's count and checks it against the bytes left. ok is false when the
+// count could not be read; elems reports that count elements follow.
+func (d *decoder) arrayHead(f *schema.Field, nullable bool) (typ string, count int64, ok, elems bool) {
 	start := d.pos
-	typ := "array"
-	var count int64
+	name := f.Name
+	typ = "array"
 	if d.compact(f) {
 		typ = "compact_array"
 		u, _, ok := d.uvarint(name)
 		if !ok {
-			return nil
+			return typ, 0, false, false
 		}
 		count = int64(u) - 1
 	} else {
 		if !d.need(4, name, typ) {
-			return nil
+			return typ, 0, false, false
 		}
 		count = int64(int32(binary.BigEndian.Uint32(d.b[d.pos:])))
 		d.pos += 4
 	}
-	n := d.node(Node{Name: name, Type: typ, Offset: start})
 	if count < 0 {
-		n.Size = d.pos - start
 		if count < -1 {
 			d.fail(start, "%s: negative array length %d", name, count)
-			return n
-		}
-		if !nullable {
+		} else if !nullable {
 			d.warn(start, "%s is null but the field is not nullable at v%d", name, d.version)
 		}
-		return n
+		return typ, count, true, false
 	}
-	n.Value = count
 	// Every element takes at least one byte: refuse counts the remaining bytes cannot hold
 	// before looping or allocating anything.
 	if min := int64(d.minSize(f)); count*min > int64(d.left()) {
 		d.fail(start, "%s: array of %d elements cannot fit in the %d bytes left", name, count, d.left())
+		return typ, count, true, false
+	}
+	return typ, count, true, true
+}
+
+// array decodes an array field; p is the shallow plan of its struct elements.
+func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
+	start := d.pos
+	typ, count, ok, elems := d.arrayHead(f, nullable)
+	if !ok {
+		return nil
+	}
+	n := d.node(Node{Name: f.Name, Type: typ, Offset: start})
+	if count >= 0 {
+		n.Value = intValue(count)
+	}
+	if !elems {
 		n.Size = d.pos - start
 		return n
 	}
+	// Room for the elements, within reason: a count that the bytes left can hold may still be
+	// garbage that fails at its first element.
+	n.Children = d.children(int(min(count, 1024)))
+	compact := d.compact(f)
 	for i := int64(0); i < count && !d.failed; i++ {
-		elemName := indexName(i)
 		var e *Node
 		if f.Elem == schema.Struct {
 			es := d.pos
-			e = d.node(Node{Name: elemName, Type: "struct", Offset: es})
-			e.Children = d.structBody(f.Struct)
+			e = d.node(Node{Name: indexName(i), Type: "struct", Offset: es})
+			e.Children = d.structBody(f.Struct, p, d.children(bodyCap(f.Struct, p)))
 			e.Size = d.pos - es
 		} else {
-			e = d.scalar(f.Elem, elemName, false, d.compact(f))
+			e = d.scalar(f.Elem, indexName(i), false, compact)
 		}
 		if e != nil {
 			e.Def = f
@@ -229,6 +290,27 @@ func indexName(i int64) string {
 		return indexNames[i]
 	}
 	return "[" + strconv.FormatInt(i, 10) + "]"
+}
+
+// boxedInts holds the small integers most fields carry (-1 for "none", ids, counts, error
+// codes) already in interfaces, so that storing one in Node.Value does not allocate. Go only
+// does so itself for 0 to 255. It is filled once and never written again.
+var boxedInts = func() []any {
+	s := make([]any, boxedMax-boxedMin)
+	for i := range s {
+		s[i] = int64(i + boxedMin)
+	}
+	return s
+}()
+
+const boxedMin, boxedMax = -16, 4096
+
+// intValue boxes an integer value.
+func intValue(v int64) any {
+	if v >= boxedMin && v < boxedMax {
+		return boxedInts[v-boxedMin]
+	}
+	return v
 }
 
 // minSize is the fewest bytes one element of array field f can take (at least 1).
@@ -260,7 +342,8 @@ func b2i(b bool) int {
 	return 0
 }
 
-var fixedNames = map[schema.Kind]string{
+// fixedNames names the fixed-size kinds' wire types.
+var fixedNames = [...]string{
 	schema.Bool: "bool", schema.Int8: "int8", schema.Int16: "int16", schema.Uint16: "uint16",
 	schema.Int32: "int32", schema.Uint32: "uint32", schema.Int64: "int64", schema.Float64: "float64",
 	schema.UUID: "uuid",
@@ -281,17 +364,17 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		case schema.Bool:
 			n.Value = b[0] != 0
 		case schema.Int8:
-			n.Value = int64(int8(b[0]))
+			n.Value = intValue(int64(int8(b[0])))
 		case schema.Int16:
-			n.Value = int64(int16(binary.BigEndian.Uint16(b)))
+			n.Value = intValue(int64(int16(binary.BigEndian.Uint16(b))))
 		case schema.Uint16:
-			n.Value = int64(binary.BigEndian.Uint16(b))
+			n.Value = intValue(int64(binary.BigEndian.Uint16(b)))
 		case schema.Int32:
-			n.Value = int64(int32(binary.BigEndian.Uint32(b)))
+			n.Value = intValue(int64(int32(binary.BigEndian.Uint32(b))))
 		case schema.Uint32:
-			n.Value = int64(binary.BigEndian.Uint32(b))
+			n.Value = intValue(int64(binary.BigEndian.Uint32(b)))
 		case schema.Int64:
-			n.Value = int64(binary.BigEndian.Uint64(b))
+			n.Value = intValue(int64(binary.BigEndian.Uint64(b)))
 		case schema.Float64:
 			n.Value = math.Float64frombits(binary.BigEndian.Uint64(b))
 		case schema.UUID:
@@ -302,71 +385,227 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		return n
 	}
 	// Variable length: string, bytes, records.
-	typ := varTypeName(k, nullable, compact)
-	var length int64
+	typ, length, ok, data := d.varHead(k, name, nullable, compact)
+	if !ok {
+		return nil
+	}
+	n := d.node(Node{Name: name, Type: typ, Offset: start})
+	if !data {
+		n.Size = d.pos - start
+		return n
+	}
+	b := d.b[d.pos : d.pos+int(length)]
+	d.pos += int(length)
+	n.Size = d.pos - start
+	switch {
+	case k == schema.String:
+		n.Value = string(b)
+	case k == schema.Records && d.records != nil && len(b) > 0:
+		var ws []Warning
+		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b))
+		*d.warnings = append(*d.warnings, ws...)
+		n.Value = int64(len(b))
+	default:
+		n.Value = b
+	}
+	return n
+}
+
+// varHead reads the length prefix of a string, bytes or records value and checks the length
+// against the bytes left. ok is false when the prefix could not be read; data reports that
+// length bytes of data follow.
+func (d *decoder) varHead(k schema.Kind, name string, nullable, compact bool) (typ string, length int64, ok, data bool) {
+	start := d.pos
+	typ = varTypeName(k, nullable, compact)
 	if compact {
 		u, _, ok := d.uvarint(name)
 		if !ok {
-			return nil
+			return typ, 0, false, false
 		}
 		length = int64(u) - 1
 	} else if k == schema.String {
 		if !d.need(2, name, typ) {
-			return nil
+			return typ, 0, false, false
 		}
 		length = int64(int16(binary.BigEndian.Uint16(d.b[d.pos:])))
 		d.pos += 2
 	} else {
 		if !d.need(4, name, typ) {
-			return nil
+			return typ, 0, false, false
 		}
 		length = int64(int32(binary.BigEndian.Uint32(d.b[d.pos:])))
 		d.pos += 4
 	}
-	n := d.node(Node{Name: name, Type: typ, Offset: start})
 	if length < 0 {
-		n.Size = d.pos - start
 		if length < -1 {
 			d.fail(start, "%s: negative length %d", name, length)
 		} else if !nullable && k != schema.Records {
 			d.warn(start, "%s is null but the field is not nullable at v%d", name, d.version)
 		}
-		return n
+		return typ, length, true, false
 	}
 	if length > int64(d.left()) {
 		d.fail(start, "%s (%s) says %d bytes, %d left", name, typ, length, d.left())
-		n.Size = d.pos - start
-		return n
+		return typ, length, true, false
 	}
-	data := d.b[d.pos : d.pos+int(length)]
-	d.pos += int(length)
-	n.Size = d.pos - start
-	switch {
-	case k == schema.String:
-		n.Value = string(data)
-	case k == schema.Records && d.records != nil && len(data) > 0:
-		var ws []Warning
-		n.Children, ws = d.records.DecodeRecords(data, d.pos-len(data))
-		*d.warnings = append(*d.warnings, ws...)
-		n.Value = int64(len(data))
+	return typ, length, true, true
+}
+
+// The skip functions walk a field as field does and check it the same way, with the same
+// warnings, but make no node and copy no value: they are how a shallow decode passes over the
+// fields it does not keep.
+
+// skip walks field f.
+func (d *decoder) skip(f *schema.Field) {
+	nullable := f.NullableVersions.Contains(d.version)
+	switch f.Kind {
+	case schema.Array:
+		d.skipArray(f, nullable)
+	case schema.Struct:
+		if nullable {
+			if !d.need(1, f.Name, "int8") {
+				return
+			}
+			marker := int8(d.b[d.pos])
+			d.pos++
+			if marker < 0 {
+				return
+			}
+		}
+		d.skipStruct(f.Struct)
 	default:
-		n.Value = data
+		d.skipScalar(f.Kind, f.Name, nullable, d.compact(f))
 	}
-	return n
+}
+
+// skipStruct walks the fields of s present at the decoder's version and its tagged fields.
+func (d *decoder) skipStruct(s *schema.StructDef) {
+	for _, f := range s.Fields {
+		if d.failed {
+			return
+		}
+		if !f.Versions.Contains(d.version) || f.Tagged(d.version) {
+			continue
+		}
+		d.skip(f)
+	}
+	if d.flex && !d.failed {
+		d.taggedSection(s, &keepNothing)
+	}
+}
+
+// skipArray walks an array field.
+func (d *decoder) skipArray(f *schema.Field, nullable bool) {
+	_, count, _, elems := d.arrayHead(f, nullable)
+	if !elems {
+		return
+	}
+	switch size := f.Elem.FixedSize(); {
+	case f.Elem == schema.Struct:
+		for i := int64(0); i < count && !d.failed; i++ {
+			d.skipStruct(f.Struct)
+		}
+	case size > 0:
+		// arrayHead made sure that they fit: no element can fail.
+		d.pos += int(count) * size
+	default:
+		compact := d.compact(f)
+		for i := int64(0); i < count && !d.failed; i++ {
+			if !d.skipVar(f.Elem, false, compact) {
+				// The slow way, to give the warning: elements are named by their index.
+				d.skipScalar(f.Elem, indexName(i), false, compact)
+			}
+		}
+	}
+}
+
+// skipScalar walks a non-struct, non-array value.
+func (d *decoder) skipScalar(k schema.Kind, name string, nullable, compact bool) {
+	if size := k.FixedSize(); size > 0 {
+		if d.need(size, name, fixedNames[k]) {
+			d.pos += size
+		}
+		return
+	}
+	if d.skipVar(k, nullable, compact) {
+		return
+	}
+	if _, length, _, data := d.varHead(k, name, nullable, compact); data {
+		d.pos += int(length)
+	}
+}
+
+// skipVar passes over a string, bytes or records value that decodes without a warning, and
+// reports whether it did; otherwise it leaves the position as it was (varHead then gives the
+// warning).
+func (d *decoder) skipVar(k schema.Kind, nullable, compact bool) bool {
+	if d.failed {
+		return false
+	}
+	pos := d.pos
+	var length int64
+	switch {
+	case compact:
+		var u uint64
+		i := 0
+		for ; ; i++ {
+			if i == 5 || pos+i >= d.end {
+				return false
+			}
+			c := d.b[pos+i]
+			u |= uint64(c&0x7f) << (7 * i)
+			if c < 0x80 {
+				break
+			}
+		}
+		pos += i + 1
+		length = int64(u) - 1
+	case k == schema.String:
+		if d.end-pos < 2 {
+			return false
+		}
+		length = int64(int16(binary.BigEndian.Uint16(d.b[pos:])))
+		pos += 2
+	default:
+		if d.end-pos < 4 {
+			return false
+		}
+		length = int64(int32(binary.BigEndian.Uint32(d.b[pos:])))
+		pos += 4
+	}
+	switch {
+	case length == -1 && (nullable || k == schema.Records):
+	case length < 0 || length > int64(d.end-pos):
+		return false
+	default:
+		pos += int(length)
+	}
+	d.pos = pos
+	return true
 }
 
 // taggedSection decodes a flexible struct's tagged fields: known tags by their definition,
-// unknown ones as raw bytes.
-func (d *decoder) taggedSection(s *schema.StructDef) *Node {
+// unknown ones as raw bytes. With a shallow plan p, only the tags p keeps get nodes (and the
+// section a node only if one of them is there); the others are walked without.
+func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 	start := d.pos
 	count, _, ok := d.uvarint("_tagged_fields")
 	if !ok {
 		return nil
 	}
-	n := d.node(Node{Name: "_tagged_fields", Type: "tagged_fields", Offset: start, Value: int64(count)})
+	// The section's node; a shallow decode makes it at its first kept tag.
+	var n *Node
+	section := func() {
+		n = d.node(Node{Name: "_tagged_fields", Type: "tagged_fields", Offset: start, Value: intValue(int64(count)), Children: d.children(int(min(count, 8)))})
+	}
+	if p == nil {
+		section()
+	}
 	if count > uint64(d.left()) {
 		d.fail(start, "_tagged_fields: %d tags cannot fit in the %d bytes left", count, d.left())
-		n.Size = d.pos - start
+		if n != nil {
+			n.Size = d.pos - start
+		}
 		return n
 	}
 	for i := uint64(0); i < count && !d.failed; i++ {
@@ -384,37 +623,63 @@ func (d *decoder) taggedSection(s *schema.StructDef) *Node {
 			break
 		}
 		var f *schema.Field
-		for _, c := range s.Fields {
+		var sub *shallowPlan
+		keep := p == nil
+		for j, c := range s.Fields {
 			if c.Tagged(d.version) && uint64(c.Tag) == tag {
 				f = c
+				if p != nil && j < len(p.keep) {
+					keep, sub = p.keep[j], p.sub[j]
+				}
 				break
 			}
 		}
-		name := fmt.Sprintf("unknown tag %d", tag)
+		// A known tag is decoded on its own bytes, as the flexible field it is: a failure
+		// inside stops it, not the struct.
+		vs, end := d.pos, d.pos+int(size)
+		var v *Node
+		stop, failed := end, false
 		if f != nil {
-			name = f.Name
-		}
-		t := d.node(Node{Name: name, Type: "tagged_field", Offset: ts, Children: []*Node{
-			{Name: "tag", Type: "uvarint", Offset: ts, Size: tl, Value: int64(tag)},
-			{Name: "size", Type: "uvarint", Offset: ts + tl, Size: sl, Value: int64(size)},
-		}})
-		end := d.pos + int(size)
-		if f == nil {
-			t.Children = append(t.Children, d.node(Node{Name: "value", Type: "bytes", Offset: d.pos, Size: int(size), Value: d.b[d.pos:end]}))
-		} else {
-			sub := decoder{show: d.show, slab: d.slab, records: d.records, b: d.b, pos: d.pos, end: end, version: d.version, flex: true, warnings: d.warnings}
-			if v := sub.field(f, f.Name); v != nil {
-				t.Children = append(t.Children, v)
+			outerEnd, outerFlex := d.end, d.flex
+			d.end, d.flex = end, true
+			if keep {
+				v = d.field(f, sub)
+			} else {
+				d.skip(f)
 			}
-			if !sub.failed && sub.pos != end {
-				d.warn(sub.pos, "tagged field %s: %d of its %d bytes not decoded", f.Name, end-sub.pos, size)
-				t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: "bytes", Offset: sub.pos, Size: end - sub.pos, Value: d.b[sub.pos:end]}))
+			stop, failed = d.pos, d.failed
+			d.end, d.flex, d.failed = outerEnd, outerFlex, false
+			if !failed && stop != end {
+				d.warn(stop, "tagged field %s: %d of its %d bytes not decoded", f.Name, end-stop, size)
 			}
 		}
 		d.pos = end
-		t.Size = d.pos - ts
+		if !keep {
+			continue
+		}
+		t := d.node(Node{Type: "tagged_field", Offset: ts, Size: end - ts, Children: d.children(4)})
+		t.Children = append(t.Children,
+			d.node(Node{Name: "tag", Type: "uvarint", Offset: ts, Size: tl, Value: intValue(int64(tag))}),
+			d.node(Node{Name: "size", Type: "uvarint", Offset: ts + tl, Size: sl, Value: intValue(int64(size))}))
+		if f == nil {
+			t.Name = "unknown tag " + strconv.FormatUint(tag, 10)
+			t.Children = append(t.Children, d.node(Node{Name: "value", Type: "bytes", Offset: vs, Size: int(size), Value: d.b[vs:end]}))
+		} else {
+			t.Name = f.Name
+			if v != nil {
+				t.Children = append(t.Children, v)
+			}
+			if !failed && stop != end {
+				t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: "bytes", Offset: stop, Size: end - stop, Value: d.b[stop:end]}))
+			}
+		}
+		if n == nil {
+			section()
+		}
 		n.Children = append(n.Children, t)
 	}
-	n.Size = d.pos - start
+	if n != nil {
+		n.Size = d.pos - start
+	}
 	return n
 }

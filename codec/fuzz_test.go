@@ -16,9 +16,12 @@ func testCodec(t testing.TB) *Codec {
 }
 
 // FuzzDecode feeds arbitrary frames to the interpreter as requests and as responses of any API
-// and version: no panic, and whatever was decoded stays inside the frame.
+// and version: no panic, whatever was decoded stays inside the frame, and a shallow decode
+// agrees with the full one.
 func FuzzDecode(f *testing.F) {
 	c := testCodec(f)
+	shallow := testCodec(f)
+	shallow.Shallow = true
 	f.Add([]byte("\x00\x00\x00\x0c\x00\x12\x00\x03\x00\x00\x00\x01\x00\x00"), int16(18), int16(3))
 	f.Add(frame(3, 12, true, false, 1, []byte{0x02, 0x00, 0x01, 0x00}), int16(3), int16(12))
 	f.Add(frame(1, 18, true, true, 1, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f}), int16(1), int16(18))
@@ -30,6 +33,12 @@ func FuzzDecode(f *testing.F) {
 				}
 				return true
 			})
+		}
+		for _, response := range []bool{false, true} {
+			full, sh := shallowPair(c, shallow, data, response, key, version)
+			if d := shallowDiff(full, sh, &TopicNames{}, &TopicNames{}); d != "" {
+				t.Fatalf("shallow decode (response=%v): %s", response, d)
+			}
 		}
 	})
 }

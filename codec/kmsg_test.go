@@ -612,19 +612,22 @@ func TestKmsgDifferential(t *testing.T) {
 	t.Logf("kmsg differential: %d (key, version, direction) cases, %d seeds each", cases, *kmsgSeeds)
 }
 
-func diffOne(c *Codec, meta map[string]map[string]kmsgField, key, v int16, response bool, seed int64, tagged map[string]bool) string {
-	var msg interface {
-		SetVersion(int16)
-		AppendTo([]byte) []byte
-		IsFlexible() bool
-	}
+// kmsgMessage is a kmsg request or response.
+type kmsgMessage interface {
+	SetVersion(int16)
+	AppendTo([]byte) []byte
+	IsFlexible() bool
+}
+
+// kmsgFrame fills a kmsg message of the given key, version and direction with random values
+// from seed, and frames it; body is the message's encoding.
+func kmsgFrame(key, v int16, response bool, seed int64) (msg kmsgMessage, body, fr []byte) {
 	if response {
 		msg = kmsg.ResponseForKey(key)
 	} else {
 		msg = kmsg.RequestForKey(key)
 	}
 	msg.SetVersion(v)
-	var body []byte
 	for attempt := 0; attempt < 2; attempt++ {
 		f := &filler{r: rand.New(rand.NewSource(seed)), nulls: attempt == 0}
 		f.fill(reflect.ValueOf(msg).Elem(), 0)
@@ -639,8 +642,12 @@ func diffOne(c *Codec, meta map[string]map[string]kmsgField, key, v int16, respo
 			break
 		}
 	}
+	return msg, body, frame(key, v, msg.IsFlexible(), response, 12345, body)
+}
+
+func diffOne(c *Codec, meta map[string]map[string]kmsgField, key, v int16, response bool, seed int64, tagged map[string]bool) string {
+	msg, body, fr := kmsgFrame(key, v, response, seed)
 	flexible := msg.IsFlexible()
-	fr := frame(key, v, flexible, response, 12345, body)
 	var m *Message
 	if response {
 		m = c.DecodeResponse(fr, key, v)

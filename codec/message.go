@@ -16,6 +16,18 @@ type Codec struct {
 	Records RecordsDecoder
 	// ShowSecrets keeps passwords, SCRAM proofs and token HMACs visible instead of redacted.
 	ShowSecrets bool
+	// Shallow builds nodes only for the fields that Message.Facts, TopicNames (learning,
+	// notes, resolving), the pairing of responses with requests and the statistics read: topic
+	// and group names, member and topic ids, error codes, partition numbers, records, Produce's
+	// acks, FindCoordinator's keys, ApiVersions' client software and SASL tokens, inside the
+	// structs and arrays that hold them (with only those children). Every other field is still
+	// walked and checked (the same bytes consumed, the same warnings) but no node is made for
+	// it and no string or bytes value is copied. The header is decoded whole. For outputs that
+	// never show the field tree: summaries, statistics, filters. Secrets are not redacted in
+	// a shallow tree, because their fields are not in it: Message.Redact does not mask them.
+	Shallow bool
+
+	plans shallowPlans
 }
 
 // RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
@@ -169,20 +181,30 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
 func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, slab: new([]Node), show: c.ShowSecrets}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, arena: &arena{}, show: c.ShowSecrets}
 	if !d.need(4, "message_size", "int32") {
 		m.HeaderFields = len(m.Fields)
 		return
 	}
+	var plan *shallowPlan
+	if c.Shallow && body != nil {
+		plan = c.shallowPlan(body.Body)
+	}
+	// Room for the size, the header, the body and undecoded bytes.
+	room := 1 + bodyCap(header.Body, nil) + 1
+	if body != nil {
+		room += bodyCap(body.Body, plan)
+	}
+	m.Fields = make([]*Node, 0, room)
 	size := int(int32(binary.BigEndian.Uint32(frame)))
-	m.Fields = append(m.Fields, &Node{Name: "message_size", Type: "int32", Offset: 0, Size: 4, Value: int64(size)})
+	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: "int32", Offset: 0, Size: 4, Value: int64(size)}))
 	d.pos = 4
 	if size != len(frame)-4 {
 		d.warn(0, "message_size says %d bytes, the frame has %d", size, len(frame)-4)
 	}
 	d.version = int16(m.HeaderVersion)
 	d.flex = header.Flexible(d.version)
-	m.Fields = append(m.Fields, d.structBody(header.Body)...)
+	m.Fields = d.structBody(header.Body, nil, m.Fields)
 	m.HeaderFields = len(m.Fields)
 	if d.failed {
 		return
@@ -195,12 +217,12 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 		d.warn(d.pos, "%s v%d is outside the known versions %s: body not decoded", body.Name, m.Version, body.ValidVersions)
 	default:
 		d.flex = body.Flexible(m.Version)
-		m.Fields = append(m.Fields, d.structBody(body.Body)...)
+		m.Fields = d.structBody(body.Body, plan, m.Fields)
 		if !d.failed && d.pos < d.end {
 			d.warn(d.pos, "%d bytes after the end of %s v%d", d.end-d.pos, body.Name, m.Version)
 		}
 	}
 	if !d.failed && d.pos < d.end {
-		m.Fields = append(m.Fields, &Node{Name: "undecoded", Type: "bytes", Offset: d.pos, Size: d.end - d.pos, Value: frame[d.pos:]})
+		m.Fields = append(m.Fields, d.node(Node{Name: "undecoded", Type: "bytes", Offset: d.pos, Size: d.end - d.pos, Value: frame[d.pos:]}))
 	}
 }

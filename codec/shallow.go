@@ -1,0 +1,126 @@
+package codec
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// A shallow decode (Codec.Shallow) makes nodes only for the fields that these read:
+//
+//   - Message.Facts: fields with entityType topicName or groupId, MemberId, TopicId, error codes
+//     (IsErrorCode: int16 fields named ...ErrorCode), partition numbers (partitionNames, int32)
+//     and partition lists (partitionArrays, []int32), records fields, and FindCoordinator's
+//     KeyType, Key and CoordinatorKeys (coordinatorGroups);
+//   - TopicNames.Learn, Annotate and Resolve: topic names and TopicId, in their structs;
+//   - the pairing (Conversation): Produce's Acks, SaslHandshake's ErrorCode;
+//   - the statistics: ApiVersions' ClientSoftwareName and ClientSoftwareVersion;
+//   - SASL: AuthBytes, whose token is decoded as in a full decode.
+//
+// A struct, or an array of structs, is kept when a field below it is, with only its kept
+// children; a kept tagged field keeps its tagged_field node and the section's. The header is
+// always decoded whole.
+
+// keptNames are the names of fields kept whatever their type.
+var keptNames = map[string]bool{
+	"MemberId": true, "TopicId": true, "KeyType": true, "Key": true, "CoordinatorKeys": true,
+	"Acks": true, "ClientSoftwareName": true, "ClientSoftwareVersion": true, "AuthBytes": true,
+	"ErrorCode": true,
+}
+
+// keptItself reports whether a shallow decode keeps field f for what it is, not for what it
+// holds. Such a field is decoded whole.
+func keptItself(f *schema.Field) bool {
+	switch {
+	case f.EntityType == "topicName" || f.EntityType == "groupId":
+		return true
+	case keptNames[f.Name]:
+		return true
+	case f.Kind == schema.Int16 && strings.HasSuffix(f.Name, "ErrorCode"):
+		return true
+	case f.Kind == schema.Int32 && partitionNames[f.Name]:
+		return true
+	case f.Kind == schema.Array && f.Elem == schema.Int32 && partitionArrays[f.Name]:
+		return true
+	}
+	return f.Kind == schema.Records
+}
+
+// shallowPlan says which fields of one struct definition a shallow decode keeps.
+type shallowPlan struct {
+	// keep and sub are indexed like the struct's Fields. sub holds, for a kept struct field or
+	// array of structs, the plan of its struct; nil for a field kept itself (decoded whole).
+	keep []bool
+	sub  []*shallowPlan
+	// kept counts the fields kept.
+	kept int
+}
+
+// keepNothing is the plan that keeps no field (the zero plan). It is never written.
+var keepNothing shallowPlan
+
+// shallowPlans holds a Codec's plans for the bodies of its definitions, made once.
+type shallowPlans struct {
+	once  sync.Once
+	plans map[*schema.StructDef]*shallowPlan // read-only once made
+}
+
+// shallowPlan returns the plan of a message body.
+func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
+	c.plans.once.Do(func() {
+		b := planBuilder{}
+		for _, a := range c.Schemas.APIs() {
+			for _, m := range []*schema.Message{a.Request, a.Response} {
+				if m != nil {
+					b.plan(m.Body)
+				}
+			}
+		}
+		c.plans.plans = b.plans
+	})
+	if p, ok := c.plans.plans[body]; ok {
+		return p
+	}
+	// A definition the set did not have when the plans were made.
+	var b planBuilder
+	return b.plan(body)
+}
+
+// planBuilder makes the plans of struct definitions, each once (common structs are shared).
+type planBuilder struct {
+	plans map[*schema.StructDef]*shallowPlan
+	busy  map[*schema.StructDef]bool // being planned
+}
+
+func (b *planBuilder) plan(s *schema.StructDef) *shallowPlan {
+	if p, ok := b.plans[s]; ok {
+		return p
+	}
+	if b.plans == nil {
+		b.plans, b.busy = map[*schema.StructDef]*shallowPlan{}, map[*schema.StructDef]bool{}
+	}
+	p := &shallowPlan{keep: make([]bool, len(s.Fields)), sub: make([]*shallowPlan, len(s.Fields))}
+	b.plans[s], b.busy[s] = p, true
+	defer delete(b.busy, s)
+	for i, f := range s.Fields {
+		switch {
+		case keptItself(f):
+			p.keep[i] = true
+		case f.Struct != nil && (f.Kind == schema.Struct || f.Elem == schema.Struct):
+			if b.busy[f.Struct] {
+				// A struct that holds itself, which Kafka's definitions never do: its plan is
+				// not made yet, so keep the field whole.
+				p.keep[i] = true
+				break
+			}
+			if sub := b.plan(f.Struct); sub.kept > 0 {
+				p.keep[i], p.sub[i] = true, sub
+			}
+		}
+		if p.keep[i] {
+			p.kept++
+		}
+	}
+	return p
+}
