@@ -127,6 +127,8 @@ func (c *common) codec() (*codec.Codec, error) {
 		return nil, fmt.Errorf("--records %q: full, headers or none", c.records)
 	}
 	c2.ShowSecrets = c.showSecrets
+	// Summaries and statistics never show the field tree: decode only what they read.
+	c2.Shallow = c.format == "summary" || c.format == "none"
 	return c2, nil
 }
 
