@@ -44,7 +44,7 @@ func (d *decoder) fail(off int, format string, args ...any) {
 func (d *decoder) node(n Node) *Node {
 	a := d.arena
 	if len(a.nodes) == cap(a.nodes) {
-		a.nodes = make([]Node, 0, min(512, max(16, 2*cap(a.nodes))))
+		a.nodes = make([]Node, 0, min(512, max(8, 2*cap(a.nodes))))
 	}
 	a.nodes = append(a.nodes, n)
 	return &a.nodes[len(a.nodes)-1]

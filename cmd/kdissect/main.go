@@ -119,16 +119,17 @@ func (c *common) codec() (*codec.Codec, error) {
 			mode = "headers"
 		}
 	}
+	// Summaries and statistics never show the field tree: decode only what they read.
+	c2.Shallow = c.format == "summary" || c.format == "none"
 	switch mode {
 	case "full", "headers":
-		c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed, HeadersOnly: mode == "headers"})
+		c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed, HeadersOnly: mode == "headers",
+			CountsOnly: c2.Shallow})
 	case "none":
 	default:
 		return nil, fmt.Errorf("--records %q: full, headers or none", c.records)
 	}
 	c2.ShowSecrets = c.showSecrets
-	// Summaries and statistics never show the field tree: decode only what they read.
-	c2.Shallow = c.format == "summary" || c.format == "none"
 	return c2, nil
 }
 

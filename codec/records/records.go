@@ -26,6 +26,11 @@ type Options struct {
 	// node whose value is the batch's record count, and nothing is decompressed. Legacy
 	// message sets are still decoded whole.
 	HeadersOnly bool
+	// CountsOnly, with HeadersOnly, keeps only what record counts need: a batch's node holds
+	// its attributes and its record_data. The other header fields are read and the CRC is
+	// checked, with the same warnings, but they get no node. For outputs that show no field
+	// tree (summaries, statistics).
+	CountsOnly bool
 }
 
 // Decoder decodes records fields. It is safe for concurrent use.
@@ -123,7 +128,7 @@ type nodeAlloc struct {
 
 func (a *nodeAlloc) get() *codec.Node {
 	if len(a.buf) == 0 {
-		a.nextBuf = min(256, max(16, 2*a.nextBuf))
+		a.nextBuf = min(256, max(4, 2*a.nextBuf))
 		a.buf = make([]codec.Node, a.nextBuf)
 	}
 	n := &a.buf[0]
@@ -224,6 +229,9 @@ type batchInfo struct {
 // batch decodes a record batch (magic 2) at b[p:end]; end-p is at least batchHeader.
 func (s *space) batch(p, end int) *codec.Node {
 	n := s.node("batch", "record_batch", p, end-p, nil)
+	if s.d.opt.HeadersOnly && s.d.opt.CountsOnly {
+		return s.batchCounts(n, p, end)
+	}
 	r := reader{s: s, pos: p, end: end, kids: s.al.kids(14)}
 	var bi batchInfo
 	bi.baseOffset = r.int("baseOffset", "int64")
@@ -263,6 +271,28 @@ func (s *space) batch(p, end int) *codec.Node {
 		}))
 	}
 	n.Children = r.kids
+	return n
+}
+
+// Offsets in a batch header (magic 2).
+const (
+	batchCRCAt   = 17
+	batchAttrsAt = 21
+	batchCountAt = 57
+)
+
+// batchCounts is batch for Options.CountsOnly: n gets the batch's attributes and its record
+// count, nothing else.
+func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
+	crc := binary.BigEndian.Uint32(s.b[p+batchCRCAt:])
+	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
+		s.warn(p+batchCRCAt, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
+	}
+	attrs := int64(int16(binary.BigEndian.Uint16(s.b[p+batchAttrsAt:])))
+	count := int64(int32(binary.BigEndian.Uint32(s.b[p+batchCountAt:])))
+	n.Children = append(s.al.kids(2),
+		s.node("attributes", "int16", p+batchAttrsAt, 2, attrs),
+		s.node("records", "record_data", p+batchCountAt, end-p-batchCountAt, count))
 	return n
 }
 
