@@ -52,15 +52,9 @@ var codecNames = [8]string{"none", "gzip", "snappy", "lz4", "zstd", "codec5", "c
 // Facts gathers the message's facts from its field tree.
 func (m *Message) Facts() Facts {
 	f := Facts{Partitions: map[string][]int32{}}
-	seen := map[[2]any]bool{}
-	first := func(kind string, v any) bool {
-		k := [2]any{kind, v}
-		if seen[k] {
-			return false
-		}
-		seen[k] = true
-		return true
-	}
+	var seenTopics, seenGroups, seenMembers onceSet[string]
+	var seenIDs onceSet[UUID]
+	var seenErrors onceSet[int16]
 	// scope is the topic and partition the walk is inside.
 	type scope struct {
 		topic     string
@@ -106,28 +100,20 @@ func (m *Message) Facts() Facts {
 			case string:
 				switch {
 				case n.Def != nil && n.Def.EntityType == "topicName":
-					if first("t", v) {
-						f.Topics = append(f.Topics, v)
-					}
+					seenTopics.add(&f.Topics, v)
 				case n.Def != nil && n.Def.EntityType == "groupId":
-					if first("g", v) {
-						f.Groups = append(f.Groups, v)
-					}
+					seenGroups.add(&f.Groups, v)
 				case n.Name == "MemberId" && v != "":
-					if first("m", v) {
-						f.Members = append(f.Members, v)
-					}
+					seenMembers.add(&f.Members, v)
 				}
 			case UUID:
-				if n.Name == "TopicId" && v != (UUID{}) && first("i", v) {
-					f.TopicIDs = append(f.TopicIDs, v)
+				if n.Name == "TopicId" && v != (UUID{}) {
+					seenIDs.add(&f.TopicIDs, v)
 				}
 			case int64:
 				switch {
 				case IsErrorCode(n) && v != 0:
-					if first("e", v) {
-						f.Errors = append(f.Errors, int16(v))
-					}
+					seenErrors.add(&f.Errors, int16(v))
 				case partitionNames[n.Name] && n.Type == "int32":
 					addPartition(s, int32(v))
 				}
@@ -154,11 +140,36 @@ func (m *Message) Facts() Facts {
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	walk(body, scope{partition: -1})
 	for _, g := range coordinatorGroups(m, body) {
-		if first("g", g) {
-			f.Groups = append(f.Groups, g)
-		}
+		seenGroups.add(&f.Groups, g)
 	}
 	return f
+}
+
+// onceSet keeps a list free of repeats: while the list is short it is searched, and past
+// onceSetScan values a map remembers them. Most messages name one topic, one group, no error.
+type onceSet[T comparable] struct{ m map[T]struct{} }
+
+const onceSetScan = 16
+
+// add appends v to list unless it is there already.
+func (s *onceSet[T]) add(list *[]T, v T) {
+	if s.m == nil {
+		if slices.Contains(*list, v) {
+			return
+		}
+		*list = append(*list, v)
+		if len(*list) > onceSetScan {
+			s.m = make(map[T]struct{}, 2*len(*list))
+			for _, x := range *list {
+				s.m[x] = struct{}{}
+			}
+		}
+		return
+	}
+	if _, ok := s.m[v]; !ok {
+		s.m[v] = struct{}{}
+		*list = append(*list, v)
+	}
 }
 
 // coordinatorGroups returns the groups a FindCoordinator request looks for. Its keys are the one

@@ -36,3 +36,21 @@ func TestFacts(t *testing.T) {
 		t.Errorf("facts = %+v", f)
 	}
 }
+
+// TestOnceSet: values come out once each, first seen first, both while the list is searched
+// and after the map takes over.
+func TestOnceSet(t *testing.T) {
+	var s onceSet[int]
+	var list []int
+	var want []int
+	for i := 0; i < 100; i++ {
+		v := (i * 7) % 40
+		s.add(&list, v)
+		if !slices.Contains(want, v) {
+			want = append(want, v)
+		}
+	}
+	if !slices.Equal(list, want) {
+		t.Errorf("%v, want %v", list, want)
+	}
+}

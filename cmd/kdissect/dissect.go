@@ -116,11 +116,17 @@ type event struct {
 	answered, learn bool
 }
 
+// conn is what a decoder keeps of a connection: its conversation, and its endpoints as shown.
+type conn struct {
+	cv             *codec.Conversation
+	client, server string
+}
+
 // decoder is the decoding half of the pipeline for one assembler: it is the assembler's
 // reassembly.Handler, and it hands each finding to emit in the order it makes them.
 type decoder struct {
 	codec *codec.Codec
-	convs map[*reassembly.Conn]*codec.Conversation
+	convs map[*reassembly.Conn]*conn
 	// held keeps, per connection, responses that arrived before any request they could answer.
 	held map[*reassembly.Conn][]reassembly.Frame
 	// facts: compute each message's facts (see pipeline.noFacts).
@@ -130,7 +136,7 @@ type decoder struct {
 
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *pipeline) newDecoder(emit func(event)) *decoder {
-	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*codec.Conversation{},
+	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{},
 		held: map[*reassembly.Conn][]reassembly.Frame{}, emit: emit,
 		facts: !p.noFacts || p.filter != nil || p.stats != nil}
 }
@@ -140,7 +146,7 @@ func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn
 
 func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
 	cv := d.codec.NewConversation()
-	d.convs[c] = cv
+	d.convs[c] = &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
 	return func(head []byte, synced bool) reassembly.Verdict {
 			return reassembly.Verdict(cv.Check(true, head, synced))
 		}, func(head []byte, synced bool) reassembly.Verdict {
@@ -163,7 +169,7 @@ const maxHeld = 64
 // until a request with that correlation id arrives, or until the client has sent something
 // captured after the response, which proves the request is not in the capture.
 func (d *decoder) Frame(f reassembly.Frame) {
-	cv := d.convs[f.Conn]
+	cv := d.convs[f.Conn].cv
 	if f.Dir == reassembly.ToClient && !cv.Expects(f.Data) {
 		h := append(d.held[f.Conn], f)
 		if len(h) > maxHeld {
@@ -203,9 +209,13 @@ func (d *decoder) Frame(f reassembly.Frame) {
 
 // frame decodes one frame into an entry.
 func (d *decoder) frame(f reassembly.Frame) {
-	cv := d.convs[f.Conn]
+	cs := d.convs[f.Conn]
+	cv := cs.cv
 	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
-	e.Src, e.Dst = endpoints(f.Conn, f.Dir)
+	e.Src, e.Dst = cs.client, cs.server
+	if f.Dir == reassembly.ToClient {
+		e.Src, e.Dst = cs.server, cs.client
+	}
 	var res codec.Result
 	if f.Dir == reassembly.ToServer {
 		e.Request = true
