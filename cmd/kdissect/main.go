@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -219,6 +220,9 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p.workers, p.roundPackets = o.workers, o.roundPackets
+	if c.Shallow {
+		tuneGC()
+	}
 	if err := p.selectWith(&o.sel); err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
@@ -271,6 +275,16 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return status
+}
+
+// tuneGC trades memory the summaries and statistics do not use for fewer collections: they
+// hold little (a few MiB of frames and shallow trees), so the heap may grow to three times
+// that, up to a soft limit of 48 MiB. GOGC and GOMEMLIMIT in the environment take precedence.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(200)
+		debug.SetMemoryLimit(48 << 20)
+	}
 }
 
 // startCPUProfile profiles the process into the named file until stop is called.

@@ -26,7 +26,7 @@ const (
 	// roundPayload is the payload bytes a round holds, over all shards, before it is cut.
 	roundPayload = 256 << 10
 	// roundsInFlight bounds the rounds read but not yet shown, and so the memory in flight.
-	roundsInFlight = 4
+	roundsInFlight = 3
 )
 
 // shard is one assembler with its decoder, fed by a goroutine of its own.
@@ -162,7 +162,7 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 	}
 	// slots bounds the rounds in flight; free brings rounds back from the merger for reuse.
 	slots := make(chan struct{}, roundsInFlight)
-	free := make(chan []*round, roundsInFlight+1)
+	free := make(chan []*round, 2)
 	done := make(chan struct{})
 	go func() {
 		p.merge(shards, slots, free)
