@@ -140,7 +140,7 @@ func Open(name string) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewReader(f, name)
+	r, err := newReader(f, name, fileBuffer)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -155,9 +155,19 @@ func Open(name string) (*Reader, error) {
 // NewReader is Open for an already open stream; name is used in error
 // messages. It reads the file header before returning. Close does not close r.
 func NewReader(r io.Reader, name string) (*Reader, error) {
+	return newReader(r, name, streamBuffer)
+}
+
+// The read buffers: pcapgo reads each packet in two small reads, so a file is read through a
+// large buffer; a stream (often small, as in tests and fuzzing) through a smaller one.
+const (
+	fileBuffer   = 1 << 20
+	streamBuffer = 64 << 10
+)
+
+func newReader(r io.Reader, name string, bufSize int) (*Reader, error) {
 	counter := &countingReader{r: r}
-	// A large buffer: pcapgo reads each packet in two small reads.
-	br := bufio.NewReaderSize(counter, 1<<20)
+	br := bufio.NewReaderSize(counter, bufSize)
 	counter.buf = br
 	rd := &Reader{name: name, counter: counter}
 
@@ -167,7 +177,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 		if zerr != nil {
 			return nil, fmt.Errorf("%s: gzip: %w", name, zerr)
 		}
-		br, rd.gzipped = bufio.NewReaderSize(zr, 1<<20), true
+		br, rd.gzipped = bufio.NewReaderSize(zr, bufSize), true
 		magic, err = br.Peek(4)
 		switch {
 		case len(magic) == 0 && err == io.EOF:

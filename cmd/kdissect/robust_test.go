@@ -70,7 +70,7 @@ func (p rpkt) clone() rpkt {
 }
 
 // loadPackets reads an Ethernet/IPv4 pcap file.
-func loadPackets(t *testing.T, path string) []rpkt {
+func loadPackets(t testing.TB, path string) []rpkt {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -144,7 +144,7 @@ func v6addr(ip net.IP) net.IP {
 
 // ipBytes serializes the IP and TCP layers and the payload, with lengths and checksums
 // recomputed.
-func ipBytes(t *testing.T, p *rpkt, v6 bool) []byte {
+func ipBytes(t testing.TB, p *rpkt, v6 bool) []byte {
 	t.Helper()
 	tcp := p.tcp
 	tcp.Options = slices.Clone(p.tcp.Options)
@@ -169,7 +169,7 @@ func ipBytes(t *testing.T, p *rpkt, v6 bool) []byte {
 }
 
 // encode writes the packet with the given encapsulation.
-func encode(t *testing.T, p *rpkt, l link, v6 bool) []byte {
+func encode(t testing.TB, p *rpkt, l link, v6 bool) []byte {
 	t.Helper()
 	ipb := ipBytes(t, p, v6)
 	et := layers.EthernetTypeIPv4
@@ -230,7 +230,7 @@ func fixCI(ci gopacket.CaptureInfo, n int) gopacket.CaptureInfo {
 }
 
 // writePcap writes the packets as a pcap file with one encapsulation.
-func writePcap(t *testing.T, pkts []rpkt, l link, v6 bool) string {
+func writePcap(t testing.TB, pkts []rpkt, l link, v6 bool) string {
 	t.Helper()
 	var b bytes.Buffer
 	w := pcapgo.NewWriterNanos(&b)
@@ -248,7 +248,7 @@ func writePcap(t *testing.T, pkts []rpkt, l link, v6 bool) string {
 
 // writePcapng writes a pcapng file whose interface i has link type lts[i]; each packet goes to
 // its iface.
-func writePcapng(t *testing.T, pkts []rpkt, lts []link) string {
+func writePcapng(t testing.TB, pkts []rpkt, lts []link) string {
 	t.Helper()
 	var b bytes.Buffer
 	intf := pcapgo.DefaultNgInterface
@@ -277,7 +277,7 @@ func writePcapng(t *testing.T, pkts []rpkt, lts []link) string {
 	return writeTemp(t, "rewritten.pcapng", b.Bytes())
 }
 
-func writeTemp(t *testing.T, name string, content []byte) string {
+func writeTemp(t testing.TB, name string, content []byte) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(path, content, 0o644); err != nil {
