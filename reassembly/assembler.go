@@ -113,12 +113,17 @@ type Options struct {
 	// FirstID is the ID of the first connection, so that connections of several captures
 	// read one after another keep distinct numbers.
 	FirstID int
-	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments.
+	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments (default
+	// 8192 per connection, DefaultMaxPagesTotal in all).
 	MaxPagesPerConn, MaxPagesTotal int
 	// ManualFlush leaves the capture clock to the caller, who calls Flush: an assembler that
 	// sees only some of a capture's connections must flush when the whole capture's clock says.
 	ManualFlush bool
 }
+
+// DefaultMaxPagesTotal bounds the pages an assembler holds for out-of-order segments, over
+// all its connections (about 120 MiB).
+const DefaultMaxPagesTotal = 65536
 
 // FlushInterval is how often, on the capture's clock, Add flushes (see Flush): once the time of
 // a segment is FlushInterval past the last flush.
@@ -160,7 +165,7 @@ func New(h Handler, opt Options) *Assembler {
 		opt.MaxPagesPerConn = 8192
 	}
 	if opt.MaxPagesTotal <= 0 {
-		opt.MaxPagesTotal = 65536
+		opt.MaxPagesTotal = DefaultMaxPagesTotal
 	}
 	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID,
 		rejected: map[flowKey]bool{}, detectedPorts: map[uint16]bool{}, closed: map[flowKey]time.Time{}}

@@ -153,6 +153,10 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 	clear(p.detected)
 	opt.TLSKeys = p.keys
 	opt.ManualFlush = true
+	if opt.MaxPagesTotal == 0 {
+		// The shards share the bound one assembler would have.
+		opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.workers)
+	}
 	shards := make([]*shard, p.workers)
 	for i := range shards {
 		sh := &shard{in: make(chan *round, roundsInFlight), out: make(chan *round, roundsInFlight)}
