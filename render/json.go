@@ -2,157 +2,256 @@ package render
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
 )
 
 // JSON writes one JSON object per line per message, with the keys of DESIGN.md, and one object
-// with "kind": "notice" per notice.
+// with "kind": "notice" per notice. Lines are built by hand rather than by reflection (a capture
+// makes millions of nodes); what the hand-written path does not cover (strings that need
+// escaping, floats, unusual values) goes through encoding/json, so the output is encoding/json's.
 type JSON struct {
-	w   *bufio.Writer
-	enc *json.Encoder
+	w *bufio.Writer
+	// line is the line being built; other holds encoding/json's encoding of one value.
+	line  []byte
+	other bytes.Buffer
+	enc   *json.Encoder
 	// MaxBytes cuts byte and string values longer than this (0: never).
 	MaxBytes int
 }
 
 // NewJSON writes to w.
 func NewJSON(w io.Writer) *JSON {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &JSON{w: bw, enc: enc}
-}
-
-type jsonMessage struct {
-	Frame         int         `json:"frame"`
-	FirstFrame    int         `json:"first_frame"`
-	Time          string      `json:"time"`
-	Stream        int         `json:"stream"`
-	Src           string      `json:"src"`
-	Dst           string      `json:"dst"`
-	TLS           string      `json:"tls,omitempty"`
-	Kind          string      `json:"kind"`
-	APIKey        *int16      `json:"api_key,omitempty"`
-	APIName       string      `json:"api_name,omitempty"`
-	APIVersion    *int16      `json:"api_version,omitempty"`
-	CorrelationID *int32      `json:"correlation_id,omitempty"`
-	ClientID      *string     `json:"client_id,omitempty"`
-	Size          int         `json:"size"`
-	RequestFrame  *int        `json:"request_frame,omitempty"`
-	LatencyUS     *int64      `json:"latency_us,omitempty"`
-	NoResponse    bool        `json:"no_response,omitempty"`
-	Fields        []*jsonNode `json:"fields"`
-	Warnings      []string    `json:"warnings"`
-}
-
-type jsonNode struct {
-	Name      string      `json:"name"`
-	Type      string      `json:"type"`
-	Offset    int         `json:"offset"`
-	Size      int         `json:"size"`
-	Value     any         `json:"value"`
-	Encoding  string      `json:"encoding,omitempty"`
-	Truncated bool        `json:"truncated,omitempty"`
-	Error     string      `json:"error,omitempty"`
-	Note      string      `json:"note,omitempty"`
-	Fields    []*jsonNode `json:"fields,omitempty"`
+	j := &JSON{w: bufio.NewWriter(w)}
+	j.enc = json.NewEncoder(&j.other)
+	j.enc.SetEscapeHTML(false)
+	return j
 }
 
 // Message writes one line.
 func (j *JSON) Message(e *Entry) error {
-	o := &jsonMessage{
-		Frame: e.Frame, FirstFrame: e.FirstFrame, Time: e.Time.UTC().Format(time.RFC3339Nano),
-		Stream: e.Stream, Src: e.Src, Dst: e.Dst, TLS: e.TLS, Warnings: append([]string{}, e.Warnings...),
-		Fields: []*jsonNode{},
-	}
-	if e.Msg == nil {
-		o.Kind = "sasl_token"
-		o.Size = len(e.SASLToken) + 4
-		n := &jsonNode{Name: "token", Type: "bytes", Offset: 4, Size: len(e.SASLToken)}
-		j.setBytes(n, e.SASLToken)
-		o.Fields = append(o.Fields, n)
-		return j.enc.Encode(o)
+	b := append(j.line[:0], `{"frame":`...)
+	b = strconv.AppendInt(b, int64(e.Frame), 10)
+	b = append(b, `,"first_frame":`...)
+	b = strconv.AppendInt(b, int64(e.FirstFrame), 10)
+	b = j.head(b, e.Time, e.Stream, e.Src, e.Dst)
+	if e.TLS != "" {
+		b = append(b, `,"tls":`...)
+		b = j.str(b, e.TLS)
 	}
 	m := e.Msg
-	o.Kind = "request"
+	if m == nil {
+		b = append(b, `,"kind":"sasl_token","size":`...)
+		b = strconv.AppendInt(b, int64(len(e.SASLToken)+4), 10)
+		b = append(b, `,"fields":[`...)
+		b = j.bytesNode(b, "token", "bytes", 4, len(e.SASLToken), e.SASLToken)
+		b = append(b, ']')
+		b = j.warnings(b, e.Warnings, nil)
+		return j.flush(b)
+	}
 	if m.Response {
-		o.Kind = "response"
+		b = append(b, `,"kind":"response"`...)
+	} else {
+		b = append(b, `,"kind":"request"`...)
 	}
 	if m.APIKey >= 0 {
-		o.APIKey, o.APIVersion = &m.APIKey, &m.Version
+		b = append(b, `,"api_key":`...)
+		b = strconv.AppendInt(b, int64(m.APIKey), 10)
 	}
-	o.APIName, o.CorrelationID, o.ClientID, o.Size = m.APIName, &m.CorrelationID, m.ClientID, m.Size
+	if m.APIName != "" {
+		b = append(b, `,"api_name":`...)
+		b = j.str(b, m.APIName)
+	}
+	if m.APIKey >= 0 {
+		b = append(b, `,"api_version":`...)
+		b = strconv.AppendInt(b, int64(m.Version), 10)
+	}
+	b = append(b, `,"correlation_id":`...)
+	b = strconv.AppendInt(b, int64(m.CorrelationID), 10)
+	if m.ClientID != nil {
+		b = append(b, `,"client_id":`...)
+		b = j.str(b, *m.ClientID)
+	}
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(m.Size), 10)
 	if m.Response && e.RequestFrame > 0 {
-		rf, us := e.RequestFrame, e.Latency.Microseconds()
-		o.RequestFrame, o.LatencyUS = &rf, &us
+		b = append(b, `,"request_frame":`...)
+		b = strconv.AppendInt(b, int64(e.RequestFrame), 10)
+		b = append(b, `,"latency_us":`...)
+		b = strconv.AppendInt(b, e.Latency.Microseconds(), 10)
 	}
-	o.NoResponse = e.NoResponse
-	for _, w := range m.Warnings {
-		o.Warnings = append(o.Warnings, w.String())
+	if e.NoResponse {
+		b = append(b, `,"no_response":true`...)
 	}
-	o.Fields = j.nodes(m.Fields)
-	return j.enc.Encode(o)
+	b = append(b, `,"fields":`...)
+	b = j.nodes(b, m.Fields)
+	b = j.warnings(b, e.Warnings, m.Warnings)
+	return j.flush(b)
 }
 
-func (j *JSON) nodes(ns []*codec.Node) []*jsonNode {
-	out := make([]*jsonNode, 0, len(ns))
-	for _, n := range ns {
-		jn := &jsonNode{Name: n.Name, Type: n.Type, Offset: n.Offset, Size: n.Size}
-		switch v := n.Value.(type) {
-		case []byte:
-			j.setBytes(jn, v)
-		case codec.UUID:
-			jn.Value = v.String()
-		default:
-			jn.Value = v
+// head appends the keys messages and notices share, from "time" to "dst".
+func (j *JSON) head(b []byte, t time.Time, stream int, src, dst string) []byte {
+	b = append(b, `,"time":"`...)
+	b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","stream":`...)
+	b = strconv.AppendInt(b, int64(stream), 10)
+	b = append(b, `,"src":`...)
+	b = j.str(b, src)
+	b = append(b, `,"dst":`...)
+	return j.str(b, dst)
+}
+
+func (j *JSON) warnings(b []byte, framing []string, ws []codec.Warning) []byte {
+	b = append(b, `,"warnings":[`...)
+	for i, w := range framing {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		jn.Note = n.Note
+		b = j.str(b, w)
+	}
+	for i, w := range ws {
+		if i > 0 || len(framing) > 0 {
+			b = append(b, ',')
+		}
+		b = j.str(b, w.String())
+	}
+	return append(b, ']')
+}
+
+// flush writes the line and keeps its buffer for the next.
+func (j *JSON) flush(b []byte) error {
+	b = append(b, "}\n"...)
+	j.line = b
+	_, err := j.w.Write(b)
+	return err
+}
+
+// nodes appends a JSON array of nodes.
+func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
+	b = append(b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if v, ok := n.Value.([]byte); ok {
+			b = j.bytesNode(b[:len(b)], n.Name, n.Type, n.Offset, n.Size, v)
+			b = b[:len(b)-1] // reopen the object for the keys that follow
+		} else {
+			b = j.nodeStart(b, n.Name, n.Type, n.Offset, n.Size)
+			b = append(b, `,"value":`...)
+			b = j.value(b, n.Value)
+		}
 		if codec.IsErrorCode(n) {
 			if c, ok := n.Value.(int64); ok {
-				jn.Error = codec.ErrorName(int16(c))
+				if name := codec.ErrorName(int16(c)); name != "" {
+					b = append(b, `,"error":`...)
+					b = j.str(b, name)
+				}
 			}
 		}
-		if len(n.Children) > 0 {
-			jn.Fields = j.nodes(n.Children)
+		if n.Note != "" {
+			b = append(b, `,"note":`...)
+			b = j.str(b, n.Note)
 		}
-		out = append(out, jn)
+		if len(n.Children) > 0 {
+			b = append(b, `,"fields":`...)
+			b = j.nodes(b, n.Children)
+		}
+		b = append(b, '}')
 	}
-	return out
+	return append(b, ']')
 }
 
-// setBytes stores b as text when it is printable UTF-8, as hex otherwise.
-func (j *JSON) setBytes(n *jsonNode, b []byte) {
-	if j.MaxBytes > 0 && len(b) > j.MaxBytes {
-		b, n.Truncated = b[:j.MaxBytes], true
+func (j *JSON) nodeStart(b []byte, name, typ string, off, size int) []byte {
+	b = append(b, `{"name":`...)
+	b = j.str(b, name)
+	b = append(b, `,"type":`...)
+	b = j.str(b, typ)
+	b = append(b, `,"offset":`...)
+	b = strconv.AppendInt(b, int64(off), 10)
+	b = append(b, `,"size":`...)
+	return strconv.AppendInt(b, int64(size), 10)
+}
+
+// bytesNode appends a whole node whose value is bytes: as text when they are printable UTF-8,
+// as hex otherwise, cut at MaxBytes.
+func (j *JSON) bytesNode(b []byte, name, typ string, off, size int, v []byte) []byte {
+	b = j.nodeStart(b, name, typ, off, size)
+	truncated := false
+	if j.MaxBytes > 0 && len(v) > j.MaxBytes {
+		v, truncated = v[:j.MaxBytes], true
 	}
-	if Printable(b) {
-		n.Value, n.Encoding = string(b), "utf8"
+	b = append(b, `,"value":`...)
+	if Printable(v) {
+		b = j.str(b, string(v))
+		b = append(b, `,"encoding":"utf8"`...)
 	} else {
-		n.Value, n.Encoding = hex.EncodeToString(b), "hex"
+		b = append(b, '"')
+		b = hex.AppendEncode(b, v)
+		b = append(b, `","encoding":"hex"`...)
 	}
+	if truncated {
+		b = append(b, `,"truncated":true`...)
+	}
+	return append(b, '}')
+}
+
+// value appends a node's value.
+func (j *JSON) value(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case string:
+		return j.str(b, v)
+	case codec.UUID:
+		return j.str(b, v.String())
+	}
+	return j.marshal(b, v)
+}
+
+// str appends s as a JSON string. Strings of printable ASCII without quotes or backslashes,
+// almost all of them, need no escaping; the others are left to encoding/json.
+func (j *JSON) str(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return j.marshal(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// marshal appends encoding/json's encoding of v (HTML characters not escaped).
+func (j *JSON) marshal(b []byte, v any) []byte {
+	j.other.Reset()
+	if err := j.enc.Encode(v); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, bytes.TrimSuffix(j.other.Bytes(), []byte("\n"))...)
 }
 
 // Printable reports whether b is shown as text: valid, printable UTF-8.
 func Printable(b []byte) bool { return codec.Printable(b) }
 
-type jsonNotice struct {
-	Kind   string `json:"kind"`
-	Frame  int    `json:"frame"`
-	Time   string `json:"time"`
-	Stream int    `json:"stream"`
-	Src    string `json:"src"`
-	Dst    string `json:"dst"`
-	Text   string `json:"text"`
-}
-
 // Notice writes one line with "kind": "notice".
 func (j *JSON) Notice(n *Notice) error {
-	return j.enc.Encode(&jsonNotice{Kind: "notice", Frame: n.Frame, Time: n.Time.UTC().Format(time.RFC3339Nano),
-		Stream: n.Stream, Src: n.Src, Dst: n.Dst, Text: n.Text})
+	b := append(j.line[:0], `{"kind":"notice","frame":`...)
+	b = strconv.AppendInt(b, int64(n.Frame), 10)
+	b = j.head(b, n.Time, n.Stream, n.Src, n.Dst)
+	b = append(b, `,"text":`...)
+	b = j.str(b, n.Text)
+	return j.flush(b)
 }
 
 // Close flushes.

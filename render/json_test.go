@@ -1,0 +1,100 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// TestJSONValues: the hand-built lines are valid JSON, every value reads back as it was, and
+// strings are escaped as encoding/json escapes them (HTML characters left alone).
+func TestJSONValues(t *testing.T) {
+	strs := []string{"plain", `quo"te`, `back\slash`, "tab\tnew\nline", "é and 日本", "<&>", "line\u2028sep", "bad \xff utf8", ""}
+	var fields []*codec.Node
+	for _, s := range strs {
+		fields = append(fields, &codec.Node{Name: "s", Type: "string", Value: s})
+	}
+	uuid := codec.UUID{1, 2, 3}
+	fields = append(fields,
+		&codec.Node{Name: "f", Type: "float64", Value: 1.5e300},
+		&codec.Node{Name: "n", Type: "nullable_string"},
+		&codec.Node{Name: "b", Type: "bool", Value: true},
+		&codec.Node{Name: "u", Type: "uuid", Value: uuid},
+		&codec.Node{Name: "text", Type: "bytes", Value: []byte("hello")},
+		&codec.Node{Name: "bin", Type: "bytes", Value: []byte{0, 1, 0xff}},
+		&codec.Node{Name: "ErrorCode", Type: "int16", Value: int64(3), Note: "a \"note\"",
+			Children: []*codec.Node{{Name: "x", Type: "int8", Value: int64(-1)}}},
+	)
+	cid := "client \"1\""
+	m := &codec.Message{APIKey: 3, APIName: "Metadata", Version: 12, CorrelationID: 7, ClientID: &cid, Size: 99,
+		Fields: fields, Warnings: []codec.Warning{{Offset: 4, Msg: "odd"}}}
+	var out bytes.Buffer
+	j := NewJSON(&out)
+	e := &Entry{Frame: 2, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 4000, time.UTC), Stream: 5,
+		Src: "10.0.0.1:1", Dst: "10.0.0.2:9092", Msg: m, Warnings: []string{"framing <x>"}}
+	if err := j.Message(e); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Notice(&Notice{Frame: 3, Text: "lost \"bytes\""}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines:\n%s", len(lines), out.String())
+	}
+	if !strings.Contains(lines[0], `"<&>"`) || !strings.Contains(lines[0], `"framing <x>"`) {
+		t.Errorf("HTML characters escaped: %s", lines[0])
+	}
+	var got struct {
+		Frame    int    `json:"frame"`
+		Time     string `json:"time"`
+		ClientID string `json:"client_id"`
+		Fields   []struct {
+			Value    any    `json:"value"`
+			Encoding string `json:"encoding"`
+			Error    string `json:"error"`
+			Note     string `json:"note"`
+			Fields   []struct {
+				Value any `json:"value"`
+			} `json:"fields"`
+		} `json:"fields"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatalf("%v:\n%s", err, lines[0])
+	}
+	for i, s := range strs {
+		want := strings.ToValidUTF8(s, "\uFFFD")
+		if got.Fields[i].Value != want {
+			t.Errorf("string %d: %q, want %q", i, got.Fields[i].Value, want)
+		}
+	}
+	rest := got.Fields[len(strs):]
+	wants := []any{1.5e300, nil, true, uuid.String(), "hello", "0001ff", float64(3)}
+	for i, w := range wants {
+		if rest[i].Value != w {
+			t.Errorf("value %d: %v, want %v", i, rest[i].Value, w)
+		}
+	}
+	if rest[4].Encoding != "utf8" || rest[5].Encoding != "hex" {
+		t.Errorf("encodings %q %q", rest[4].Encoding, rest[5].Encoding)
+	}
+	if e := rest[6]; e.Error != codec.ErrorName(3) || e.Note != `a "note"` || len(e.Fields) != 1 || e.Fields[0].Value != float64(-1) {
+		t.Errorf("error code node: %+v", e)
+	}
+	if got.ClientID != cid || got.Time != "2026-11-29T01:02:03.000004Z" || got.Frame != 2 {
+		t.Errorf("header: %+v", got)
+	}
+	if len(got.Warnings) != 2 || got.Warnings[1] != (codec.Warning{Offset: 4, Msg: "odd"}).String() {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	var notice map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &notice); err != nil || notice["text"] != `lost "bytes"` || notice["kind"] != "notice" {
+		t.Errorf("notice %s: %v", lines[1], err)
+	}
+}
