@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
 )
@@ -18,6 +19,7 @@ import (
 type Summary struct {
 	w     *bufio.Writer
 	start time.Time
+	line  []byte // the line being built
 }
 
 // NewSummary writes to w; times are shown relative to start.
@@ -40,66 +42,125 @@ func (s *Summary) rel(t time.Time) float64 {
 	return t.Sub(s.start).Seconds()
 }
 
-// Message writes one line.
+// Message writes one line, and a line per warning.
 func (s *Summary) Message(e *Entry) error {
-	fmt.Fprintf(s.w, "%6d %11.6f %s -> %s ", e.Frame, s.rel(e.Time), e.Src, e.Dst)
+	b := s.head(s.line[:0], e.Frame, e.Time, e.Src, e.Dst)
 	if e.Msg == nil {
-		fmt.Fprintf(s.w, "SASL token  %d bytes", len(e.SASLToken)+4)
+		b = append(b, "SASL token  "...)
+		b = strconv.AppendInt(b, int64(len(e.SASLToken)+4), 10)
+		b = append(b, " bytes"...)
 		if e.TLS != "" {
-			fmt.Fprintf(s.w, "  %s", e.TLS)
+			b = append(append(b, "  "...), e.TLS...)
 		}
-		fmt.Fprintln(s.w)
-		return nil
+		return s.write(append(b, '\n'))
 	}
 	m := e.Msg
-	kind := "Request "
 	if m.Response {
-		kind = "Response"
+		b = append(b, "Response "...)
+	} else {
+		b = append(b, "Request  "...)
 	}
-	api := m.APIName
+	mark := len(b)
+	b = append(b, m.APIName...)
 	if m.APIKey >= 0 {
-		api = fmt.Sprintf("%s v%d", m.APIName, m.Version)
+		b = append(b, " v"...)
+		b = strconv.AppendInt(b, int64(m.Version), 10)
 	}
-	fmt.Fprintf(s.w, "%s %-28s corr %-6d", kind, api, m.CorrelationID)
+	b = padRight(b, mark, 28)
+	b = append(b, " corr "...)
+	mark = len(b)
+	b = strconv.AppendInt(b, int64(m.CorrelationID), 10)
+	b = padRight(b, mark, 6)
 	switch {
 	case !m.Response:
 		if m.ClientID != nil {
-			fmt.Fprintf(s.w, " client %q", *m.ClientID)
+			b = strconv.AppendQuote(append(b, " client "...), *m.ClientID)
 		}
 		if e.NoResponse {
-			fmt.Fprint(s.w, " (acks=0: no response)")
+			b = append(b, " (acks=0: no response)"...)
 		}
 	case e.RequestFrame > 0:
-		fmt.Fprintf(s.w, " answers #%d after %s", e.RequestFrame, FormatLatency(e.Latency))
+		b = append(b, " answers #"...)
+		b = strconv.AppendInt(b, int64(e.RequestFrame), 10)
+		b = appendLatency(append(b, " after "...), e.Latency)
 	default:
-		fmt.Fprint(s.w, " request not captured")
+		b = append(b, " request not captured"...)
 	}
-	fmt.Fprintf(s.w, "  %d bytes", m.Size)
+	b = append(b, "  "...)
+	b = strconv.AppendInt(b, int64(m.Size), 10)
+	b = append(b, " bytes"...)
 	if e.TLS != "" {
-		fmt.Fprintf(s.w, "  %s", e.TLS)
+		b = append(append(b, "  "...), e.TLS...)
 	}
 	if e.Facts != nil {
 		if f := FactsText(e.Facts); f != "" {
-			fmt.Fprintf(s.w, "  %s", f)
+			b = append(append(b, "  "...), f...)
 		}
 	}
 	if n := len(m.Warnings) + len(e.Warnings); n > 0 {
-		fmt.Fprintf(s.w, "  [%d warning%s]", n, plural(n))
+		b = append(b, "  ["...)
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(append(b, " warning"...), plural(n)...)
+		b = append(b, ']')
 	}
-	fmt.Fprintln(s.w)
+	b = append(b, '\n')
 	for _, w := range e.Warnings {
-		fmt.Fprintf(s.w, "       ! %s\n", w)
+		b = append(append(append(b, "       ! "...), w...), '\n')
 	}
 	for _, w := range m.Warnings {
-		fmt.Fprintf(s.w, "       ! %s\n", w)
+		b = append(append(append(b, "       ! "...), w.String()...), '\n')
 	}
-	return nil
+	return s.write(b)
 }
+
+// head appends what every line starts with: the packet, the time since the first packet and
+// the endpoints.
+func (s *Summary) head(b []byte, frame int, t time.Time, src, dst string) []byte {
+	mark := len(b)
+	b = strconv.AppendInt(b, int64(frame), 10)
+	b = padLeft(b, mark, 6)
+	b = append(b, ' ')
+	mark = len(b)
+	b = strconv.AppendFloat(b, s.rel(t), 'f', 6, 64)
+	b = padLeft(b, mark, 11)
+	b = append(append(append(append(b, ' '), src...), " -> "...), dst...)
+	return append(b, ' ')
+}
+
+// write writes a line and keeps its buffer for the next.
+func (s *Summary) write(b []byte) error {
+	s.line = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+// padLeft right-aligns b[mark:] in width bytes, as fmt's %6d does.
+func padLeft(b []byte, mark, width int) []byte {
+	n := width - (len(b) - mark)
+	if n <= 0 {
+		return b
+	}
+	b = append(b, spaces[:n]...)
+	copy(b[mark+n:], b[mark:len(b)-n])
+	copy(b[mark:mark+n], spaces[:n])
+	return b
+}
+
+// padRight left-aligns b[mark:] in width characters, as fmt's %-28s does.
+func padRight(b []byte, mark, width int) []byte {
+	if n := width - utf8.RuneCount(b[mark:]); n > 0 {
+		b = append(b, spaces[:n]...)
+	}
+	return b
+}
+
+const spaces = "                                "
 
 // Notice writes a line marked with '!'.
 func (s *Summary) Notice(n *Notice) error {
-	_, err := fmt.Fprintf(s.w, "%6d %11.6f %s -> %s ! %s\n", n.Frame, s.rel(n.Time), n.Src, n.Dst, n.Text)
-	return err
+	b := s.head(s.line[:0], n.Frame, n.Time, n.Src, n.Dst)
+	b = append(append(append(b, "! "...), n.Text...), '\n')
+	return s.write(b)
 }
 
 // Close flushes.
@@ -109,8 +170,10 @@ func (s *Summary) Close() error { return s.w.Flush() }
 func (s *Summary) Flush() error { return s.w.Flush() }
 
 // FormatLatency shows a duration in milliseconds with microsecond precision.
-func FormatLatency(d time.Duration) string {
-	return fmt.Sprintf("%.3f ms", float64(d.Microseconds())/1000)
+func FormatLatency(d time.Duration) string { return string(appendLatency(nil, d)) }
+
+func appendLatency(b []byte, d time.Duration) []byte {
+	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64), " ms"...)
 }
 
 func plural(n int) string {
