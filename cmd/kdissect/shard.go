@@ -3,8 +3,10 @@ package main
 import (
 	"io"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kdissect/kdissect/capture"
@@ -42,12 +44,12 @@ type shard struct {
 // round is one shard's part of a round: copies of its segments in, its events out.
 type round struct {
 	segs []capture.Segment
-	tcps []layers.TCP // segs[i].TCP points at tcps[i]
-	// payload holds the segments' payloads one after another; ends[i] is where segs[i]'s ends.
-	// The segments point into it only once the round is complete (see seal), as it may move
-	// while it grows.
-	payload []byte
-	ends    []int
+	// raw holds each segment's TCP header and payload, one after another; ends[i] is where
+	// segs[i]'s end. The shard decodes the TCP headers again, into tcps, from these copies:
+	// the reader's own decoding points into memory it reuses.
+	raw  []byte
+	ends []int
+	tcps []layers.TCP
 	// flushes and start are the same for every shard of a round.
 	flushes []flushPoint
 	start   time.Time
@@ -76,35 +78,34 @@ func (k *keyedEvent) before(o *keyedEvent) bool {
 
 // add copies a segment into the round; the reader reuses the segment's memory.
 func (r *round) add(seg *capture.Segment) {
-	r.payload = append(r.payload, seg.TCP.Payload...)
-	r.ends = append(r.ends, len(r.payload))
-	t := *seg.TCP
-	t.Contents, t.Options, t.Padding, t.Payload = nil, nil, nil, nil
-	// The ports that TransportFlow reads point into the packet: give the copy its own. (The
-	// method's name notwithstanding, this is what it does.)
-	t.SetInternalPortsForTesting()
-	r.tcps = append(r.tcps, t)
+	r.raw = append(append(r.raw, seg.TCP.Contents...), seg.TCP.Payload...)
+	r.ends = append(r.ends, len(r.raw))
 	r.segs = append(r.segs, *seg)
 }
 
-// seal points the round's segments at their copies, once no more are added.
-func (r *round) seal() {
+// decode decodes the round's TCP headers from their copies and points the segments at them.
+// A header that decoded once decodes again; should one not, its segment is dropped (TCP nil).
+func (r *round) decode() {
+	r.tcps = slices.Grow(r.tcps[:0], len(r.segs))[:len(r.segs)]
 	start := 0
 	for i := range r.segs {
-		r.tcps[i].Payload = r.payload[start:r.ends[i]:r.ends[i]]
-		r.segs[i].TCP = &r.tcps[i]
+		t := &r.tcps[i]
+		r.segs[i].TCP = nil
+		if t.DecodeFromBytes(r.raw[start:r.ends[i]], gopacket.NilDecodeFeedback) == nil {
+			r.segs[i].TCP = t
+		}
 		start = r.ends[i]
 	}
 }
 
 func (r *round) reset() {
-	clear(r.tcps) // no payload kept alive through stale pointers
+	clear(r.tcps)
 	clear(r.segs)
 	clear(r.events)
-	if cap(r.payload) > 4*roundPayload {
-		r.payload = nil // after a giant segment
+	if cap(r.raw) > 4*roundPayload {
+		r.raw = nil // after a giant segment
 	}
-	r.segs, r.tcps, r.payload, r.ends, r.events = r.segs[:0], r.tcps[:0], r.payload[:0], r.ends[:0], r.events[:0]
+	r.segs, r.tcps, r.raw, r.ends, r.events = r.segs[:0], r.tcps[:0], r.raw[:0], r.ends[:0], r.events[:0]
 	r.flushes, r.last, r.start = nil, false, time.Time{}
 }
 
@@ -119,11 +120,15 @@ func shardOf(seg *capture.Segment, n int) int {
 func (sh *shard) run() {
 	for r := range sh.in {
 		sh.r = r
+		r.decode()
 		f := 0
 		for i := range r.segs {
 			seg := &r.segs[i]
 			for ; f < len(r.flushes) && r.flushes[f].pkt < seg.Num; f++ {
 				sh.flush(r.flushes[f])
+			}
+			if seg.TCP == nil {
+				continue
 			}
 			sh.pkt, sh.phase = seg.Num, 0
 			sh.asm.Add(seg)
@@ -197,7 +202,6 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 		slots <- struct{}{}
 		for i, sh := range shards {
 			cur[i].flushes, cur[i].start, cur[i].last = flushes, start, last
-			cur[i].seal()
 			sh.in <- cur[i]
 		}
 		cur, count, bytes, flushes, start = nil, 0, 0, nil, time.Time{}
