@@ -50,8 +50,9 @@ func (j *JSON) Message(e *Entry) error {
 		b = append(b, `,"kind":"sasl_token","size":`...)
 		b = strconv.AppendInt(b, int64(len(e.SASLToken)+4), 10)
 		b = append(b, `,"fields":[`...)
-		b = j.bytesNode(b, "token", "bytes", 4, len(e.SASLToken), e.SASLToken)
-		b = append(b, ']')
+		b = j.nodeStart(b, "token", "bytes", 4, len(e.SASLToken))
+		b = j.bytesValue(b, e.SASLToken)
+		b = append(b, "}]"...)
 		b = j.warnings(b, e.Warnings, nil)
 		return j.flush(b)
 	}
@@ -139,11 +140,10 @@ func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		b = j.nodeStart(b, n.Name, n.Type, n.Offset, n.Size)
 		if v, ok := n.Value.([]byte); ok {
-			b = j.bytesNode(b[:len(b)], n.Name, n.Type, n.Offset, n.Size, v)
-			b = b[:len(b)-1] // reopen the object for the keys that follow
+			b = j.bytesValue(b, v)
 		} else {
-			b = j.nodeStart(b, n.Name, n.Type, n.Offset, n.Size)
 			b = append(b, `,"value":`...)
 			b = j.value(b, n.Value)
 		}
@@ -179,10 +179,9 @@ func (j *JSON) nodeStart(b []byte, name, typ string, off, size int) []byte {
 	return strconv.AppendInt(b, int64(size), 10)
 }
 
-// bytesNode appends a whole node whose value is bytes: as text when they are printable UTF-8,
-// as hex otherwise, cut at MaxBytes.
-func (j *JSON) bytesNode(b []byte, name, typ string, off, size int, v []byte) []byte {
-	b = j.nodeStart(b, name, typ, off, size)
+// bytesValue appends the value of a bytes node and its encoding: text when the bytes are
+// printable UTF-8, hex otherwise, cut at MaxBytes.
+func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 	truncated := false
 	if j.MaxBytes > 0 && len(v) > j.MaxBytes {
 		v, truncated = v[:j.MaxBytes], true
@@ -199,7 +198,7 @@ func (j *JSON) bytesNode(b []byte, name, typ string, off, size int, v []byte) []
 	if truncated {
 		b = append(b, `,"truncated":true`...)
 	}
-	return append(b, '}')
+	return b
 }
 
 // value appends a node's value.

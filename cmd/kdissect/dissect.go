@@ -253,6 +253,14 @@ func (d *decoder) Close(c *reassembly.Conn) {
 	d.emit(event{kind: evClose, conn: c})
 }
 
+// setStart tells a renderer that shows times relative to the capture's first packet when that
+// packet was; only the first call counts.
+func (p *pipeline) setStart(t time.Time) {
+	if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
+		s.SetStart(t)
+	}
+}
+
 // handle shows one event. Events come in capture order.
 func (p *pipeline) handle(ev event) {
 	switch ev.kind {
@@ -425,9 +433,7 @@ func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.O
 	defer flush(asm.Close)
 	var clock flushClock
 	return readSegments(r, name, p, stderr, func(seg *capture.Segment) {
-		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
-			s.SetStart(seg.Info.Timestamp)
-		}
+		p.setStart(seg.Info.Timestamp)
 		asm.Add(seg)
 		if t := seg.Info.Timestamp; clock.due(t) {
 			flush(func() { asm.Flush(t) })

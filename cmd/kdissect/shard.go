@@ -241,8 +241,8 @@ func (p *pipeline) merge(shards []*shard, slots <-chan struct{}, free chan<- []*
 		for i, sh := range shards {
 			set[i] = <-sh.out
 		}
-		if s, ok := p.out.(interface{ SetStart(time.Time) }); ok && !set[0].start.IsZero() {
-			s.SetStart(set[0].start)
+		if !set[0].start.IsZero() {
+			p.setStart(set[0].start)
 		}
 		clear(next)
 		var batch []event
