@@ -158,6 +158,7 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 	clear(p.detected)
 	opt.TLSKeys = p.keys
 	opt.ManualFlush = true
+	opt.ReuseFrames = p.lendFrames
 	if opt.MaxPagesTotal == 0 {
 		// The shards share the bound one assembler would have.
 		opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.workers)
@@ -169,9 +170,10 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 		shards[i] = sh
 		go sh.run()
 	}
-	// slots bounds the rounds in flight; free brings rounds back from the merger for reuse.
+	// slots bounds the rounds in flight; free brings rounds back from the merger for reuse. It
+	// has room for every round there can be, so that none is dropped and made again.
 	slots := make(chan struct{}, roundsInFlight)
-	free := make(chan []*round, 2)
+	free := make(chan []*round, roundsInFlight+1)
 	done := make(chan struct{})
 	go func() {
 		p.merge(shards, slots, free)
