@@ -44,7 +44,8 @@ type Conn struct {
 type Frame struct {
 	Conn *Conn
 	Dir  Dir
-	// Data is the whole frame, size prefix included. It belongs to the receiver.
+	// Data is the whole frame, size prefix included. It belongs to the receiver, unless
+	// Options.ReuseFrames is set: then it is valid only during Handler.Frame.
 	Data []byte
 	// Offset is the stream offset (bytes since the first captured byte of the direction) of Data[0].
 	Offset                  int64
@@ -119,6 +120,11 @@ type Options struct {
 	// ManualFlush leaves the capture clock to the caller, who calls Flush: an assembler that
 	// sees only some of a capture's connections must flush when the whole capture's clock says.
 	ManualFlush bool
+	// ReuseFrames lends frames instead of giving them: a Frame's Data is valid only during
+	// Handler.Frame, and a handler that keeps it, or anything that points into it, copies it.
+	// Frames that arrived whole in one segment are then handed over without a copy, and the
+	// buffers that frames spanning segments are assembled in are used again.
+	ReuseFrames bool
 }
 
 // DefaultMaxPagesTotal bounds the pages an assembler holds for out-of-order segments, over
@@ -145,6 +151,8 @@ type Assembler struct {
 	closed map[flowKey]time.Time
 	// detectedPorts remembers the ports already reported as Kafka.
 	detectedPorts map[uint16]bool
+	// frames holds the buffers of lent frames (Options.ReuseFrames; nil otherwise).
+	frames *framePool
 }
 
 // New returns an assembler that reports to h.
@@ -169,6 +177,9 @@ func New(h Handler, opt Options) *Assembler {
 	}
 	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID,
 		rejected: map[flowKey]bool{}, detectedPorts: map[uint16]bool{}, closed: map[flowKey]time.Time{}}
+	if opt.ReuseFrames {
+		a.frames = &framePool{}
+	}
 	pool := gpr.NewStreamPool(factory{a})
 	a.asm = gpr.NewAssembler(pool)
 	a.asm.MaxBufferedPagesPerConnection = opt.MaxPagesPerConn
@@ -297,6 +308,7 @@ func (s *stream) open() {
 			maxSize:   a.opt.MaxFrameSize,
 			maxBuffer: a.opt.MaxFrameBuffer,
 			tlsKeys:   a.opt.TLSKeys,
+			pool:      a.frames,
 			emit:      func(fr Frame) { fr.Conn, fr.Dir = c, dir; a.h.Frame(fr) },
 			notice:    func(n Notice) { n.Conn, n.Dir = c, dir; a.h.Notice(n) },
 		}

@@ -23,14 +23,31 @@ type sink struct {
 	closed  map[*Conn]int
 	frames  []Frame
 	notices []Notice
+	// lent: frames are lent (Options.ReuseFrames). The sink keeps copies and scribbles over
+	// the lent bytes, as a later frame assembled in the same buffer would.
+	lent bool
 }
 
 func (s *sink) Open(c *Conn) (Checker, Checker) {
 	s.conns = append(s.conns, c)
 	return testCheck, testCheck
 }
-func (s *sink) Frame(f Frame)   { s.frames = append(s.frames, f) }
+func (s *sink) Frame(f Frame) {
+	if s.lent {
+		f.Data = scribble(f.Data)
+	}
+	s.frames = append(s.frames, f)
+}
 func (s *sink) Notice(n Notice) { s.notices = append(s.notices, n) }
+
+// scribble returns a copy of a lent frame's bytes and overwrites the bytes lent.
+func scribble(lent []byte) []byte {
+	kept := bytes.Clone(lent)
+	for i := range lent {
+		lent[i] = 0xdd
+	}
+	return kept
+}
 func (s *sink) Close(c *Conn) {
 	if s.closed == nil {
 		s.closed = map[*Conn]int{}
@@ -88,7 +105,7 @@ func segment(t testing.TB, num int, s tcpSeg) *capture.Segment {
 
 // run feeds the segments, numbered from 1, and closes the assembler.
 func run(t testing.TB, opt Options, segs []tcpSeg) *sink {
-	h := &sink{}
+	h := &sink{lent: opt.ReuseFrames}
 	if opt.IsServerPort == nil {
 		opt.IsServerPort = func(p uint16) bool { return p == 9092 }
 	}
@@ -318,80 +335,87 @@ func TestAssemblerPortFilter(t *testing.T) {
 // window, duplicated and overlapping, with sequence numbers that wrap: every frame must come
 // out once, in order, with a first and last packet that carried its first and last bytes.
 func TestAssemblerShuffled(t *testing.T) {
-	for seed := range uint64(200) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 7))
-			var stream []byte
-			var frames [][]byte
-			for range 2 + rng.IntN(20) {
-				f := tframe('K', rng.IntN(300), byte(rng.IntN(256)))
-				if rng.IntN(3) == 0 {
-					f = tframe('k', rng.IntN(30), 0xee)
-				}
-				frames = append(frames, f)
-				stream = append(stream, f...)
-			}
-			isn := rng.Uint32()
-			if rng.IntN(2) == 0 {
-				isn = 1<<32 - 1 - uint32(rng.IntN(len(stream)+2))
-			}
-			segs := []tcpSeg{
-				{toServer: true, seq: isn, flags: "S"},
-				{toServer: false, seq: 500, ack: isn + 1, flags: "SA"},
-			}
-			// Segments [from, to) of the stream, in order, then shuffled a little.
-			type piece struct{ from, to int }
-			var pieces []piece
-			for off := 0; off < len(stream); {
-				n := 1 + rng.IntN(120)
-				pieces = append(pieces, piece{off, min(off+n, len(stream))})
-				off += n
-			}
-			var sent []piece
-			for _, p := range pieces {
-				sent = append(sent, p)
-				switch rng.IntN(6) {
-				case 0: // retransmitted whole
-					sent = append(sent, p)
-				case 1: // re-sent with some bytes before it
-					sent = append(sent, piece{max(0, p.from-1-rng.IntN(50)), p.to})
-				}
-			}
-			for i := range sent {
-				if j := i + rng.IntN(4); j < len(sent) && rng.IntN(3) == 0 {
-					sent[i], sent[j] = sent[j], sent[i]
-				}
-			}
-			carriers := make([][]int, len(stream))
-			for _, p := range sent {
-				num := len(segs) + 1
-				segs = append(segs, tcpSeg{toServer: true, seq: isn + 1 + uint32(p.from), ack: 501, flags: "A", data: stream[p.from:p.to]})
-				for j := p.from; j < p.to; j++ {
-					carriers[j] = append(carriers[j], num)
-				}
-			}
-			segs = append(segs, tcpSeg{toServer: true, seq: isn + 1 + uint32(len(stream)), ack: 501, flags: "FA"})
-			h := run(t, Options{}, segs)
-			if len(h.notices) != 0 {
-				t.Errorf("notices %s", h.noticeText())
-			}
-			if len(h.frames) != len(frames) {
-				t.Fatalf("%d frames, want %d: %s", len(h.frames), len(frames), frameList(h.frames))
-			}
-			off := 0
-			for i, f := range h.frames {
-				if !bytes.Equal(f.Data, frames[i]) || f.Offset != int64(off) {
-					t.Fatalf("frame %d: %d bytes at %d, want %d at %d", i, len(f.Data), f.Offset, len(frames[i]), off)
-				}
-				last := off + len(f.Data) - 1
-				if !slices.Contains(carriers[off], f.FirstPacket) || !slices.Contains(carriers[last], f.LastPacket) {
-					t.Errorf("frame %d (bytes %d-%d): packets %d-%d, but those bytes came in %v and %v",
-						i, off, last, f.FirstPacket, f.LastPacket, carriers[off], carriers[last])
-				}
-				off += len(f.Data)
-			}
-		})
+	for _, lent := range []bool{false, true} {
+		for seed := range uint64(200) {
+			shuffled(t, seed, lent)
+		}
 	}
+}
+
+// shuffled is one case of TestAssemblerShuffled; lent: with Options.ReuseFrames.
+func shuffled(t *testing.T, seed uint64, lent bool) {
+	t.Run(fmt.Sprintf("seed %d lent %v", seed, lent), func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		var stream []byte
+		var frames [][]byte
+		for range 2 + rng.IntN(20) {
+			f := tframe('K', rng.IntN(300), byte(rng.IntN(256)))
+			if rng.IntN(3) == 0 {
+				f = tframe('k', rng.IntN(30), 0xee)
+			}
+			frames = append(frames, f)
+			stream = append(stream, f...)
+		}
+		isn := rng.Uint32()
+		if rng.IntN(2) == 0 {
+			isn = 1<<32 - 1 - uint32(rng.IntN(len(stream)+2))
+		}
+		segs := []tcpSeg{
+			{toServer: true, seq: isn, flags: "S"},
+			{toServer: false, seq: 500, ack: isn + 1, flags: "SA"},
+		}
+		// Segments [from, to) of the stream, in order, then shuffled a little.
+		type piece struct{ from, to int }
+		var pieces []piece
+		for off := 0; off < len(stream); {
+			n := 1 + rng.IntN(120)
+			pieces = append(pieces, piece{off, min(off+n, len(stream))})
+			off += n
+		}
+		var sent []piece
+		for _, p := range pieces {
+			sent = append(sent, p)
+			switch rng.IntN(6) {
+			case 0: // retransmitted whole
+				sent = append(sent, p)
+			case 1: // re-sent with some bytes before it
+				sent = append(sent, piece{max(0, p.from-1-rng.IntN(50)), p.to})
+			}
+		}
+		for i := range sent {
+			if j := i + rng.IntN(4); j < len(sent) && rng.IntN(3) == 0 {
+				sent[i], sent[j] = sent[j], sent[i]
+			}
+		}
+		carriers := make([][]int, len(stream))
+		for _, p := range sent {
+			num := len(segs) + 1
+			segs = append(segs, tcpSeg{toServer: true, seq: isn + 1 + uint32(p.from), ack: 501, flags: "A", data: stream[p.from:p.to]})
+			for j := p.from; j < p.to; j++ {
+				carriers[j] = append(carriers[j], num)
+			}
+		}
+		segs = append(segs, tcpSeg{toServer: true, seq: isn + 1 + uint32(len(stream)), ack: 501, flags: "FA"})
+		h := run(t, Options{ReuseFrames: lent}, segs)
+		if len(h.notices) != 0 {
+			t.Errorf("notices %s", h.noticeText())
+		}
+		if len(h.frames) != len(frames) {
+			t.Fatalf("%d frames, want %d: %s", len(h.frames), len(frames), frameList(h.frames))
+		}
+		off := 0
+		for i, f := range h.frames {
+			if !bytes.Equal(f.Data, frames[i]) || f.Offset != int64(off) {
+				t.Fatalf("frame %d: %d bytes at %d, want %d at %d", i, len(f.Data), f.Offset, len(frames[i]), off)
+			}
+			last := off + len(f.Data) - 1
+			if !slices.Contains(carriers[off], f.FirstPacket) || !slices.Contains(carriers[last], f.LastPacket) {
+				t.Errorf("frame %d (bytes %d-%d): packets %d-%d, but those bytes came in %v and %v",
+					i, off, last, f.FirstPacket, f.LastPacket, carriers[off], carriers[last])
+			}
+			off += len(f.Data)
+		}
+	})
 }
 
 // Bytes lost just before the FIN (or before the end of the capture, when a later segment shows

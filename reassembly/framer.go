@@ -44,7 +44,12 @@ type framer struct {
 	notice func(n Notice)
 	buf    []byte
 	base   int64 // stream offset of buf[0]
-	// borrowed says buf is the caller's data, valid only during add: frames cut from it are copied.
+	// pool, when set (Options.ReuseFrames), lends the buffers frames are assembled in, and
+	// frames are valid only while emit runs; own is the pooled buffer buf lies in, if any.
+	pool *framePool
+	own  []byte
+	// borrowed says buf is the caller's data, valid only during add: frames cut from it are
+	// copied, unless frames are only lent (pool).
 	borrowed bool
 	spans    []span
 	synced   bool
@@ -109,19 +114,39 @@ func (f *framer) add(data []byte, spans []span) {
 func (f *framer) buffer(data []byte) {
 	need := len(f.buf) + len(data)
 	if need > cap(f.buf) {
-		c := max(4*need, 512)
+		c, full := max(4*need, 512), 0
 		if f.synced && f.pass == 0 && len(f.buf)+len(data) >= 4 {
 			var head [4]byte
 			copy(head[copy(head[:], f.buf):], data)
 			if size := int64(int32(binary.BigEndian.Uint32(head[:]))); size >= 0 && 4+size >= int64(need) {
 				c = int(min(int64(c), 4+size))
+				full = c
 			}
 		}
+		f.grow(c, full)
+	}
+	f.buf = append(f.buf, data...)
+}
+
+// grow moves buf to a buffer with room for c bytes; full, when known, is the size of the
+// frame being buffered.
+func (f *framer) grow(c, full int) {
+	if f.pool == nil {
 		nb := make([]byte, len(f.buf), c)
 		copy(nb, f.buf)
 		f.buf = nb
+		return
 	}
-	f.buf = append(f.buf, data...)
+	if cap(f.own) >= c {
+		// What is left of a frame moves to the front of the buffer it lies in.
+		f.buf = f.own[:copy(f.own[:cap(f.own)], f.buf)]
+		return
+	}
+	nb := append(f.pool.get(c, full), f.buf...)
+	if f.own != nil {
+		f.pool.put(f.own)
+	}
+	f.own, f.buf = nb, nb
 }
 
 // looksTLS reports whether data starts with a TLS record header (handshake, alert or
@@ -315,6 +340,10 @@ func (f *framer) drop(n int) {
 	f.spans = f.spans[i:]
 	if len(f.buf) == 0 {
 		f.buf = nil
+		if f.own != nil {
+			f.pool.put(f.own)
+			f.own = nil
+		}
 	}
 }
 
@@ -361,8 +390,9 @@ func (f *framer) timeAt(rel int) time.Time {
 func (f *framer) emitFrame(n int) {
 	first, last := f.spanAt(0), f.spanAt(n-1)
 	var data []byte
-	if len(f.buf) == n && !f.borrowed {
-		// The buffer holds exactly this frame: hand it over rather than copy it.
+	if f.pool != nil || len(f.buf) == n && !f.borrowed {
+		// Frames are only lent, or the buffer holds exactly this frame: hand it over rather
+		// than copy it.
 		data = f.buf[:n:n]
 	} else {
 		data = make([]byte, n)

@@ -80,6 +80,17 @@ func newHarness(chk Checker, maxSize int, synced bool) *harness {
 	return h
 }
 
+// lend makes the framer lend its frames (Options.ReuseFrames), with a pool of its own; the
+// harness keeps copies and scribbles over the bytes lent.
+func (h *harness) lend() *harness {
+	h.f.pool = &framePool{}
+	h.f.emit = func(fr Frame) {
+		fr.Data = scribble(fr.Data)
+		h.frames = append(h.frames, fr)
+	}
+	return h
+}
+
 // data feeds one packet's bytes.
 func (h *harness) data(b []byte) {
 	h.pkt++
@@ -491,7 +502,7 @@ func chaotic(head []byte, synced bool) Verdict {
 }
 
 // FuzzFramer feeds arbitrary bytes in arbitrary chunkings, with lost chunks, to a framer with
-// one of the test checkers. No panic, no hang, and every frame emitted is exactly 4+size
+// one of the test checkers, lending its frames or not. No panic, no hang, and every frame emitted is exactly 4+size
 // bytes, taken from the stream at its offset, from bytes that were not lost, with the packets
 // and times of its first and last bytes.
 func FuzzFramer(f *testing.F) {
@@ -504,10 +515,19 @@ func FuzzFramer(f *testing.F) {
 	f.Add(cat([]byte{0x80, 0, 0, 0, 'K'}, a, c), []byte{2, 0}, false, uint8(1))
 	f.Add(cat(hello, a, a), []byte{3, 0, 5, 1}, false, uint8(0))
 	f.Add(cat(a, b, c), []byte{1, 2, 1, 2, 1, 2, 9, 0}, false, uint8(2))
+	// The same, with frames lent (which 3 to 5).
+	f.Add(cat(a, b, c, a), []byte{5, 0, 40, 1, 3, 2, 200, 0}, true, uint8(3))
+	f.Add(cat(b[50:], a, b, c), []byte{}, false, uint8(3))
+	f.Add(cat(a, b, c, a, b), []byte{20, 0, 10, 1, 255, 2, 3, 0}, true, uint8(3))
+	f.Add(cat([]byte{0x7f, 0xff, 0xff, 0xff, 'K'}, a, c), []byte{2, 0}, true, uint8(4))
+	f.Add(cat(a, b, c), []byte{1, 2, 1, 2, 1, 2, 9, 0}, false, uint8(5))
 	f.Fuzz(func(t *testing.T, stream, plan []byte, synced bool, which uint8) {
 		const maxSize = 1 << 16
 		chk := []Checker{testCheck, trusting, chaotic}[int(which)%3]
 		h := newHarness(chk, maxSize, synced)
+		if which%6 >= 3 {
+			h.lend()
+		}
 		lost := make([]bool, len(stream))
 		pktOf := make([]int, len(stream))
 		fed := false
@@ -639,26 +659,35 @@ func TestFramerDoesNotKeepCallerData(t *testing.T) {
 	a, b, c := tframe('K', 10, 1), tframe('k', 40, 2), tframe('K', 300, 3)
 	stream := slices.Concat(a, b, c, a)
 	for _, size := range []int{7, 30, 64, len(stream)} {
-		t.Run(fmt.Sprint(size, "-byte packets"), func(t *testing.T) {
-			h := newHarness(testCheck, 1<<20, true)
-			scratch := make([]byte, size)
-			for _, p := range chunks(stream, size) {
-				h.pkt++
-				n := copy(scratch, p)
-				h.f.add(scratch[:n], []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
-				for i := range scratch {
-					scratch[i] = 0xee
+		for _, lent := range []bool{false, true} {
+			name := fmt.Sprint(size, "-byte packets")
+			if lent {
+				name += ", frames lent"
+			}
+			t.Run(name, func(t *testing.T) {
+				h := newHarness(testCheck, 1<<20, true)
+				if lent {
+					h.lend()
 				}
-			}
-			h.end()
-			var got [][]byte
-			for _, fr := range h.frames {
-				got = append(got, fr.Data)
-			}
-			if want := [][]byte{a, b, c, a}; !slices.EqualFunc(got, want, bytes.Equal) {
-				t.Errorf("frames %x, want %x", got, want)
-			}
-		})
+				scratch := make([]byte, size)
+				for _, p := range chunks(stream, size) {
+					h.pkt++
+					n := copy(scratch, p)
+					h.f.add(scratch[:n], []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+					for i := range scratch {
+						scratch[i] = 0xee
+					}
+				}
+				h.end()
+				var got [][]byte
+				for _, fr := range h.frames {
+					got = append(got, fr.Data)
+				}
+				if want := [][]byte{a, b, c, a}; !slices.EqualFunc(got, want, bytes.Equal) {
+					t.Errorf("frames %x, want %x", got, want)
+				}
+			})
+		}
 	}
 }
 
@@ -692,5 +721,82 @@ func TestFramerLargeFrameAllocations(t *testing.T) {
 	}
 	if d := h.frames[0].Data; cap(d) != len(d) {
 		t.Errorf("frame of %d bytes in a buffer of %d", len(d), cap(d))
+	}
+}
+
+// TestFramerLentFrames: with frames lent, a frame that came whole in one segment is the
+// segment's own bytes, and the buffer a frame spanning segments was assembled in is used again
+// for the next one: a second large frame costs no new buffer.
+func TestFramerLentFrames(t *testing.T) {
+	big := tframe('K', 1<<20, 7)
+	small := tframe('K', 100, 8)
+	h := newHarness(func([]byte, bool) Verdict { return Yes }, 1<<21, true)
+	h.f.pool = &framePool{}
+	var lent [][]byte
+	h.f.emit = func(fr Frame) {
+		lent = append(lent, fr.Data)
+		h.frames = append(h.frames, fr)
+	}
+	bigPackets := chunks(big, 1448)
+	feed := func(packets [][]byte) {
+		for _, p := range packets {
+			h.pkt++
+			h.f.add(p, []span{{off: h.f.base, pkt: h.pkt, time: pktTime(h.pkt)}})
+		}
+	}
+	feed([][]byte{small})
+	if len(lent) != 1 || &lent[0][0] != &small[0] {
+		t.Fatal("a frame in one segment was not lent as the segment's bytes")
+	}
+	feed(bigPackets)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	feed(bigPackets)
+	runtime.ReadMemStats(&after)
+	if len(lent) != 3 || !bytes.Equal(lent[2], big) {
+		t.Fatalf("%d frames; the last one whole: %v", len(lent), len(lent) == 3 && bytes.Equal(lent[2], big))
+	}
+	if &lent[1][0] != &lent[2][0] {
+		t.Error("the second large frame was not assembled in the first one's buffer")
+	}
+	// What is allocated is the list of the frame's packets, not a buffer.
+	if b := after.TotalAlloc - before.TotalAlloc; b > uint64(len(big)/8) {
+		t.Errorf("the second large frame allocated %d bytes", b)
+	}
+}
+
+// TestFramePool: get prefers a buffer that holds the whole frame, then one that holds what is
+// asked; put keeps the largest buffers within the pool's bounds.
+func TestFramePool(t *testing.T) {
+	var p framePool
+	for _, c := range []int{1 << 10, 64 << 10, 1 << 20} {
+		p.put(make([]byte, 0, c))
+	}
+	if b := p.get(2<<10, 100<<10); cap(b) != 1<<20 {
+		t.Errorf("get(2 KiB, whole 100 KiB) gave %d bytes, want the 1 MiB buffer", cap(b))
+	}
+	if b := p.get(2<<10, 0); cap(b) != 64<<10 {
+		t.Errorf("get(2 KiB) gave %d bytes, want the 64 KiB buffer", cap(b))
+	}
+	if b := p.get(2<<10, 0); cap(b) != 2<<10 || len(p.free) != 1 {
+		t.Errorf("get(2 KiB) with only 1 KiB pooled gave %d bytes, %d left pooled; want a new 2 KiB buffer, 1 left", cap(b), len(p.free))
+	}
+	for range 2 * maxPooled {
+		p.put(make([]byte, 0, 4<<10))
+	}
+	p.put(make([]byte, 0, maxPooledBytes/2))
+	p.put(make([]byte, 0, maxPooledBytes+1))
+	if len(p.free) != maxPooled || p.bytes > maxPooledBytes {
+		t.Errorf("%d buffers, %d bytes pooled; at most %d and %d", len(p.free), p.bytes, maxPooled, maxPooledBytes)
+	}
+	if b := p.get(maxPooledBytes/4, 0); cap(b) != maxPooledBytes/2 {
+		t.Errorf("the largest buffer was not kept: got %d bytes", cap(b))
+	}
+	sum := 0
+	for _, b := range p.free {
+		sum += cap(b)
+	}
+	if sum != p.bytes {
+		t.Errorf("pool counts %d bytes, holds %d", p.bytes, sum)
 	}
 }

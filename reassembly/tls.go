@@ -43,8 +43,8 @@ func startTLS(f *framer, keys *tlsdec.KeyLog) *tlsConn {
 			t.dead[i] = true
 		}
 		o.tlsc, o.started = t, true
-		o.buf, o.spans = nil, nil
-		in := &framer{check: o.check, maxSize: o.maxSize, maxBuffer: o.maxBuffer, synced: true, started: true, notice: o.notice}
+		o.buf, o.own, o.spans = nil, nil, nil
+		in := &framer{check: o.check, maxSize: o.maxSize, maxBuffer: o.maxBuffer, synced: true, started: true, notice: o.notice, pool: o.pool}
 		emit := o.emit
 		in.emit = func(fr Frame) {
 			fr.TLS = t.desc
