@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -41,6 +42,9 @@ type pipeline struct {
 	// (shown by diagrams and JSON), and message facts (shown by summaries, used by filters and
 	// statistics).
 	noNotes, noFacts bool
+	// lendFrames: the output shows no frame's bytes, so reassembly may lend frames rather than
+	// give them (reassembly.Options.ReuseFrames), and decoders keep only detached messages.
+	lendFrames bool
 	// nextStream numbers connections in the order their first packet appears, over all the
 	// capture files (tshark's tcp.stream).
 	nextStream int
@@ -80,6 +84,7 @@ func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
 func (p *pipeline) showing(format string) {
 	p.noNotes = format == "summary" || format == "none"
 	p.noFacts = format == "diagram" || format == "json"
+	p.lendFrames = format == "summary" || format == "none"
 }
 
 // selectWith applies the selection flags: a filter and the statistics.
@@ -131,13 +136,16 @@ type decoder struct {
 	held map[*reassembly.Conn][]reassembly.Frame
 	// facts: compute each message's facts (see pipeline.noFacts).
 	facts bool
-	emit  func(event)
+	// lent: frames are only lent (pipeline.lendFrames): those held are copied, entries get no
+	// bytes and detached messages.
+	lent bool
+	emit func(event)
 }
 
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *pipeline) newDecoder(emit func(event)) *decoder {
 	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{},
-		held: map[*reassembly.Conn][]reassembly.Frame{}, emit: emit,
+		held: map[*reassembly.Conn][]reassembly.Frame{}, emit: emit, lent: p.lendFrames,
 		facts: !p.noFacts || p.filter != nil || p.stats != nil}
 }
 
@@ -171,6 +179,9 @@ const maxHeld = 64
 func (d *decoder) Frame(f reassembly.Frame) {
 	cv := d.convs[f.Conn].cv
 	if f.Dir == reassembly.ToClient && !cv.Expects(f.Data) {
+		if d.lent {
+			f.Data = bytes.Clone(f.Data)
+		}
 		h := append(d.held[f.Conn], f)
 		if len(h) > maxHeld {
 			d.frame(h[0])
@@ -224,7 +235,14 @@ func (d *decoder) frame(f reassembly.Frame) {
 		res = cv.ServerFrame(f.Data)
 	}
 	e.Msg, e.NoResponse = res.Msg, res.NoResponse
-	if e.Msg != nil {
+	switch {
+	case d.lent:
+		// The frame's memory will hold another frame; the output needs no bytes.
+		e.Bytes = nil
+		if e.Msg != nil {
+			e.Msg.Detach()
+		}
+	case e.Msg != nil:
 		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
 	}
 	if res.Request != nil {
@@ -414,6 +432,7 @@ func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.O
 	opt.FirstID = p.nextStream
 	opt.TLSKeys = p.keys
 	opt.ManualFlush = true
+	opt.ReuseFrames = p.lendFrames
 	var batch []event
 	collecting := false
 	asm := reassembly.New(p.newDecoder(func(ev event) {
