@@ -66,8 +66,8 @@ type Segment struct {
 	// Net is the IPv4 or IPv6 flow, source to destination.
 	Net gopacket.Flow
 	// TCP is the decoded TCP header; its Payload is trimmed to the length
-	// the IP header gives. TCP and the bytes it points to are reused: they
-	// are valid only until the next call to Next.
+	// the IP header gives. The Segment, TCP and the bytes it points to are
+	// reused: they are valid only until the next call to Next.
 	TCP *layers.TCP
 	// Truncated reports that the packet was cut by the snap length, so that
 	// part of the TCP payload is missing (Missing bytes of it).

@@ -42,6 +42,7 @@ type decoder struct {
 	ip6ext  layers.IPv6ExtensionSkipper
 	ip6frag layers.IPv6Fragment
 	tcp     layers.TCP
+	seg     Segment // what decode returns, reused as tcp is
 
 	parsers map[gopacket.LayerType]*gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
@@ -161,7 +162,8 @@ func (d *decoder) decode(data []byte, lt layers.LinkType, cut bool) (seg *Segmen
 	if !isTCP {
 		return nil, false, nil
 	}
-	return &Segment{Net: net, TCP: &d.tcp, Truncated: truncated, Missing: missing}, truncated, nil
+	d.seg = Segment{Net: net, TCP: &d.tcp, Truncated: truncated, Missing: missing}
+	return &d.seg, truncated, nil
 }
 
 // ip4Missing is how many bytes of ip the IP total length claims beyond those
