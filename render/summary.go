@@ -2,11 +2,9 @@ package render
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -93,8 +91,9 @@ func (s *Summary) Message(e *Entry) error {
 		b = append(append(b, "  "...), e.TLS...)
 	}
 	if e.Facts != nil {
-		if f := FactsText(e.Facts); f != "" {
-			b = append(append(b, "  "...), f...)
+		mark := len(b)
+		if b = appendFacts(append(b, "  "...), e.Facts); len(b) == mark+2 {
+			b = b[:mark] // no facts
 		}
 	}
 	if n := len(m.Warnings) + len(e.Warnings); n > 0 {
@@ -185,60 +184,107 @@ func plural(n int) string {
 
 // FactsText is the short account of a message's facts that a summary line ends with: topics
 // and partitions, record counts and codecs, group and member, errors.
-func FactsText(f *codec.Facts) string {
-	var parts []string
-	var topics []string
-	for _, name := range f.Topics {
-		if ps := f.Partitions[name]; len(ps) > 0 {
-			nums := make([]string, len(ps))
-			for i, p := range ps {
-				nums[i] = strconv.Itoa(int(p))
-			}
-			name += "[" + strings.Join(nums, ",") + "]"
+func FactsText(f *codec.Facts) string { return string(appendFacts(nil, f)) }
+
+// appendFacts appends FactsText(f) to b.
+func appendFacts(b []byte, f *codec.Facts) []byte {
+	start := len(b)
+	part := func(b []byte, label string) []byte {
+		if len(b) > start {
+			b = append(b, "  "...)
 		}
-		topics = append(topics, name)
+		return append(b, label...)
 	}
+	// Topics by name, then topic ids that name partitions; three at most.
+	total := len(f.Topics)
 	for _, id := range f.TopicIDs {
-		if ps, ok := f.Partitions[id.String()]; ok && len(ps) > 0 {
-			topics = append(topics, "id:"+id.String())
+		if len(f.Partitions[id.String()]) > 0 {
+			total++
 		}
 	}
-	if len(topics) > 3 {
-		topics = append(topics[:3], fmt.Sprintf("+%d more", len(topics)-3))
-	}
-	if len(topics) > 0 {
-		parts = append(parts, "topics "+strings.Join(topics, " "))
-	}
-	records, sets := 0, 0
-	var codecs []string
-	for _, r := range f.RecordSets {
-		records += r.Records
-		sets++
-		for _, c := range r.Codecs {
-			if !slices.Contains(codecs, c) {
-				codecs = append(codecs, c)
+	if total > 0 {
+		b = part(b, "topics ")
+		shown := 0
+		next := func(b []byte) []byte {
+			if shown++; shown > 1 {
+				b = append(b, ' ')
+			}
+			return b
+		}
+		for _, name := range f.Topics {
+			if shown == 3 {
+				break
+			}
+			b = append(next(b), name...)
+			if ps := f.Partitions[name]; len(ps) > 0 {
+				b = append(b, '[')
+				for i, p := range ps {
+					if i > 0 {
+						b = append(b, ',')
+					}
+					b = strconv.AppendInt(b, int64(p), 10)
+				}
+				b = append(b, ']')
 			}
 		}
-	}
-	if sets > 0 {
-		s := fmt.Sprintf("%d record%s", records, plural(records))
-		if len(codecs) > 0 {
-			s += " (" + strings.Join(codecs, ",") + ")"
+		for _, id := range f.TopicIDs {
+			if shown == 3 {
+				break
+			}
+			if s := id.String(); len(f.Partitions[s]) > 0 {
+				b = append(append(next(b), "id:"...), s...)
+			}
 		}
-		parts = append(parts, s)
+		if total > 3 {
+			b = strconv.AppendInt(append(b, " +"...), int64(total-3), 10)
+			b = append(b, " more"...)
+		}
+	}
+	if len(f.RecordSets) > 0 {
+		records := 0
+		var codecs []string
+		for _, r := range f.RecordSets {
+			records += r.Records
+			for _, c := range r.Codecs {
+				if !slices.Contains(codecs, c) {
+					codecs = append(codecs, c)
+				}
+			}
+		}
+		b = strconv.AppendInt(part(b, ""), int64(records), 10)
+		b = append(append(b, " record"...), plural(records)...)
+		for i, c := range codecs {
+			if i == 0 {
+				b = append(b, " ("...)
+			} else {
+				b = append(b, ',')
+			}
+			b = append(b, c...)
+			if i == len(codecs)-1 {
+				b = append(b, ')')
+			}
+		}
 	}
 	if len(f.Groups) > 0 {
-		parts = append(parts, "group "+strings.Join(f.Groups, ","))
+		b = part(b, "group ")
+		for i, g := range f.Groups {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, g...)
+		}
 	}
 	if len(f.Members) > 0 {
-		parts = append(parts, "member "+f.Members[0])
+		b = append(part(b, "member "), f.Members[0]...)
 	}
 	if len(f.Errors) > 0 {
-		names := make([]string, len(f.Errors))
+		b = part(b, "errors ")
 		for i, c := range f.Errors {
-			names[i] = codec.ErrorName(c)
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, codec.ErrorName(c)...)
 		}
-		parts = append(parts, "errors "+strings.Join(names, ","))
 	}
-	return strings.Join(parts, "  ")
+	return b
 }
