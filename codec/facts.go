@@ -264,11 +264,22 @@ func childNamed(n *Node, name string) *Node {
 // id only (Fetch v13+, Produce v13+) can be shown with names. It is not safe for concurrent use.
 type TopicNames struct {
 	names map[UUID]string
+	// may caches mayName.
+	may map[namesKey]bool
+}
+
+// namesKey is a struct definition at a version.
+type namesKey struct {
+	s *schema.StructDef
+	v int16
 }
 
 // Learn records every struct of msg that holds both a topic name and a topic id.
 func (t *TopicNames) Learn(msg *Message) {
 	Walk(msg.Fields, func(n *Node, _ int) bool {
+		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !t.mayName(d.Struct, msg.Version)) {
+			return false // nothing to learn below
+		}
 		if n.Type != "struct" {
 			return true
 		}
@@ -290,6 +301,31 @@ func (t *TopicNames) Learn(msg *Message) {
 		}
 		return true
 	})
+}
+
+// mayName reports whether a struct of definition s at version v, or a struct inside one, can
+// hold both a topic name and a topic id: Learn need not look inside any other. Most messages
+// name topics one way only, and are passed over whole.
+func (t *TopicNames) mayName(s *schema.StructDef, v int16) bool {
+	k := namesKey{s, v}
+	if r, ok := t.may[k]; ok {
+		return r
+	}
+	if t.may == nil {
+		t.may = map[namesKey]bool{}
+	}
+	t.may[k] = false // ends the recursion, should a definition ever hold itself
+	name, id, inner := false, false, false
+	for _, f := range s.Fields {
+		if !f.Versions.Contains(v) {
+			continue
+		}
+		name = name || f.EntityType == "topicName" && f.Kind == schema.String
+		id = id || f.Name == "TopicId"
+		inner = inner || f.Struct != nil && t.mayName(f.Struct, v)
+	}
+	t.may[k] = name && id || inner
+	return t.may[k]
 }
 
 // Name returns the name learnt for a topic id.

@@ -1,10 +1,13 @@
 package codec
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/codec/schema"
 )
 
 func TestFacts(t *testing.T) {
@@ -53,4 +56,55 @@ func TestOnceSet(t *testing.T) {
 	if !slices.Equal(list, want) {
 		t.Errorf("%v, want %v", list, want)
 	}
+}
+
+// TestLearnPassesOverOnlyWhatCannotName: Learn looks inside only the structs that can hold a
+// topic name and a topic id; it must learn what a walk of every struct learns, for every API
+// key, version and direction.
+func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
+	c := testCodec(t)
+	learnt := 0
+	for key := int16(0); key < 1000; key++ {
+		if kmsg.RequestForKey(key) == nil {
+			continue
+		}
+		for v := int16(0); v <= kmsg.RequestForKey(key).MaxVersion(); v++ {
+			for _, response := range []bool{false, true} {
+				_, _, fr := kmsgFrame(key, v, response, int64(key)*1000+int64(v)+7)
+				var m *Message
+				if response {
+					m = c.DecodeResponse(fr, key, v)
+				} else {
+					m = c.DecodeRequest(fr)
+				}
+				want := map[UUID]string{}
+				Walk(m.Fields, func(n *Node, _ int) bool {
+					var name string
+					var id UUID
+					for _, c := range n.Children {
+						if s, ok := c.Value.(string); ok && n.Type == "struct" && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+							name = s
+						}
+						if u, ok := c.Value.(UUID); ok && n.Type == "struct" && c.Name == "TopicId" {
+							id = u
+						}
+					}
+					if name != "" && id != (UUID{}) {
+						want[id] = name
+					}
+					return true
+				})
+				var names TopicNames
+				names.Learn(m)
+				if fmt.Sprint(names.names) != fmt.Sprint(want) {
+					t.Errorf("key %d v%d response %v: learnt %v, want %v", key, v, response, names.names, want)
+				}
+				learnt += len(want)
+			}
+		}
+	}
+	if learnt == 0 {
+		t.Fatal("no message named a topic id: the test tests nothing")
+	}
+	t.Logf("%d topic ids named", learnt)
 }
