@@ -12,7 +12,7 @@ type framePool struct {
 
 const (
 	maxPooled      = 8
-	maxPooledBytes = 4 << 20
+	maxPooledBytes = 2 << 20
 )
 
 // get returns an empty buffer with room for at least want bytes. It prefers a pooled buffer
