@@ -142,7 +142,7 @@ func (a *nodeAlloc) kids(n int) []*codec.Node {
 		return make([]*codec.Node, 0, n)
 	}
 	if len(a.ptrs) < n {
-		a.nextPtrs = min(1024, max(64, 2*a.nextPtrs))
+		a.nextPtrs = min(1024, max(16, 2*a.nextPtrs))
 		a.ptrs = make([]*codec.Node, a.nextPtrs)
 	}
 	k := a.ptrs[:0:n]
