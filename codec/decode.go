@@ -25,9 +25,78 @@ type decoder struct {
 
 // arena hands out nodes and child lists from slabs, so that a large message does not cost one
 // allocation per field. The decoders of one message (tagged fields use their own) share it.
+// An arena whose message is released (Codec.Release) is used again, slabs and all.
 type arena struct {
 	nodes []Node
 	ptrs  []*Node
+	// full holds the slabs filled before the current ones; spare, the cleared slabs of a
+	// released message, to be filled again.
+	fullNodes, spareNodes [][]Node
+	fullPtrs, sparePtrs   [][]*Node
+}
+
+// Bounds on the spare slabs an arena keeps, so that one giant message does not leave its
+// memory in the pool for the small ones after it.
+const (
+	maxSpareNodes = 4096
+	maxSparePtrs  = 8192
+)
+
+// nextNodes starts a new node slab: a spare one if there is one.
+func (a *arena) nextNodes() {
+	if a.nodes != nil {
+		a.fullNodes = append(a.fullNodes, a.nodes)
+	}
+	if n := len(a.spareNodes); n > 0 {
+		a.nodes, a.spareNodes[n-1], a.spareNodes = a.spareNodes[n-1], nil, a.spareNodes[:n-1]
+		return
+	}
+	a.nodes = make([]Node, 0, min(512, max(8, 2*cap(a.nodes))))
+}
+
+// nextPtrs starts a new slab of child lists with room for at least n: a spare one if one is
+// large enough.
+func (a *arena) nextPtrs(n int) {
+	if a.ptrs != nil {
+		a.fullPtrs = append(a.fullPtrs, a.ptrs)
+	}
+	if k := len(a.sparePtrs); k > 0 && cap(a.sparePtrs[k-1]) >= n {
+		a.ptrs, a.sparePtrs[k-1], a.sparePtrs = a.sparePtrs[k-1], nil, a.sparePtrs[:k-1]
+		return
+	}
+	a.ptrs = make([]*Node, 0, min(1024, max(64, 2*cap(a.ptrs))))
+}
+
+// release clears every slab and keeps them, within bounds, to be filled again.
+func (a *arena) release() {
+	if a.nodes != nil {
+		a.fullNodes = append(a.fullNodes, a.nodes)
+	}
+	if a.ptrs != nil {
+		a.fullPtrs = append(a.fullPtrs, a.ptrs)
+	}
+	a.spareNodes = keepSpare(a.spareNodes, a.fullNodes, maxSpareNodes)
+	a.sparePtrs = keepSpare(a.sparePtrs, a.fullPtrs, maxSparePtrs)
+	clear(a.fullNodes)
+	clear(a.fullPtrs)
+	a.fullNodes, a.fullPtrs, a.nodes, a.ptrs = a.fullNodes[:0], a.fullPtrs[:0], nil, nil
+}
+
+// keepSpare clears the slabs and appends them to spare, as long as spare holds at most limit
+// elements in all.
+func keepSpare[T any](spare, slabs [][]T, limit int) [][]T {
+	kept := 0
+	for _, s := range spare {
+		kept += cap(s)
+	}
+	for _, s := range slabs {
+		clear(s)
+		if kept+cap(s) <= limit {
+			kept += cap(s)
+			spare = append(spare, s[:0])
+		}
+	}
+	return spare
 }
 
 func (d *decoder) warn(off int, format string, args ...any) {
@@ -44,7 +113,7 @@ func (d *decoder) fail(off int, format string, args ...any) {
 func (d *decoder) node(n Node) *Node {
 	a := d.arena
 	if len(a.nodes) == cap(a.nodes) {
-		a.nodes = make([]Node, 0, min(512, max(8, 2*cap(a.nodes))))
+		a.nextNodes()
 	}
 	a.nodes = append(a.nodes, n)
 	return &a.nodes[len(a.nodes)-1]
@@ -58,7 +127,7 @@ func (d *decoder) children(n int) []*Node {
 	}
 	a := d.arena
 	if cap(a.ptrs)-len(a.ptrs) < n {
-		a.ptrs = make([]*Node, 0, min(1024, max(64, 2*cap(a.ptrs))))
+		a.nextPtrs(n)
 	}
 	l := len(a.ptrs)
 	a.ptrs = a.ptrs[:l+n]

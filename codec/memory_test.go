@@ -2,6 +2,7 @@ package codec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,4 +66,75 @@ func TestDetach(t *testing.T) {
 	// A raw SASL token (after SaslHandshake v0) is bytes too.
 	token := []byte("\x00\x00\x00\x0a\x00bob\x00secret")
 	check(t, token, func(fr []byte) *Message { return full.saslMessage(fr, false) })
+}
+
+// TestRelease: messages decoded after others were released are the same as when decoded
+// fresh, through every API key, version and direction, in full and shallow decodes, with
+// arenas of every size passed from message to message; and releasing saves the allocations.
+func TestRelease(t *testing.T) {
+	for _, shallow := range []bool{false, true} {
+		fresh, reused := testCodec(t), testCodec(t)
+		fresh.Shallow, reused.Shallow = shallow, shallow
+		decode := func(c *Codec, fr []byte, key, v int16, response bool) *Message {
+			if response {
+				return c.DecodeResponse(fr, key, v)
+			}
+			return c.DecodeRequest(fr)
+		}
+		var kept []string // values taken from released messages
+		var keptWant []string
+		for key := int16(0); key < 1000; key++ {
+			if kmsg.RequestForKey(key) == nil {
+				continue
+			}
+			for v := int16(0); v <= kmsg.RequestForKey(key).MaxVersion(); v++ {
+				for _, response := range []bool{false, true} {
+					_, _, fr := kmsgFrame(key, v, response, int64(key)*1000+int64(v)+3)
+					want := treeText(decode(fresh, fr, key, v, response))
+					m := decode(reused, fr, key, v, response)
+					if got := treeText(m); got != want {
+						t.Fatalf("shallow %v: key %d v%d response %v decoded after released messages:\n%s\nwant\n%s", shallow, key, v, response, got, want)
+					}
+					Walk(m.Fields, func(n *Node, _ int) bool {
+						if s, ok := n.Value.(string); ok && len(kept) < 1000 {
+							kept, keptWant = append(kept, s), append(keptWant, strings.Clone(s))
+						}
+						return true
+					})
+					reused.Release(m)
+					if m.Fields != nil {
+						t.Fatal("a released message keeps its fields")
+					}
+				}
+			}
+		}
+		if len(kept) == 0 || !slices.Equal(kept, keptWant) {
+			t.Errorf("strings taken from released messages changed (%d kept)", len(kept))
+		}
+	}
+
+	// A Metadata response with 200 partitions: decoded and released over and over, it
+	// allocates a small part of what decoding without releasing does.
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 12
+	for i := range 4 {
+		topic := kmsg.NewMetadataResponseTopic()
+		name := fmt.Sprint("topic-", i)
+		topic.Topic = &name
+		for p := range 50 {
+			part := kmsg.NewMetadataResponseTopicPartition()
+			part.Partition = int32(p)
+			part.Replicas = []int32{1, 2, 3}
+			topic.Partitions = append(topic.Partitions, part)
+		}
+		resp.Topics = append(resp.Topics, topic)
+	}
+	fr := frame(3, 12, true, true, 7, resp.AppendTo(nil))
+	c := testCodec(t)
+	kept := testing.AllocsPerRun(50, func() { c.DecodeResponse(fr, 3, 12) })
+	released := testing.AllocsPerRun(50, func() { c.Release(c.DecodeResponse(fr, 3, 12)) })
+	t.Logf("allocations per decode: %.0f kept, %.0f released", kept, released)
+	if released > kept/2 {
+		t.Errorf("%.0f allocations per decode with Release, %.0f without", released, kept)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
@@ -28,6 +29,8 @@ type Codec struct {
 	Shallow bool
 
 	plans shallowPlans
+	// arenas holds the arenas of released messages (Release).
+	arenas sync.Pool
 }
 
 // RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
@@ -57,6 +60,23 @@ type Message struct {
 	// HeaderFields is how many of Fields belong to the size prefix and the header.
 	HeaderFields int
 	Warnings     []Warning
+	// arena holds the nodes, for Codec.Release.
+	arena *arena
+}
+
+// Release gives the memory of m's field tree back to c, for the messages c decodes after it:
+// m's nodes, and every node taken from them, must not be used again. A caller that is done with
+// a message as soon as it has shown it (summaries, statistics) saves the allocation and the
+// collection of every tree; no caller has to call it. Strings and other values taken from the
+// nodes stay valid.
+func (c *Codec) Release(m *Message) {
+	a := m.arena
+	if a == nil {
+		return
+	}
+	m.arena, m.Fields = nil, nil
+	a.release()
+	c.arenas.Put(a)
 }
 
 // RequestHeader is what the framer and the pairing need from a request: read without building
@@ -181,7 +201,12 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
 func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, arena: &arena{}, show: c.ShowSecrets}
+	a, _ := c.arenas.Get().(*arena)
+	if a == nil {
+		a = &arena{}
+	}
+	m.arena = a
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, arena: a, show: c.ShowSecrets}
 	if !d.need(4, "message_size", "int32") {
 		m.HeaderFields = len(m.Fields)
 		return
@@ -195,7 +220,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	if body != nil {
 		room += bodyCap(body.Body, plan)
 	}
-	m.Fields = make([]*Node, 0, room)
+	m.Fields = d.children(room)
 	size := int(int32(binary.BigEndian.Uint32(frame)))
 	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: "int32", Offset: 0, Size: 4, Value: int64(size)}))
 	d.pos = 4
