@@ -43,7 +43,8 @@ type pipeline struct {
 	// statistics).
 	noNotes, noFacts bool
 	// lendFrames: the output shows no frame's bytes, so reassembly may lend frames rather than
-	// give them (reassembly.Options.ReuseFrames), and decoders keep only detached messages.
+	// give them (reassembly.Options.ReuseFrames), and decoders keep only detached messages;
+	// and without a filter, which holds requests, messages are released once shown.
 	lendFrames bool
 	// nextStream numbers connections in the order their first packet appears, over all the
 	// capture files (tshark's tcp.stream).
@@ -300,6 +301,10 @@ func (p *pipeline) handle(ev event) {
 			}
 		}
 		p.filterPair(e, ev.answered)
+		if p.lendFrames && p.filter == nil && e.Msg != nil {
+			// Shown and forgotten: the next messages' trees may use its memory.
+			p.codec.Release(e.Msg)
+		}
 	case evNotice:
 		p.notice(ev.notice)
 	case evClose:
