@@ -153,6 +153,9 @@ type Assembler struct {
 	detectedPorts map[uint16]bool
 	// frames holds the buffers of lent frames (Options.ReuseFrames; nil otherwise).
 	frames *framePool
+	// contexts is the slab packets' contexts come from; spans is collectSpans' scratch.
+	contexts []context
+	spans    []span
 }
 
 // New returns an assembler that reports to h.
@@ -187,12 +190,25 @@ func New(h Handler, opt Options) *Assembler {
 	return a
 }
 
-// context carries the packet number to the stream through gopacket's assembler.
+// context carries a packet's capture info through gopacket's assembler, with the packet's
+// number in place of the interface index, which gopacket does not read: that way neither needs
+// an allocation of its own. gopacket keeps the context of every packet whose bytes it holds
+// back, so each packet has its own, taken from a slab.
 type context struct {
 	ci gopacket.CaptureInfo
 }
 
 func (c *context) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
+
+// context returns the context of packet num.
+func (a *Assembler) context(ci gopacket.CaptureInfo, num int) *context {
+	if len(a.contexts) == cap(a.contexts) {
+		a.contexts = make([]context, 0, 256)
+	}
+	ci.InterfaceIndex, ci.AncillaryData = num, nil
+	a.contexts = append(a.contexts, context{ci: ci})
+	return &a.contexts[len(a.contexts)-1]
+}
 
 // Add takes one TCP segment, then, unless Options.ManualFlush is set, flushes when the
 // segment's time is FlushInterval past the last flush.
@@ -243,10 +259,8 @@ func (a *Assembler) add(seg *capture.Segment) {
 			return
 		}
 	}
-	ci := seg.Info
-	ci.AncillaryData = []any{seg.Num}
-	a.now = ci.Timestamp
-	a.asm.AssembleWithContext(seg.Net, tcp, &context{ci: ci})
+	a.now = seg.Info.Timestamp
+	a.asm.AssembleWithContext(seg.Net, tcp, a.context(seg.Info, seg.Num))
 }
 
 // NextID is the ID the next new connection would get.
@@ -401,7 +415,8 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		}
 		return
 	}
-	spans := collectSpans(sg, length, f.base+int64(len(f.buf)))
+	spans := collectSpans(s.a.spans[:0], sg, length, f.base+int64(len(f.buf)))
+	s.a.spans = spans
 	if !f.started {
 		f.synced = s.syn[d]
 	}
@@ -410,28 +425,24 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	if skip > 0 {
 		f.gap(skip, spans[0].pkt, spans[0].time)
 		// gap moved base; recompute span offsets from the new end of the buffer.
-		spans = collectSpans(sg, length, f.base+int64(len(f.buf)))
+		spans = collectSpans(spans[:0], sg, length, f.base+int64(len(f.buf)))
+		s.a.spans = spans
 	}
 	f.add(sg.Fetch(length), spans)
 }
 
-// packetNum reads the packet number that Add put in the capture info.
+// packetNum reads the packet number that Add put in the capture info (see context).
 func packetNum(ci gopacket.CaptureInfo) (int, time.Time) {
-	if len(ci.AncillaryData) > 0 {
-		if n, ok := ci.AncillaryData[0].(int); ok {
-			return n, ci.Timestamp
-		}
-	}
-	return 0, ci.Timestamp
+	return ci.InterfaceIndex, ci.Timestamp
 }
 
-// collectSpans finds which packet carried which bytes of sg. A packet's bytes are contiguous in
-// the reassembled data, so each boundary can be found by bisection on CaptureInfo.
-func collectSpans(sg gpr.ScatterGather, length int, base int64) []span {
+// collectSpans appends to spans which packet carried which bytes of sg; those who take the
+// spans copy them. A packet's bytes are contiguous in the reassembled data, so each boundary
+// can be found by bisection on CaptureInfo.
+func collectSpans(spans []span, sg gpr.ScatterGather, length int, base int64) []span {
 	pkt := func(off int) (int, time.Time) {
 		return packetNum(sg.CaptureInfo(off))
 	}
-	var spans []span
 	for off := 0; off < length; {
 		n, t := pkt(off)
 		spans = append(spans, span{off: base + int64(off), pkt: n, time: t})

@@ -56,9 +56,8 @@ func (s *stream) detect(d Dir, sg gpr.ScatterGather, skip int) {
 		b.out = true // bytes were lost before the first request could be judged
 	}
 	if len(b.data) < detectLimit {
-		spans := collectSpans(sg, length, int64(len(b.data)))
+		b.spans = collectSpans(b.spans, sg, length, int64(len(b.data)))
 		b.data = append(b.data, sg.Fetch(min(length, detectLimit-len(b.data)))...)
-		b.spans = append(b.spans, spans...)
 	}
 	s.decide()
 }
