@@ -514,14 +514,15 @@ func (p *pipeline) handleBatch(evs []event) {
 func readSegments(r *capture.Reader, name string, p *pipeline, stderr io.Writer, add func(*capture.Segment)) (packets int, err error) {
 	for {
 		seg, err := r.Next()
-		var pe *capture.PacketError
-		switch {
-		case err == io.EOF:
-			return r.Stats().Packets, nil
-		case errors.As(err, &pe):
-			fmt.Fprintf(stderr, "kdissect: %v\n", pe)
-			continue
-		case err != nil:
+		if err != nil {
+			var pe *capture.PacketError
+			switch {
+			case err == io.EOF:
+				return r.Stats().Packets, nil
+			case errors.As(err, &pe):
+				fmt.Fprintf(stderr, "kdissect: %v\n", pe)
+				continue
+			}
 			return r.Stats().Packets, err
 		}
 		p.takeSecrets(r, name, stderr)
