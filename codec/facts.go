@@ -51,98 +51,110 @@ var codecNames = [8]string{"none", "gzip", "snappy", "lz4", "zstd", "codec5", "c
 
 // Facts gathers the message's facts from its field tree.
 func (m *Message) Facts() Facts {
-	f := Facts{Partitions: map[string][]int32{}}
-	var seenTopics, seenGroups, seenMembers onceSet[string]
-	var seenIDs onceSet[UUID]
-	var seenErrors onceSet[int16]
-	// scope is the topic and partition the walk is inside.
-	type scope struct {
-		topic     string
-		id        UUID
-		partition int32
-	}
-	topicKey := func(s scope) string {
-		if s.topic != "" {
-			return s.topic
-		}
-		if s.id != (UUID{}) {
-			return s.id.String()
-		}
-		return ""
-	}
-	addPartition := func(s scope, p int32) {
-		k := topicKey(s)
-		if k != "" && !slices.Contains(f.Partitions[k], p) {
-			f.Partitions[k] = append(f.Partitions[k], p)
-		}
-	}
-	var walk func(nodes []*Node, s scope)
-	walk = func(nodes []*Node, s scope) {
-		// A struct's own topic and partition fields set the scope of all its children.
-		for _, n := range nodes {
-			switch v := n.Value.(type) {
-			case string:
-				if n.Def != nil && n.Def.EntityType == "topicName" && n.Def.Kind == schema.String {
-					s.topic = v
-				}
-			case UUID:
-				if n.Name == "TopicId" {
-					s.id = v
-				}
-			case int64:
-				if partitionNames[n.Name] && n.Type == "int32" {
-					s.partition = int32(v)
-				}
-			}
-		}
-		for _, n := range nodes {
-			switch v := n.Value.(type) {
-			case string:
-				switch {
-				case n.Def != nil && n.Def.EntityType == "topicName":
-					seenTopics.add(&f.Topics, v)
-				case n.Def != nil && n.Def.EntityType == "groupId":
-					seenGroups.add(&f.Groups, v)
-				case n.Name == "MemberId" && v != "":
-					seenMembers.add(&f.Members, v)
-				}
-			case UUID:
-				if n.Name == "TopicId" && v != (UUID{}) {
-					seenIDs.add(&f.TopicIDs, v)
-				}
-			case int64:
-				switch {
-				case IsErrorCode(n) && v != 0:
-					seenErrors.add(&f.Errors, int16(v))
-				case partitionNames[n.Name] && n.Type == "int32":
-					addPartition(s, int32(v))
-				}
-			}
-			if n.Def != nil && partitionArrays[n.Name] && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 {
-				for _, c := range n.Children {
-					if p, ok := c.Value.(int64); ok && c.Type == "int32" {
-						addPartition(s, int32(p))
-					}
-				}
-				continue
-			}
-			if n.Type == "records" || n.Type == "compact_records" {
-				if len(n.Children) > 0 {
-					f.RecordSets = append(f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
-				}
-				continue
-			}
-			if len(n.Children) > 0 {
-				walk(n.Children, s)
-			}
-		}
-	}
+	w := factsWalk{f: Facts{Partitions: map[string][]int32{}}}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
-	walk(body, scope{partition: -1})
+	w.walk(body, factsScope{partition: -1})
 	for _, g := range coordinatorGroups(m, body) {
-		seenGroups.add(&f.Groups, g)
+		w.seenGroups.add(&w.f.Groups, g)
 	}
-	return f
+	return w.f
+}
+
+// factsWalk gathers facts (Message.Facts): a struct with methods rather than closures, so that
+// a message's walk allocates only what the facts hold.
+type factsWalk struct {
+	f                                   Facts
+	seenTopics, seenGroups, seenMembers onceSet[string]
+	seenIDs                             onceSet[UUID]
+	seenErrors                          onceSet[int16]
+}
+
+// factsScope is the topic and partition a walk is inside; key names the topic in
+// Facts.Partitions: its name, else its id as Kafka prints it.
+type factsScope struct {
+	topic     string
+	id        UUID
+	key       string
+	partition int32
+}
+
+func (w *factsWalk) addPartition(s *factsScope, p int32) {
+	if s.key != "" && !slices.Contains(w.f.Partitions[s.key], p) {
+		w.f.Partitions[s.key] = append(w.f.Partitions[s.key], p)
+	}
+}
+
+func (w *factsWalk) walk(nodes []*Node, s factsScope) {
+	// A struct's own topic and partition fields set the scope of all its children.
+	topic, id := s.topic, s.id
+	for _, n := range nodes {
+		switch v := n.Value.(type) {
+		case string:
+			if n.Def != nil && n.Def.EntityType == "topicName" && n.Def.Kind == schema.String {
+				s.topic = v
+			}
+		case UUID:
+			if n.Name == "TopicId" {
+				s.id = v
+			}
+		case int64:
+			if partitionNames[n.Name] && n.Type == "int32" {
+				s.partition = int32(v)
+			}
+		}
+	}
+	if s.topic != topic || s.id != id {
+		switch {
+		case s.topic != "":
+			s.key = s.topic
+		case s.id != (UUID{}):
+			s.key = s.id.String()
+		default:
+			s.key = ""
+		}
+	}
+	f := &w.f
+	for _, n := range nodes {
+		switch v := n.Value.(type) {
+		case string:
+			switch {
+			case n.Def != nil && n.Def.EntityType == "topicName":
+				w.seenTopics.add(&f.Topics, v)
+			case n.Def != nil && n.Def.EntityType == "groupId":
+				w.seenGroups.add(&f.Groups, v)
+			case n.Name == "MemberId" && v != "":
+				w.seenMembers.add(&f.Members, v)
+			}
+		case UUID:
+			if n.Name == "TopicId" && v != (UUID{}) {
+				w.seenIDs.add(&f.TopicIDs, v)
+			}
+		case int64:
+			switch {
+			case IsErrorCode(n) && v != 0:
+				w.seenErrors.add(&f.Errors, int16(v))
+			case partitionNames[n.Name] && n.Type == "int32":
+				w.addPartition(&s, int32(v))
+			}
+		}
+		if n.Def != nil && partitionArrays[n.Name] && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 {
+			for _, c := range n.Children {
+				if p, ok := c.Value.(int64); ok && c.Type == "int32" {
+					w.addPartition(&s, int32(p))
+				}
+			}
+			continue
+		}
+		if n.Type == "records" || n.Type == "compact_records" {
+			if len(n.Children) > 0 {
+				f.RecordSets = append(f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
+			}
+			continue
+		}
+		if len(n.Children) > 0 {
+			w.walk(n.Children, s)
+		}
+	}
 }
 
 // onceSet keeps a list free of repeats: while the list is short it is searched, and past
@@ -209,45 +221,56 @@ func coordinatorGroups(m *Message, body []*Node) []string {
 // recordSet counts the records under a records node and the codecs of its batches.
 func recordSet(n *Node, topic string, id UUID, partition int32) RecordSet {
 	r := RecordSet{Topic: topic, TopicID: id, Partition: partition, Bytes: n.Size}
-	Walk(n.Children, func(c *Node, _ int) bool {
+	r.count(n.Children)
+	return r
+}
+
+// count adds the records under nodes, and the codecs of their batches, to r.
+func (r *RecordSet) count(nodes []*Node) {
+	for _, c := range nodes {
 		switch c.Type {
 		case "record":
 			r.Records++
-			return false
+			continue
 		case "message":
 			// A legacy message counts unless it is a compressed wrapper around others.
-			wrapper := false
-			Walk(c.Children, func(x *Node, _ int) bool {
-				wrapper = wrapper || x.Type == "compressed_records"
-				return !wrapper
-			})
-			if !wrapper {
+			if !holdsCompressed(c.Children) {
 				r.Records++
 			} else if a := childNamed(c, "attributes"); a != nil {
-				if v, ok := a.Value.(int64); ok {
-					if name := codecNames[v&7]; !slices.Contains(r.Codecs, name) {
-						r.Codecs = append(r.Codecs, name)
-					}
-				}
+				r.codec(a)
 			}
 		case "record_data":
 			// A batch decoded header only: its record count.
 			if v, ok := c.Value.(int64); ok {
 				r.Records += int(v)
 			}
-			return false
+			continue
 		case "record_batch":
 			if a := childNamed(c, "attributes"); a != nil {
-				if v, ok := a.Value.(int64); ok {
-					if name := codecNames[v&7]; !slices.Contains(r.Codecs, name) {
-						r.Codecs = append(r.Codecs, name)
-					}
-				}
+				r.codec(a)
 			}
 		}
-		return true
-	})
-	return r
+		r.count(c.Children)
+	}
+}
+
+// codec adds the codec an attributes node names to r.Codecs.
+func (r *RecordSet) codec(attributes *Node) {
+	if v, ok := attributes.Value.(int64); ok {
+		if name := codecNames[v&7]; !slices.Contains(r.Codecs, name) {
+			r.Codecs = append(r.Codecs, name)
+		}
+	}
+}
+
+// holdsCompressed reports whether a compressed_records node is among nodes or below them.
+func holdsCompressed(nodes []*Node) bool {
+	for _, x := range nodes {
+		if x.Type == "compressed_records" || holdsCompressed(x.Children) {
+			return true
+		}
+	}
+	return false
 }
 
 func childNamed(n *Node, name string) *Node {
@@ -362,8 +385,9 @@ func (t *TopicNames) Resolve(f *Facts) {
 		if !ok {
 			continue
 		}
-		if p, ok := f.Partitions[id.String()]; ok {
-			delete(f.Partitions, id.String())
+		key := id.String()
+		if p, ok := f.Partitions[key]; ok {
+			delete(f.Partitions, key)
 			f.Partitions[name] = append(f.Partitions[name], p...)
 		}
 		if !slices.Contains(f.Topics, name) {

@@ -96,16 +96,14 @@ func Find(nodes []*Node, name string) *Node {
 
 // Walk calls fn for every node in depth-first order, with its depth; fn returning false skips
 // the node's children.
-func Walk(nodes []*Node, fn func(n *Node, depth int) bool) {
-	var walk func([]*Node, int)
-	walk = func(ns []*Node, depth int) {
-		for _, n := range ns {
-			if fn(n, depth) {
-				walk(n.Children, depth+1)
-			}
+func Walk(nodes []*Node, fn func(n *Node, depth int) bool) { walkFrom(nodes, 0, fn) }
+
+func walkFrom(nodes []*Node, depth int, fn func(n *Node, depth int) bool) {
+	for _, n := range nodes {
+		if fn(n, depth) {
+			walkFrom(n.Children, depth+1, fn)
 		}
 	}
-	walk(nodes, 0)
 }
 
 // Printable reports whether b is valid UTF-8 made of printable characters (and ordinary white
