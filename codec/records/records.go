@@ -51,11 +51,10 @@ func New(opt Options) *Decoder {
 
 // DecodeRecords implements codec.RecordsDecoder.
 func (d *Decoder) DecodeRecords(data []byte, base int) ([]*codec.Node, []codec.Warning) {
-	var ws []codec.Warning
-	budget := fieldBudget * d.opt.MaxDecompressed
-	s := &space{d: d, b: data, base: base, ws: &ws, al: &nodeAlloc{}, budget: &budget}
-	nodes, _ := s.entries()
-	return nodes, ws
+	f := &fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed}
+	f.top = space{d: d, b: data, base: base, ws: &f.ws, al: &f.al, budget: &f.budget}
+	nodes, _ := f.top.entries()
+	return nodes, f.ws
 }
 
 // Wire sizes.
@@ -89,6 +88,14 @@ type space struct {
 	ws     *[]codec.Warning
 	al     *nodeAlloc
 	budget *int64 // decompressed bytes still allowed in this records field
+}
+
+// fieldSpace is what the spaces of one records field share: one allocation for all of it.
+type fieldSpace struct {
+	top    space
+	ws     []codec.Warning
+	al     nodeAlloc
+	budget int64
 }
 
 func (s *space) warn(off int, format string, args ...any) {
