@@ -380,14 +380,15 @@ func (t *TopicNames) Resolve(f *Facts) {
 			}
 		}
 	}
+	var buf [24]byte
 	for _, id := range f.TopicIDs {
 		name, ok := t.names[id]
 		if !ok {
 			continue
 		}
-		key := id.String()
-		if p, ok := f.Partitions[key]; ok {
-			delete(f.Partitions, key)
+		key, _ := id.AppendText(buf[:0]) // looked up without making a string
+		if p, ok := f.Partitions[string(key)]; ok {
+			delete(f.Partitions, string(key))
 			f.Partitions[name] = append(f.Partitions[name], p...)
 		}
 		if !slices.Contains(f.Topics, name) {

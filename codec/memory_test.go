@@ -138,3 +138,19 @@ func TestRelease(t *testing.T) {
 		t.Errorf("%.0f allocations per decode with Release, %.0f without", released, kept)
 	}
 }
+
+// TestUUIDText: AppendText writes what String returns, after what the buffer held, without
+// allocating when the buffer has room.
+func TestUUIDText(t *testing.T) {
+	for _, u := range []UUID{{}, {0xff, 0xfe, 0xfd}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}} {
+		got, err := u.AppendText([]byte("id:"))
+		if err != nil || string(got) != "id:"+u.String() || len(u.String()) != 22 {
+			t.Errorf("%x: AppendText gave %q, %v; String %q", u[:], got, err, u.String())
+		}
+	}
+	var buf [24]byte
+	u := UUID{9}
+	if n := testing.AllocsPerRun(10, func() { u.AppendText(buf[:0]) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}

@@ -126,6 +126,11 @@ type UUID [16]byte
 // String is Kafka's own rendering: URL-safe base64 without padding.
 func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
+// AppendText appends u.String() to b; it never fails (encoding.TextAppender).
+func (u UUID) AppendText(b []byte) ([]byte, error) {
+	return base64.RawURLEncoding.AppendEncode(b, u[:]), nil
+}
+
 // Hex is the UUID in the usual 8-4-4-4-12 hex form.
 func (u UUID) Hex() string {
 	h := hex.EncodeToString(u[:])

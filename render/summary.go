@@ -196,9 +196,11 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 		return append(b, label...)
 	}
 	// Topics by name, then topic ids that name partitions; three at most.
+	// Topic ids are looked up in Partitions without making strings of them.
+	var idKey [24]byte
 	total := len(f.Topics)
 	for _, id := range f.TopicIDs {
-		if len(f.Partitions[id.String()]) > 0 {
+		if k, _ := id.AppendText(idKey[:0]); len(f.Partitions[string(k)]) > 0 {
 			total++
 		}
 	}
@@ -231,8 +233,8 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 			if shown == 3 {
 				break
 			}
-			if s := id.String(); len(f.Partitions[s]) > 0 {
-				b = append(append(next(b), "id:"...), s...)
+			if k, _ := id.AppendText(idKey[:0]); len(f.Partitions[string(k)]) > 0 {
+				b = append(append(next(b), "id:"...), k...)
 			}
 		}
 		if total > 3 {
