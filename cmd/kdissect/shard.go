@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/gopacket/gopacket"
@@ -39,17 +38,18 @@ type shard struct {
 	r     *round
 	pkt   int
 	phase uint8
+	// seg and tcp are the segment given to the assembler, made again for each from the round.
+	seg capture.Segment
+	tcp layers.TCP
 }
 
 // round is one shard's part of a round: copies of its segments in, its events out.
 type round struct {
-	segs []capture.Segment
-	// raw holds each segment's TCP header and payload, one after another; ends[i] is where
-	// segs[i]'s end. The shard decodes the TCP headers again, into tcps, from these copies:
-	// the reader's own decoding points into memory it reuses.
-	raw  []byte
-	ends []int
-	tcps []layers.TCP
+	segs []roundSeg
+	// raw holds each segment's TCP header and payload, one after another. The shard decodes
+	// the TCP headers again from these copies: the reader's own decoding points into memory
+	// it reuses.
+	raw []byte
 	// flushes and start are the same for every shard of a round.
 	flushes []flushPoint
 	start   time.Time
@@ -76,36 +76,50 @@ func (k *keyedEvent) before(o *keyedEvent) bool {
 	return k.pkt < o.pkt || k.pkt == o.pkt && k.phase < o.phase
 }
 
+// roundSeg is what a round keeps of a segment besides its bytes. It holds no pointer (a
+// capture.Segment does), so that copying it into the round costs no write barrier.
+type roundSeg struct {
+	num                            int
+	sec                            int64 // capture time (UTC, as the reader gives it)
+	nsec                           int32
+	capLen, length, iface, missing int
+	linkType                       layers.LinkType
+	truncated                      bool
+	net                            gopacket.Flow
+	end                            int // where the segment's bytes end in raw
+}
+
 // add copies a segment into the round; the reader reuses the segment's memory.
 func (r *round) add(seg *capture.Segment) {
 	r.raw = append(append(r.raw, seg.TCP.Contents...), seg.TCP.Payload...)
-	r.ends = append(r.ends, len(r.raw))
-	r.segs = append(r.segs, *seg)
+	t := seg.Info.Timestamp
+	r.segs = append(r.segs, roundSeg{num: seg.Num, sec: t.Unix(), nsec: int32(t.Nanosecond()),
+		capLen: seg.Info.CaptureLength, length: seg.Info.Length, iface: seg.Info.InterfaceIndex,
+		missing: seg.Missing, linkType: seg.LinkType, truncated: seg.Truncated, net: seg.Net, end: len(r.raw)})
 }
 
-// decode decodes the round's TCP headers from their copies and points the segments at them.
-// A header that decoded once decodes again; should one not, its segment is dropped (TCP nil).
-func (r *round) decode() {
-	r.tcps = slices.Grow(r.tcps[:0], len(r.segs))[:len(r.segs)]
+// segment makes segment i of the round again, its TCP header decoded from its copy into tcp.
+// A header that decoded once decodes again; should one not, segment returns false.
+func (r *round) segment(i int, seg *capture.Segment, tcp *layers.TCP) bool {
+	s := &r.segs[i]
 	start := 0
-	for i := range r.segs {
-		t := &r.tcps[i]
-		r.segs[i].TCP = nil
-		if t.DecodeFromBytes(r.raw[start:r.ends[i]], gopacket.NilDecodeFeedback) == nil {
-			r.segs[i].TCP = t
-		}
-		start = r.ends[i]
+	if i > 0 {
+		start = r.segs[i-1].end
 	}
+	if tcp.DecodeFromBytes(r.raw[start:s.end], gopacket.NilDecodeFeedback) != nil {
+		return false
+	}
+	*seg = capture.Segment{Num: s.num, LinkType: s.linkType, Net: s.net, TCP: tcp, Truncated: s.truncated, Missing: s.missing,
+		Info: gopacket.CaptureInfo{Timestamp: time.Unix(s.sec, int64(s.nsec)).UTC(), CaptureLength: s.capLen, Length: s.length, InterfaceIndex: s.iface}}
+	return true
 }
 
 func (r *round) reset() {
-	clear(r.tcps)
-	clear(r.segs)
 	clear(r.events)
 	if cap(r.raw) > 4*roundPayload {
 		r.raw = nil // after a giant segment
 	}
-	r.segs, r.tcps, r.raw, r.ends, r.events = r.segs[:0], r.tcps[:0], r.raw[:0], r.ends[:0], r.events[:0]
+	r.segs, r.raw, r.events = r.segs[:0], r.raw[:0], r.events[:0]
 	r.flushes, r.last, r.start = nil, false, time.Time{}
 }
 
@@ -120,18 +134,17 @@ func shardOf(seg *capture.Segment, n int) int {
 func (sh *shard) run() {
 	for r := range sh.in {
 		sh.r = r
-		r.decode()
 		f := 0
 		for i := range r.segs {
-			seg := &r.segs[i]
-			for ; f < len(r.flushes) && r.flushes[f].pkt < seg.Num; f++ {
+			num := r.segs[i].num
+			for ; f < len(r.flushes) && r.flushes[f].pkt < num; f++ {
 				sh.flush(r.flushes[f])
 			}
-			if seg.TCP == nil {
+			if !r.segment(i, &sh.seg, &sh.tcp) {
 				continue
 			}
-			sh.pkt, sh.phase = seg.Num, 0
-			sh.asm.Add(seg)
+			sh.pkt, sh.phase = num, 0
+			sh.asm.Add(&sh.seg)
 		}
 		for ; f < len(r.flushes); f++ {
 			sh.flush(r.flushes[f])
