@@ -131,7 +131,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 			return Result{Msg: m}
 		}
 		m := &Message{Response: true, Size: len(frame), APIKey: -1, APIName: "Unknown", CorrelationID: corr}
-		d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings, arena: &arena{}}
+		d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings, nodes: &Nodes{}}
 		if d.need(8, "header", "int32") {
 			m.Fields = []*Node{
 				{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(frame) - 4)},

@@ -19,23 +19,26 @@ type decoder struct {
 	flex     bool
 	warnings *[]Warning
 	failed   bool
-	arena    *arena
+	nodes    *Nodes
 	show     bool // show secrets
 }
 
-// arena hands out nodes and child lists from slabs, so that a large message does not cost one
-// allocation per field. The decoders of one message (tagged fields use their own) share it.
-// An arena whose message is released (Codec.Release) is used again, slabs and all.
-type arena struct {
+// Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
+// message does not cost an allocation per field. The decoders of one message (tagged fields and
+// records use their own) share it, and Codec.Release gives it back, slabs and all, for the
+// trees decoded after. The zero value is ready to use.
+type Nodes struct {
 	nodes []Node
 	ptrs  []*Node
-	// full holds the slabs filled before the current ones; spare, the cleared slabs of a
-	// released message, to be filled again.
+	// full holds the slabs filled before the current ones; spare, the slabs of a released
+	// message, to be filled again. They are not cleared: every node and child list is written
+	// whole when it is handed out, and what a slab still holds past them is only kept from
+	// the collector until the slab is filled again or the pool lets the Nodes go.
 	fullNodes, spareNodes [][]Node
 	fullPtrs, sparePtrs   [][]*Node
 }
 
-// Bounds on the spare slabs an arena keeps, so that one giant message does not leave its
+// Bounds on the spare slabs a Nodes keeps, so that one giant message does not leave its
 // memory in the pool for the small ones after it.
 const (
 	maxSpareNodes = 4096
@@ -43,7 +46,7 @@ const (
 )
 
 // nextNodes starts a new node slab: a spare one if there is one.
-func (a *arena) nextNodes() {
+func (a *Nodes) nextNodes() {
 	if a.nodes != nil {
 		a.fullNodes = append(a.fullNodes, a.nodes)
 	}
@@ -56,7 +59,7 @@ func (a *arena) nextNodes() {
 
 // nextPtrs starts a new slab of child lists with room for at least n: a spare one if one is
 // large enough.
-func (a *arena) nextPtrs(n int) {
+func (a *Nodes) nextPtrs(n int) {
 	if a.ptrs != nil {
 		a.fullPtrs = append(a.fullPtrs, a.ptrs)
 	}
@@ -67,8 +70,8 @@ func (a *arena) nextPtrs(n int) {
 	a.ptrs = make([]*Node, 0, min(1024, max(64, 2*cap(a.ptrs))))
 }
 
-// release clears every slab and keeps them, within bounds, to be filled again.
-func (a *arena) release() {
+// release keeps the slabs, within bounds, to be filled again.
+func (a *Nodes) release() {
 	if a.nodes != nil {
 		a.fullNodes = append(a.fullNodes, a.nodes)
 	}
@@ -82,7 +85,7 @@ func (a *arena) release() {
 	a.fullNodes, a.fullPtrs, a.nodes, a.ptrs = a.fullNodes[:0], a.fullPtrs[:0], nil, nil
 }
 
-// keepSpare clears the slabs and appends them to spare, as long as spare holds at most limit
+// keepSpare appends the slabs to spare, as long as spare holds at most limit
 // elements in all.
 func keepSpare[T any](spare, slabs [][]T, limit int) [][]T {
 	kept := 0
@@ -90,7 +93,6 @@ func keepSpare[T any](spare, slabs [][]T, limit int) [][]T {
 		kept += cap(s)
 	}
 	for _, s := range slabs {
-		clear(s)
 		if kept+cap(s) <= limit {
 			kept += cap(s)
 			spare = append(spare, s[:0])
@@ -109,9 +111,8 @@ func (d *decoder) fail(off int, format string, args ...any) {
 	d.failed = true
 }
 
-// node returns a pointer to a copy of n, taken from a slab.
-func (d *decoder) node(n Node) *Node {
-	a := d.arena
+// Add returns a pointer to a copy of n, taken from a slab.
+func (a *Nodes) Add(n Node) *Node {
 	if len(a.nodes) == cap(a.nodes) {
 		a.nextNodes()
 	}
@@ -119,13 +120,12 @@ func (d *decoder) node(n Node) *Node {
 	return &a.nodes[len(a.nodes)-1]
 }
 
-// children returns an empty child list with room for n nodes, taken from a slab. Its capacity
-// ends at n, so that appending more moves it rather than overwrite its neighbour's.
-func (d *decoder) children(n int) []*Node {
+// List returns an empty child list with room for n nodes, taken from a slab. Its capacity ends
+// at n, so that appending more moves it rather than overwrite its neighbour's.
+func (a *Nodes) List(n int) []*Node {
 	if n > 64 {
 		return make([]*Node, 0, n)
 	}
-	a := d.arena
 	if cap(a.ptrs)-len(a.ptrs) < n {
 		a.nextPtrs(n)
 	}
@@ -133,6 +133,9 @@ func (d *decoder) children(n int) []*Node {
 	a.ptrs = a.ptrs[:l+n]
 	return a.ptrs[l : l : l+n]
 }
+
+func (d *decoder) node(n Node) *Node      { return d.nodes.Add(n) }
+func (d *decoder) children(n int) []*Node { return d.nodes.List(n) }
 
 func (d *decoder) left() int { return d.end - d.pos }
 
@@ -471,7 +474,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		n.Value = string(b)
 	case k == schema.Records && d.records != nil && len(b) > 0:
 		var ws []Warning
-		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b))
+		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b), d.nodes)
 		*d.warnings = append(*d.warnings, ws...)
 		n.Value = int64(len(b))
 	default:

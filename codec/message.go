@@ -29,8 +29,8 @@ type Codec struct {
 	Shallow bool
 
 	plans shallowPlans
-	// arenas holds the arenas of released messages (Release).
-	arenas sync.Pool
+	// released holds the Nodes of released messages (Release).
+	released sync.Pool
 }
 
 // RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
@@ -38,8 +38,9 @@ type Codec struct {
 // compression libraries.
 type RecordsDecoder interface {
 	// DecodeRecords returns the nodes that describe data, which starts at offset base of the
-	// frame. The nodes tile data; problems are returned as warnings, never as a panic.
-	DecodeRecords(data []byte, base int) ([]*Node, []Warning)
+	// frame, taken from nodes (the message's; nil: fresh ones). The nodes tile data; problems
+	// are returned as warnings, never as a panic.
+	DecodeRecords(data []byte, base int, nodes *Nodes) ([]*Node, []Warning)
 }
 
 // New returns a Codec for the given definitions.
@@ -60,8 +61,8 @@ type Message struct {
 	// HeaderFields is how many of Fields belong to the size prefix and the header.
 	HeaderFields int
 	Warnings     []Warning
-	// arena holds the nodes, for Codec.Release.
-	arena *arena
+	// nodes holds the tree's nodes, for Codec.Release.
+	nodes *Nodes
 }
 
 // Release gives the memory of m's field tree back to c, for the messages c decodes after it:
@@ -70,13 +71,13 @@ type Message struct {
 // collection of every tree; no caller has to call it. Strings and other values taken from the
 // nodes stay valid.
 func (c *Codec) Release(m *Message) {
-	a := m.arena
+	a := m.nodes
 	if a == nil {
 		return
 	}
-	m.arena, m.Fields = nil, nil
+	m.nodes, m.Fields = nil, nil
 	a.release()
-	c.arenas.Put(a)
+	c.released.Put(a)
 }
 
 // RequestHeader is what the framer and the pairing need from a request: read without building
@@ -201,12 +202,12 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
 func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
-	a, _ := c.arenas.Get().(*arena)
+	a, _ := c.released.Get().(*Nodes)
 	if a == nil {
-		a = &arena{}
+		a = &Nodes{}
 	}
-	m.arena = a
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, arena: a, show: c.ShowSecrets}
+	m.nodes = a
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets}
 	if !d.need(4, "message_size", "int32") {
 		m.HeaderFields = len(m.Fields)
 		return

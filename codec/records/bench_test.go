@@ -30,7 +30,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(int64(len(plain)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ws := d.DecodeRecords(data, 0); len(ws) > 0 {
+				if _, ws := d.DecodeRecords(data, 0, nil); len(ws) > 0 {
 					b.Fatal(ws)
 				}
 			}

@@ -71,7 +71,7 @@ func TestDecompressionBomb(t *testing.T) {
 			d := New(Options{MaxDecompressed: 1 << 20})
 			var nodes []*codec.Node
 			var ws []codec.Warning
-			allocated := measure(func() { nodes, ws = d.DecodeRecords(data, 0) })
+			allocated := measure(func() { nodes, ws = d.DecodeRecords(data, 0, nil) })
 			if err := checkTiling(nodes, 0, len(data), false); err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func TestZstdHugeWindow(t *testing.T) {
 	rb := kmsg.RecordBatch{Magic: 2, Attributes: 4, NumRecords: 1, ProducerID: -1, Records: payload}
 	data := sealBatch(rb.AppendTo(nil))
 	var ws []codec.Warning
-	allocated := measure(func() { _, ws = New(Options{}).DecodeRecords(data, 0) })
+	allocated := measure(func() { _, ws = New(Options{}).DecodeRecords(data, 0, nil) })
 	if len(ws) != 1 || !strings.Contains(ws[0].Msg, "over the limit") {
 		t.Fatalf("warnings: %v", ws)
 	}

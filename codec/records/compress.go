@@ -46,7 +46,7 @@ func (s *space) compressed(p, end, id int, what string, decode func(*space) []*c
 		return n
 	}
 	*s.budget -= int64(len(out))
-	in := &space{d: s.d, b: out, dec: true, anchor: s.base + p, depth: s.depth + 1, ws: s.ws, al: s.al, budget: s.budget}
+	in := &space{d: s.d, b: out, dec: true, anchor: s.base + p, depth: s.depth + 1, ws: s.ws, nodes: s.nodes, times: s.times, budget: s.budget}
 	n.Children = decode(in)
 	return n
 }

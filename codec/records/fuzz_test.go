@@ -23,7 +23,7 @@ func FuzzRecords(f *testing.F) {
 	d := New(Options{MaxDecompressed: 1 << 20})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const base = 50
-		nodes, _ := d.DecodeRecords(data, base)
+		nodes, _ := d.DecodeRecords(data, base, nil)
 		if err := checkTiling(nodes, base, base+len(data), false); err != nil {
 			t.Fatal(err)
 		}

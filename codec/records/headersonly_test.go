@@ -19,7 +19,7 @@ func TestHeadersOnly(t *testing.T) {
 		data = append(data, buildBatch(t, codecName, counts[codecName])...)
 	}
 	d := New(Options{HeadersOnly: true})
-	nodes, ws := d.DecodeRecords(data, 100)
+	nodes, ws := d.DecodeRecords(data, 100, nil)
 	if len(ws) > 0 {
 		t.Fatal(ws)
 	}
@@ -68,8 +68,8 @@ func TestCountsOnly(t *testing.T) {
 	cut := good[:len(good)-7]
 	for name, data := range map[string][]byte{"good": good, "bad crc": badCRC, "cut": cut} {
 		t.Run(name, func(t *testing.T) {
-			full, fullWs := New(Options{HeadersOnly: true}).DecodeRecords(data, 100)
-			counts, countsWs := New(Options{HeadersOnly: true, CountsOnly: true}).DecodeRecords(data, 100)
+			full, fullWs := New(Options{HeadersOnly: true}).DecodeRecords(data, 100, nil)
+			counts, countsWs := New(Options{HeadersOnly: true, CountsOnly: true}).DecodeRecords(data, 100, nil)
 			if name == "bad crc" && len(fullWs) == 0 {
 				t.Error("no warning for a damaged CRC")
 			}

@@ -322,7 +322,7 @@ func checkTiling(nodes []*codec.Node, start, end int, dec bool) error {
 func decode(t testing.TB, d *Decoder, data []byte) ([]*codec.Node, []codec.Warning) {
 	t.Helper()
 	const base = 100
-	nodes, ws := d.DecodeRecords(data, base)
+	nodes, ws := d.DecodeRecords(data, base, nil)
 	if err := checkTiling(nodes, base, base+len(data), false); err != nil {
 		t.Fatalf("tiling: %v\n%s", err, dump(nodes))
 	}

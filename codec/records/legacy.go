@@ -11,7 +11,7 @@ import (
 // itself a message set, decoded into the decompressed space.
 func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 	n := s.node("message", "message", p, end-p, nil)
-	r := reader{s: s, pos: p, end: end, kids: s.al.kids(8)}
+	r := reader{s: s, pos: p, end: end, kids: s.nodes.List(8)}
 	offset := r.int("offset", "int64")
 	r.int("messageSize", "int32")
 	crc := uint32(r.int("crc", "uint32"))
@@ -39,7 +39,7 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 			value.Type, value.Value = "records", int64(len(data))
 			value.Children = []*codec.Node{s.compressed(r.pos-len(data), r.pos, id, what(), func(in *space) []*codec.Node {
 				nodes, inner := in.entries()
-				setInnerOffsets(s.al, inner, magic, offset, ts, attrs)
+				setInnerOffsets(s.times, inner, magic, offset, ts, attrs)
 				return nodes
 			})}
 		}
@@ -48,7 +48,7 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 		r.finish(what())
 	}
 	n.Children = r.kids
-	n.Value = s.al.describe(offset, ts, magic == 1, extra)
+	n.Value = s.times.describe(offset, ts, magic == 1, extra)
 	return n, msgInfo{node: n, offset: offset, timestamp: ts, magic: magic}
 }
 
@@ -56,7 +56,7 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 // magic 1 the inner offsets are relative and the wrapper carries the offset of the last inner
 // message; in magic 0 they are absolute. With log append time (attributes bit 3) the wrapper's
 // timestamp is every inner message's.
-func setInnerOffsets(a *nodeAlloc, inner []msgInfo, magic int8, offset, ts, attrs int64) {
+func setInnerOffsets(a *timeCache, inner []msgInfo, magic int8, offset, ts, attrs int64) {
 	if len(inner) == 0 {
 		return
 	}

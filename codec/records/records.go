@@ -50,11 +50,14 @@ func New(opt Options) *Decoder {
 }
 
 // DecodeRecords implements codec.RecordsDecoder.
-func (d *Decoder) DecodeRecords(data []byte, base int) ([]*codec.Node, []codec.Warning) {
+func (d *Decoder) DecodeRecords(data []byte, base int, nodes *codec.Nodes) ([]*codec.Node, []codec.Warning) {
+	if nodes == nil {
+		nodes = &codec.Nodes{}
+	}
 	f := &fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed}
-	f.top = space{d: d, b: data, base: base, ws: &f.ws, al: &f.al, budget: &f.budget}
-	nodes, _ := f.top.entries()
-	return nodes, f.ws
+	f.top = space{d: d, b: data, base: base, ws: &f.ws, nodes: nodes, times: &f.times, budget: &f.budget}
+	out, _ := f.top.entries()
+	return out, f.ws
 }
 
 // Wire sizes.
@@ -86,7 +89,8 @@ type space struct {
 	anchor int
 	depth  int // 0 for the frame's own bytes, 1 inside decompressed data
 	ws     *[]codec.Warning
-	al     *nodeAlloc
+	nodes  *codec.Nodes
+	times  *timeCache
 	budget *int64 // decompressed bytes still allowed in this records field
 }
 
@@ -94,7 +98,7 @@ type space struct {
 type fieldSpace struct {
 	top    space
 	ws     []codec.Warning
-	al     nodeAlloc
+	times  timeCache
 	budget int64
 }
 
@@ -109,52 +113,17 @@ func (s *space) warn(off int, format string, args ...any) {
 
 // node makes a node at buffer offset off.
 func (s *space) node(name, typ string, off, size int, v any) *codec.Node {
-	// The node is fresh from a zeroed chunk: set fields one by one rather than copy a struct
-	// (cheaper write barriers).
-	n := s.al.get()
-	n.Name, n.Type, n.Offset, n.Size, n.Value, n.Decompressed = name, typ, s.base+off, size, v, s.dec
-	return n
+	return s.nodes.Add(codec.Node{Name: name, Type: typ, Offset: s.base + off, Size: size, Value: v, Decompressed: s.dec})
 }
 
 func (s *space) undecoded(p, end int) *codec.Node {
 	return s.node("undecoded", "bytes", p, end-p, s.b[p:end])
 }
 
-// nodeAlloc hands out nodes, and small slices of children, from chunks: a batch of a thousand
-// records has ten thousand nodes.
-type nodeAlloc struct {
-	buf  []codec.Node
-	ptrs []*codec.Node
-	// Sizes of the next chunks: they start small (most records fields hold a few records) and
-	// double, so that a large batch still costs few allocations.
-	nextBuf, nextPtrs int
-	// The last second appendTime formatted.
+// timeCache keeps the last second appendTime formatted: the records of a batch mostly share it.
+type timeCache struct {
 	lastSecond int64
 	second     []byte
-}
-
-func (a *nodeAlloc) get() *codec.Node {
-	if len(a.buf) == 0 {
-		a.nextBuf = min(256, max(4, 2*a.nextBuf))
-		a.buf = make([]codec.Node, a.nextBuf)
-	}
-	n := &a.buf[0]
-	a.buf = a.buf[1:]
-	return n
-}
-
-// kids returns an empty slice with room for n children (appending more reallocates).
-func (a *nodeAlloc) kids(n int) []*codec.Node {
-	if n > 64 {
-		return make([]*codec.Node, 0, n)
-	}
-	if len(a.ptrs) < n {
-		a.nextPtrs = min(1024, max(16, 2*a.nextPtrs))
-		a.ptrs = make([]*codec.Node, a.nextPtrs)
-	}
-	k := a.ptrs[:0:n]
-	a.ptrs = a.ptrs[n:]
-	return k
 }
 
 // msgInfo is what a message set's wrapper needs to state its inner messages' absolute offsets.
@@ -239,7 +208,7 @@ func (s *space) batch(p, end int) *codec.Node {
 	if s.d.opt.HeadersOnly && s.d.opt.CountsOnly {
 		return s.batchCounts(n, p, end)
 	}
-	r := reader{s: s, pos: p, end: end, kids: s.al.kids(14)}
+	r := reader{s: s, pos: p, end: end, kids: s.nodes.List(14)}
 	var bi batchInfo
 	bi.baseOffset = r.int("baseOffset", "int64")
 	r.int("batchLength", "int32")
@@ -297,7 +266,7 @@ func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 	}
 	attrs := int64(int16(binary.BigEndian.Uint16(s.b[p+batchAttrsAt:])))
 	count := int64(int32(binary.BigEndian.Uint32(s.b[p+batchCountAt:])))
-	n.Children = append(s.al.kids(2),
+	n.Children = append(s.nodes.List(2),
 		s.node("attributes", "int16", p+batchAttrsAt, 2, attrs),
 		s.node("records", "record_data", p+batchCountAt, end-p-batchCountAt, count))
 	return n
@@ -336,7 +305,7 @@ var controlTypes = []string{"ABORT", "COMMIT", "LEADER_CHANGE", "SNAPSHOT_HEADER
 // record decodes record i at b[p:end]. It returns nil when not even the record's length can be
 // trusted (with a warning); a record whose contents do not fit its length ends in "undecoded".
 func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
-	r := reader{s: s, pos: p, end: end, kids: s.al.kids(7)}
+	r := reader{s: s, pos: p, end: end, kids: s.nodes.List(7)}
 	length := r.varint("length", false)
 	if r.bad != "" || length < 0 || length > int64(end-r.pos) {
 		if r.bad == "" {
@@ -364,7 +333,7 @@ func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
 		if bi.logAppendTime {
 			ts = bi.maxTimestamp
 		}
-		rec.Value = s.al.describe(bi.baseOffset+int64(offDelta), ts, true, ctrl)
+		rec.Value = s.times.describe(bi.baseOffset+int64(offDelta), ts, true, ctrl)
 	}
 	if !r.done() {
 		r.finish(fmt.Sprintf("record [%d]", i))
@@ -388,10 +357,10 @@ func (r *reader) headers() {
 	h := s.node("headers", "varint_array", start, 0, count)
 	r.pos += size
 	outer := r.kids
-	h.Children = s.al.kids(int(count))
+	h.Children = s.nodes.List(int(count))
 	for i := 0; i < int(count) && r.bad == ""; i++ {
 		hs := r.pos
-		r.kids = s.al.kids(2)
+		r.kids = s.nodes.List(2)
 		r.varBytes("headerKey", "varint_string")
 		r.varBytes("value", "varint_bytes")
 		if len(r.kids) > 0 {
@@ -432,7 +401,7 @@ type field struct{ name, typ string }
 // fields decodes fixed-size fields from b[p:end] (which holds them all), then any rest as
 // "undecoded".
 func (s *space) fields(p, end int, fs []field) []*codec.Node {
-	r := reader{s: s, pos: p, end: end, kids: s.al.kids(len(fs) + 1)}
+	r := reader{s: s, pos: p, end: end, kids: s.nodes.List(len(fs) + 1)}
 	for _, f := range fs {
 		r.int(f.name, f.typ)
 	}
@@ -443,7 +412,7 @@ func (s *space) fields(p, end int, fs []field) []*codec.Node {
 }
 
 // describe is the Value of a record or message: its absolute offset and timestamp.
-func (a *nodeAlloc) describe(offset, ts int64, hasTS bool, extra string) string {
+func (a *timeCache) describe(offset, ts int64, hasTS bool, extra string) string {
 	var buf [80]byte
 	b := append(buf[:0], "offset "...)
 	b = strconv.AppendInt(b, offset, 10)
@@ -463,7 +432,7 @@ func (a *nodeAlloc) describe(offset, ts int64, hasTS bool, extra string) string 
 
 // appendTime formats a millisecond timestamp in UTC with millisecond precision. The records of
 // a batch mostly share their second, whose formatting is kept.
-func (a *nodeAlloc) appendTime(b []byte, ms int64) []byte {
+func (a *timeCache) appendTime(b []byte, ms int64) []byte {
 	sec, milli := ms/1000, ms%1000
 	if milli < 0 {
 		sec, milli = sec-1, milli+1000

@@ -413,7 +413,7 @@ func TestImpossibleCounts(t *testing.T) {
 			d := New(Options{})
 			var nodes []*codec.Node
 			var ws []codec.Warning
-			allocated := measure(func() { nodes, ws = d.DecodeRecords(data, 100) })
+			allocated := measure(func() { nodes, ws = d.DecodeRecords(data, 100, nil) })
 			if err := checkTiling(nodes, 100, 100+len(data), false); err != nil {
 				t.Fatal(err)
 			}
