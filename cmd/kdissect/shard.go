@@ -198,9 +198,11 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 		case set := <-free:
 			return set
 		default:
+			// Each shard's part starts with room for an even share of a round, and more:
+			// growing it by doubling would copy it over and over.
 			set := make([]*round, len(shards))
 			for i := range set {
-				set[i] = &round{}
+				set[i] = &round{raw: make([]byte, 0, 2*roundPayload/len(shards)), segs: make([]roundSeg, 0, 2*roundPackets/len(shards))}
 			}
 			return set
 		}
