@@ -332,12 +332,15 @@ func (f *framer) reportSkipped() {
 func (f *framer) drop(n int) {
 	f.buf = f.buf[n:]
 	f.base += int64(n)
-	// Keep the span that covers the new first byte.
+	// Keep the span that covers the new first byte, at the front, so that the slice keeps its
+	// room for the spans to come.
 	i := 0
 	for i+1 < len(f.spans) && f.spans[i+1].off <= f.base {
 		i++
 	}
-	f.spans = f.spans[i:]
+	if i > 0 {
+		f.spans = f.spans[:copy(f.spans, f.spans[i:])]
+	}
 	if len(f.buf) == 0 {
 		f.buf = nil
 		if f.own != nil {
