@@ -36,13 +36,16 @@ type Nodes struct {
 	// the collector until the slab is filled again or the pool lets the Nodes go.
 	fullNodes, spareNodes [][]Node
 	fullPtrs, sparePtrs   [][]*Node
+	// nodeSlab and ptrSlab are the sizes of the last slabs made: slabs grow from small (most
+	// messages are) and keep growing after a release.
+	nodeSlab, ptrSlab int
 }
 
 // Bounds on the spare slabs a Nodes keeps, so that one giant message does not leave its
-// memory in the pool for the small ones after it.
+// memory in the pool for the small ones after it; a few hundred nodes are plenty for most.
 const (
-	maxSpareNodes = 4096
-	maxSparePtrs  = 8192
+	maxSpareNodes = 1024
+	maxSparePtrs  = 2048
 )
 
 // nextNodes starts a new node slab: a spare one if there is one.
@@ -54,7 +57,8 @@ func (a *Nodes) nextNodes() {
 		a.nodes, a.spareNodes[n-1], a.spareNodes = a.spareNodes[n-1], nil, a.spareNodes[:n-1]
 		return
 	}
-	a.nodes = make([]Node, 0, min(512, max(8, 2*cap(a.nodes))))
+	a.nodeSlab = min(512, max(8, 2*a.nodeSlab))
+	a.nodes = make([]Node, 0, a.nodeSlab)
 }
 
 // nextPtrs starts a new slab of child lists with room for at least n: a spare one if one is
@@ -67,7 +71,8 @@ func (a *Nodes) nextPtrs(n int) {
 		a.ptrs, a.sparePtrs[k-1], a.sparePtrs = a.sparePtrs[k-1], nil, a.sparePtrs[:k-1]
 		return
 	}
-	a.ptrs = make([]*Node, 0, min(1024, max(64, 2*cap(a.ptrs))))
+	a.ptrSlab = min(1024, max(64, 2*a.ptrSlab))
+	a.ptrs = make([]*Node, 0, a.ptrSlab)
 }
 
 // release keeps the slabs, within bounds, to be filled again.
