@@ -91,3 +91,26 @@ func benchDecode(b *testing.B, shallow bool) {
 		})
 	}
 }
+
+// BenchmarkFacts measures Message.Facts on shallow trees, as summaries and statistics use it.
+func BenchmarkFacts(b *testing.B) {
+	c := testCodec(b)
+	c.Shallow = true
+	for name, f := range benchFrames(b) {
+		b.Run(name, func(b *testing.B) {
+			var m *Message
+			if f.response {
+				m = c.DecodeResponse(f.frame, f.key, f.ver)
+			} else {
+				m = c.DecodeRequest(f.frame)
+			}
+			nodes := 0
+			Walk(m.Fields, func(*Node, int) bool { nodes++; return true })
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Facts()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/node")
+		})
+	}
+}

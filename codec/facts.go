@@ -41,11 +41,18 @@ func (r RecordSet) Key() string {
 	return r.TopicID.String()
 }
 
-// partitionNames are the names Kafka gives partition-number fields.
-var partitionNames = map[string]bool{"PartitionIndex": true, "Partition": true, "Index": true, "PartitionId": true}
+// partitionName reports whether name is one Kafka gives partition-number fields. (A switch,
+// not a map: Facts asks it of every integer of every message.)
+func partitionName(name string) bool {
+	switch name {
+	case "PartitionIndex", "Partition", "Index", "PartitionId":
+		return true
+	}
+	return false
+}
 
-// partitionArrays are the names of int32 arrays that list partition numbers.
-var partitionArrays = map[string]bool{"Partitions": true, "PartitionIndexes": true}
+// partitionArray reports whether name is one of an int32 array that lists partition numbers.
+func partitionArray(name string) bool { return name == "Partitions" || name == "PartitionIndexes" }
 
 var codecNames = [8]string{"none", "gzip", "snappy", "lz4", "zstd", "codec5", "codec6", "codec7"}
 
@@ -54,6 +61,7 @@ func (m *Message) Facts() Facts {
 	w := factsWalk{f: Facts{Partitions: map[string][]int32{}}}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
+	w.flushPartitions()
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
@@ -67,6 +75,11 @@ type factsWalk struct {
 	seenTopics, seenGroups, seenMembers onceSet[string]
 	seenIDs                             onceSet[UUID]
 	seenErrors                          onceSet[int16]
+	// partitions holds the partitions of one topic (key) while they are added, rather than
+	// look the topic up in f.Partitions for each; dirty: not yet written back.
+	key        string
+	partitions []int32
+	dirty      bool
 }
 
 // factsScope is the topic and partition a walk is inside; key names the topic in
@@ -79,8 +92,22 @@ type factsScope struct {
 }
 
 func (w *factsWalk) addPartition(s *factsScope, p int32) {
-	if s.key != "" && !slices.Contains(w.f.Partitions[s.key], p) {
-		w.f.Partitions[s.key] = append(w.f.Partitions[s.key], p)
+	if s.key == "" {
+		return
+	}
+	if s.key != w.key {
+		w.flushPartitions()
+		w.key, w.partitions = s.key, w.f.Partitions[s.key]
+	}
+	if !slices.Contains(w.partitions, p) {
+		w.partitions, w.dirty = append(w.partitions, p), true
+	}
+}
+
+// flushPartitions writes the partitions being added back to f.Partitions.
+func (w *factsWalk) flushPartitions() {
+	if w.dirty {
+		w.f.Partitions[w.key], w.dirty = w.partitions, false
 	}
 }
 
@@ -98,7 +125,7 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 				s.id = v
 			}
 		case int64:
-			if partitionNames[n.Name] && n.Type == "int32" {
+			if n.Type == "int32" && partitionName(n.Name) {
 				s.partition = int32(v)
 			}
 		}
@@ -133,11 +160,11 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			switch {
 			case IsErrorCode(n) && v != 0:
 				w.seenErrors.add(&f.Errors, int16(v))
-			case partitionNames[n.Name] && n.Type == "int32":
+			case n.Type == "int32" && partitionName(n.Name):
 				w.addPartition(&s, int32(v))
 			}
 		}
-		if n.Def != nil && partitionArrays[n.Name] && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 {
+		if n.Def != nil && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 && partitionArray(n.Name) {
 			for _, c := range n.Children {
 				if p, ok := c.Value.(int64); ok && c.Type == "int32" {
 					w.addPartition(&s, int32(p))

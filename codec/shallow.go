@@ -10,8 +10,8 @@ import (
 // A shallow decode (Codec.Shallow) makes nodes only for the fields that these read:
 //
 //   - Message.Facts: fields with entityType topicName or groupId, MemberId, TopicId, error codes
-//     (IsErrorCode: int16 fields named ...ErrorCode), partition numbers (partitionNames, int32)
-//     and partition lists (partitionArrays, []int32), records fields, and FindCoordinator's
+//     (IsErrorCode: int16 fields named ...ErrorCode), partition numbers (partitionName, int32)
+//     and partition lists (partitionArray, []int32), records fields, and FindCoordinator's
 //     KeyType, Key and CoordinatorKeys (coordinatorGroups);
 //   - TopicNames.Learn, Annotate and Resolve: topic names and TopicId, in their structs;
 //   - the pairing (Conversation): Produce's Acks, SaslHandshake's ErrorCode;
@@ -39,9 +39,9 @@ func keptItself(f *schema.Field) bool {
 		return true
 	case f.Kind == schema.Int16 && strings.HasSuffix(f.Name, "ErrorCode"):
 		return true
-	case f.Kind == schema.Int32 && partitionNames[f.Name]:
+	case f.Kind == schema.Int32 && partitionName(f.Name):
 		return true
-	case f.Kind == schema.Array && f.Elem == schema.Int32 && partitionArrays[f.Name]:
+	case f.Kind == schema.Array && f.Elem == schema.Int32 && partitionArray(f.Name):
 		return true
 	}
 	return f.Kind == schema.Records
