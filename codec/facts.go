@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/kdissect/kdissect/codec/schema"
@@ -21,6 +22,8 @@ type Facts struct {
 	Errors []int16
 	// RecordSets has one entry per non-empty records field.
 	RecordSets []RecordSet
+	// Software is the client software an ApiVersions request names: its name and version.
+	Software string
 }
 
 // RecordSet counts the records of one records field.
@@ -64,6 +67,12 @@ func (m *Message) Facts() Facts {
 	w.flushPartitions()
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
+	}
+	if m.APIKey == 18 && !m.Response {
+		name, version := Find(body, "ClientSoftwareName"), Find(body, "ClientSoftwareVersion")
+		if name != nil && version != nil {
+			w.f.Software = fmt.Sprintf("%v %v", name.Value, version.Value)
+		}
 	}
 	return w.f
 }
@@ -314,20 +323,33 @@ func childNamed(n *Node, name string) *Node {
 // id only (Fetch v13+, Produce v13+) can be shown with names. It is not safe for concurrent use.
 type TopicNames struct {
 	names map[UUID]string
-	// may caches mayName.
-	may map[namesKey]bool
-}
-
-// namesKey is a struct definition at a version.
-type namesKey struct {
-	s *schema.StructDef
-	v int16
 }
 
 // Learn records every struct of msg that holds both a topic name and a topic id.
-func (t *TopicNames) Learn(msg *Message) {
-	Walk(msg.Fields, func(n *Node, _ int) bool {
-		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !t.mayName(d.Struct, msg.Version)) {
+func (t *TopicNames) Learn(msg *Message) { t.Add(msg.TopicIDNames()) }
+
+// Add records topic names for topic ids, as TopicIDNames gives them.
+func (t *TopicNames) Add(names []TopicIDName) {
+	for _, n := range names {
+		if t.names == nil {
+			t.names = map[UUID]string{}
+		}
+		t.names[n.ID] = n.Name
+	}
+}
+
+// TopicIDName is a topic id and the name a message gives it.
+type TopicIDName struct {
+	ID   UUID
+	Name string
+}
+
+// TopicIDNames returns what m teaches of topic names: the id and the name of every struct of m
+// that holds both (Metadata, CreateTopics and DescribeTopicPartitions responses, ...).
+func (m *Message) TopicIDNames() []TopicIDName {
+	var out []TopicIDName
+	Walk(m.Fields, func(n *Node, _ int) bool {
+		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !namesTopicIDs(d.Struct, m.Version, 0)) {
 			return false // nothing to learn below
 		}
 		if n.Type != "struct" {
@@ -344,38 +366,32 @@ func (t *TopicNames) Learn(msg *Message) {
 			}
 		}
 		if name != "" && id != (UUID{}) {
-			if t.names == nil {
-				t.names = map[UUID]string{}
-			}
-			t.names[id] = name
+			out = append(out, TopicIDName{ID: id, Name: name})
 		}
 		return true
 	})
+	return out
 }
 
-// mayName reports whether a struct of definition s at version v, or a struct inside one, can
-// hold both a topic name and a topic id: Learn need not look inside any other. Most messages
-// name topics one way only, and are passed over whole.
-func (t *TopicNames) mayName(s *schema.StructDef, v int16) bool {
-	k := namesKey{s, v}
-	if r, ok := t.may[k]; ok {
-		return r
+// namesTopicIDs reports whether a struct of definition s at version v, or a struct inside one,
+// can hold both a topic name and a topic id: TopicIDNames need not look inside any other. Most
+// messages name topics one way only, and are passed over whole.
+func namesTopicIDs(s *schema.StructDef, v int16, depth int) bool {
+	if depth > 16 {
+		return false // only a definition that held itself goes this deep
 	}
-	if t.may == nil {
-		t.may = map[namesKey]bool{}
-	}
-	t.may[k] = false // ends the recursion, should a definition ever hold itself
-	name, id, inner := false, false, false
+	name, id := false, false
 	for _, f := range s.Fields {
 		if !f.Versions.Contains(v) {
 			continue
 		}
 		name = name || f.EntityType == "topicName" && f.Kind == schema.String
 		id = id || f.Name == "TopicId"
-		inner = inner || f.Struct != nil && t.mayName(f.Struct, v)
+		if f.Struct != nil && namesTopicIDs(f.Struct, v, depth+1) {
+			return true
+		}
 	}
-	t.may[k] = name && id || inner
-	return t.may[k]
+	return name && id
 }
 
 // Name returns the name learnt for a topic id.

@@ -108,3 +108,24 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 	}
 	t.Logf("%d topic ids named", learnt)
 }
+
+// TestFactsSoftware: an ApiVersions request names its client software, in full and shallow
+// trees; other messages name none.
+func TestFactsSoftware(t *testing.T) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "kgo", "1.17.1"
+	fr := frame(18, 3, true, false, 1, req.AppendTo(nil))
+	for _, shallow := range []bool{false, true} {
+		c := testCodec(t)
+		c.Shallow = shallow
+		if got := c.DecodeRequest(fr).Facts().Software; got != "kgo 1.17.1" {
+			t.Errorf("shallow %v: software %q", shallow, got)
+		}
+		resp := kmsg.NewPtrApiVersionsResponse()
+		resp.Version = 3
+		if got := c.DecodeResponse(frame(18, 3, true, true, 1, resp.AppendTo(nil)), 18, 3).Facts().Software; got != "" {
+			t.Errorf("shallow %v: a response names software %q", shallow, got)
+		}
+	}
+}

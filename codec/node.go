@@ -5,7 +5,6 @@
 package codec
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -67,18 +66,6 @@ func (m *Message) Redact(frame []byte) []byte {
 		return true
 	})
 	return out
-}
-
-// Detach copies the bytes values of m's tree, so that m no longer points into its frame and
-// the caller may reuse the frame's memory. Strings and numbers are copies already; bytes inside
-// decompressed records lie in memory of their own.
-func (m *Message) Detach() {
-	Walk(m.Fields, func(n *Node, _ int) bool {
-		if b, ok := n.Value.([]byte); ok && !n.Decompressed {
-			n.Value = bytes.Clone(b)
-		}
-		return true
-	})
 }
 
 // Find returns the first node named name in a depth-first walk of nodes, or nil.

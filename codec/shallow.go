@@ -15,7 +15,8 @@ import (
 //     KeyType, Key and CoordinatorKeys (coordinatorGroups);
 //   - TopicNames.Learn, Annotate and Resolve: topic names and TopicId, in their structs;
 //   - the pairing (Conversation): Produce's Acks, SaslHandshake's ErrorCode;
-//   - the statistics: ApiVersions' ClientSoftwareName and ClientSoftwareVersion;
+//   - Message.Facts again, for the statistics: ApiVersions' ClientSoftwareName and
+//     ClientSoftwareVersion;
 //   - SASL: AuthBytes, whose token is decoded as in a full decode.
 //
 // A struct, or an array of structs, is kept when a field below it is, with only its kept

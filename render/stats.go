@@ -81,11 +81,8 @@ func (s *Stats) Add(e *Entry) {
 	if m.ClientID != nil && c.clientID == "" {
 		c.clientID = *m.ClientID
 	}
-	if m.APIKey == 18 && !m.Response {
-		name, version := codec.Find(m.Fields, "ClientSoftwareName"), codec.Find(m.Fields, "ClientSoftwareVersion")
-		if name != nil && version != nil {
-			c.software = fmt.Sprintf("%v %v", name.Value, version.Value)
-		}
+	if e.Facts != nil && e.Facts.Software != "" {
+		c.software = e.Facts.Software
 	}
 	if m.APIKey < 0 {
 		return // SASL tokens, unknown responses
