@@ -42,9 +42,9 @@ type pipeline struct {
 	// (shown by diagrams and JSON), and message facts (shown by summaries, used by filters and
 	// statistics).
 	noNotes, noFacts bool
-	// lendFrames: the output shows no frame's bytes, so reassembly may lend frames rather than
-	// give them (reassembly.Options.ReuseFrames), and decoders keep only detached messages;
-	// and without a filter, which holds requests, messages are released once shown.
+	// lendFrames: the output shows neither a frame's bytes nor its field tree, so reassembly
+	// may lend frames rather than give them (reassembly.Options.ReuseFrames), and decoders
+	// release each message's tree as soon as they have its facts.
 	lendFrames bool
 	// nextStream numbers connections in the order their first packet appears, over all the
 	// capture files (tshark's tcp.stream).
@@ -117,9 +117,10 @@ type event struct {
 	conn   *reassembly.Conn
 	entry  *render.Entry
 	notice reassembly.Notice
-	// answered: the entry is a response whose request was captured; learn: the entry is a
-	// Kafka message that may teach topic names.
-	answered, learn bool
+	// answered: the entry is a response whose request was captured; names: the topic names
+	// the entry's message gives topic ids, to be learnt in capture order.
+	answered bool
+	names    []codec.TopicIDName
 }
 
 // conn is what a decoder keeps of a connection: its conversation, and its endpoints as shown.
@@ -137,8 +138,8 @@ type decoder struct {
 	held map[*reassembly.Conn][]reassembly.Frame
 	// facts: compute each message's facts (see pipeline.noFacts).
 	facts bool
-	// lent: frames are only lent (pipeline.lendFrames): those held are copied, entries get no
-	// bytes and detached messages.
+	// lent: frames are only lent (pipeline.lendFrames): those held are copied, and entries get
+	// neither bytes nor field trees.
 	lent bool
 	emit func(event)
 }
@@ -236,14 +237,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 		res = cv.ServerFrame(f.Data)
 	}
 	e.Msg, e.NoResponse = res.Msg, res.NoResponse
-	switch {
-	case d.lent:
-		// The frame's memory will hold another frame; the output needs no bytes.
-		e.Bytes = nil
-		if e.Msg != nil {
-			e.Msg.Detach()
-		}
-	case e.Msg != nil:
+	if e.Msg != nil && !d.lent {
 		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
 	}
 	if res.Request != nil {
@@ -251,12 +245,21 @@ func (d *decoder) frame(f reassembly.Frame) {
 			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
 		}
 	}
-	learn := e.Msg != nil && !res.SASLToken
-	if learn && d.facts {
-		facts := e.Msg.Facts()
-		e.Facts = &facts
+	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if e.Msg != nil && !res.SASLToken {
+		if d.facts {
+			facts := e.Msg.Facts()
+			e.Facts = &facts
+		}
+		ev.names = e.Msg.TopicIDNames()
 	}
-	d.emit(event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil, learn: learn})
+	if d.lent && e.Msg != nil {
+		// Nothing after this reads the tree, and the frame's memory will hold another frame:
+		// the next messages' trees may use the nodes. What the entry keeps are copies.
+		e.Bytes = nil
+		d.codec.Release(e.Msg)
+	}
+	d.emit(ev)
 }
 
 func (d *decoder) Notice(n reassembly.Notice) {
@@ -291,20 +294,14 @@ func (p *pipeline) handle(ev event) {
 	case evEntry:
 		e := ev.entry
 		e.Stream = ev.conn.ID
-		if ev.learn {
-			p.names.Learn(e.Msg)
-			if !p.noNotes {
-				p.names.Annotate(e.Msg)
-			}
-			if e.Facts != nil {
-				p.names.Resolve(e.Facts)
-			}
+		p.names.Add(ev.names)
+		if !p.noNotes && e.Msg != nil {
+			p.names.Annotate(e.Msg)
+		}
+		if e.Facts != nil {
+			p.names.Resolve(e.Facts)
 		}
 		p.filterPair(e, ev.answered)
-		if p.lendFrames && p.filter == nil && e.Msg != nil {
-			// Shown and forgotten: the next messages' trees may use its memory.
-			p.codec.Release(e.Msg)
-		}
 	case evNotice:
 		p.notice(ev.notice)
 	case evClose:
