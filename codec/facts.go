@@ -59,12 +59,25 @@ func partitionArray(name string) bool { return name == "Partitions" || name == "
 
 var codecNames = [8]string{"none", "gzip", "snappy", "lz4", "zstd", "codec5", "codec6", "codec7"}
 
+// codecLists holds, for each codec, a list of that codec alone: most record sets have one,
+// and share its list rather than allocate one. Each list's capacity is 1, so that adding a
+// second codec copies it. Never written.
+var codecLists = func() (l [8][]string) {
+	for i := range l {
+		l[i] = codecNames[i : i+1 : i+1]
+	}
+	return l
+}()
+
 // Facts gathers the message's facts from its field tree.
 func (m *Message) Facts() Facts {
-	w := factsWalk{f: Facts{Partitions: map[string][]int32{}}}
+	var w factsWalk
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
-	w.flushPartitions()
+	w.f.Partitions = make(map[string][]int32, len(w.topics))
+	for _, t := range w.topics {
+		w.f.Partitions[t.key] = t.partitions
+	}
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
@@ -84,11 +97,18 @@ type factsWalk struct {
 	seenTopics, seenGroups, seenMembers onceSet[string]
 	seenIDs                             onceSet[UUID]
 	seenErrors                          onceSet[int16]
-	// partitions holds the partitions of one topic (key) while they are added, rather than
-	// look the topic up in f.Partitions for each; dirty: not yet written back.
+	// topics holds the partitions named for each topic (key) while the walk goes, and cur is
+	// the index of the last topic given some: f.Partitions is made once, at the end, of the
+	// right size. index finds topics once there are many.
+	topics []topicPartitions
+	cur    int
+	index  map[string]int
+}
+
+// topicPartitions is the partitions a message names for one topic.
+type topicPartitions struct {
 	key        string
 	partitions []int32
-	dirty      bool
 }
 
 // factsScope is the topic and partition a walk is inside; key names the topic in
@@ -104,20 +124,39 @@ func (w *factsWalk) addPartition(s *factsScope, p int32) {
 	if s.key == "" {
 		return
 	}
-	if s.key != w.key {
-		w.flushPartitions()
-		w.key, w.partitions = s.key, w.f.Partitions[s.key]
+	if w.cur >= len(w.topics) || w.topics[w.cur].key != s.key {
+		w.cur = w.topicIndex(s.key)
 	}
-	if !slices.Contains(w.partitions, p) {
-		w.partitions, w.dirty = append(w.partitions, p), true
+	if t := &w.topics[w.cur]; !slices.Contains(t.partitions, p) {
+		t.partitions = append(t.partitions, p)
 	}
 }
 
-// flushPartitions writes the partitions being added back to f.Partitions.
-func (w *factsWalk) flushPartitions() {
-	if w.dirty {
-		w.f.Partitions[w.key], w.dirty = w.partitions, false
+// topicIndex finds a topic in w.topics, adding it if it is not there.
+func (w *factsWalk) topicIndex(key string) int {
+	if w.index != nil {
+		if i, ok := w.index[key]; ok {
+			return i
+		}
+	} else {
+		for i := range w.topics {
+			if w.topics[i].key == key {
+				return i
+			}
+		}
 	}
+	w.topics = append(w.topics, topicPartitions{key: key})
+	i := len(w.topics) - 1
+	switch {
+	case w.index != nil:
+		w.index[key] = i
+	case len(w.topics) > onceSetScan:
+		w.index = make(map[string]int, 2*len(w.topics))
+		for j, t := range w.topics {
+			w.index[t.key] = j
+		}
+	}
+	return i
 }
 
 func (w *factsWalk) walk(nodes []*Node, s factsScope) {
@@ -293,7 +332,10 @@ func (r *RecordSet) count(nodes []*Node) {
 // codec adds the codec an attributes node names to r.Codecs.
 func (r *RecordSet) codec(attributes *Node) {
 	if v, ok := attributes.Value.(int64); ok {
-		if name := codecNames[v&7]; !slices.Contains(r.Codecs, name) {
+		switch name := codecNames[v&7]; {
+		case len(r.Codecs) == 0:
+			r.Codecs = codecLists[v&7]
+		case !slices.Contains(r.Codecs, name):
 			r.Codecs = append(r.Codecs, name)
 		}
 	}

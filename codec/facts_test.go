@@ -129,3 +129,41 @@ func TestFactsSoftware(t *testing.T) {
 		}
 	}
 }
+
+// TestFactsPartitions: the partitions of each topic, first named first, without repeats, also
+// when a topic comes back later in the message and when there are more topics than are
+// searched in a list; and the codecs of record sets, first seen first.
+func TestFactsPartitions(t *testing.T) {
+	c := testCodec(t)
+	for _, topics := range []int{1, 3, onceSetScan + 5} {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version = 7
+		want := map[string][]int32{}
+		for round := range 2 { // every topic twice, the second time with new and old partitions
+			for i := range topics {
+				topic := kmsg.NewProduceRequestTopic()
+				topic.Topic = fmt.Sprint("topic-", i)
+				for _, p := range []int32{int32(round + i), int32(round + i + 1)} {
+					part := kmsg.NewProduceRequestTopicPartition()
+					part.Partition = p
+					topic.Partitions = append(topic.Partitions, part)
+					if !slices.Contains(want[topic.Topic], p) {
+						want[topic.Topic] = append(want[topic.Topic], p)
+					}
+				}
+				req.Topics = append(req.Topics, topic)
+			}
+		}
+		f := c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil))).Facts()
+		if fmt.Sprint(f.Partitions) != fmt.Sprint(want) || len(f.Topics) != topics {
+			t.Errorf("%d topics: partitions %v, topics %v; want %v", topics, f.Partitions, f.Topics, want)
+		}
+	}
+	r := RecordSet{}
+	for _, codec := range []int64{4, 4, 1, 4} {
+		r.codec(&Node{Value: codec})
+	}
+	if !slices.Equal(r.Codecs, []string{"zstd", "gzip"}) || !slices.Equal(codecLists[4], []string{"zstd"}) {
+		t.Errorf("codecs %v; the shared list of zstd alone is now %v", r.Codecs, codecLists[4])
+	}
+}
