@@ -64,13 +64,17 @@ func benchFrames(b *testing.B) map[string]struct {
 
 // BenchmarkDecode measures the interpreter alone (records fields as bytes); the records
 // package has its own benchmarks for batch decoding.
-func BenchmarkDecode(b *testing.B) { benchDecode(b, false) }
+func BenchmarkDecode(b *testing.B) { benchDecode(b, false, false) }
 
 // BenchmarkDecodeShallow is BenchmarkDecode with Codec.Shallow, as summaries and statistics
 // decode.
-func BenchmarkDecodeShallow(b *testing.B) { benchDecode(b, true) }
+func BenchmarkDecodeShallow(b *testing.B) { benchDecode(b, true, false) }
 
-func benchDecode(b *testing.B, shallow bool) {
+// BenchmarkDecodeShallowReleased is BenchmarkDecodeShallow with each tree released once
+// decoded, as summaries and statistics do once they have the facts.
+func BenchmarkDecodeShallowReleased(b *testing.B) { benchDecode(b, true, true) }
+
+func benchDecode(b *testing.B, shallow, release bool) {
 	c := testCodec(b)
 	c.Shallow = shallow
 	for name, f := range benchFrames(b) {
@@ -86,6 +90,9 @@ func benchDecode(b *testing.B, shallow bool) {
 				}
 				if len(m.Warnings) > 0 {
 					b.Fatal(m.Warnings)
+				}
+				if release {
+					c.Release(m)
 				}
 			}
 		})
