@@ -14,11 +14,13 @@ import (
 )
 
 // conversations is the smallest handler that takes frames all the way through the codec, as
-// kdissect's pipeline does.
+// kdissect's pipeline does. release: frames are lent and each tree is released once read, as
+// summaries do.
 type conversations struct {
-	c     *codec.Codec
-	convs map[*reassembly.Conn]*codec.Conversation
-	t     *testing.T
+	c       *codec.Codec
+	convs   map[*reassembly.Conn]*codec.Conversation
+	t       *testing.T
+	release bool
 }
 
 func (h *conversations) Open(c *reassembly.Conn) (reassembly.Checker, reassembly.Checker) {
@@ -37,14 +39,17 @@ func (h *conversations) Frame(f reassembly.Frame) {
 		res = cv.ServerFrame(f.Data)
 	}
 	if res.Msg != nil {
-		facts := res.Msg.Facts()
-		_ = facts
+		res.Msg.Facts()
+		res.Msg.TopicIDNames()
 		codec.Walk(res.Msg.Fields, func(n *codec.Node, _ int) bool {
 			if !n.Decompressed && (n.Offset < 0 || n.Offset+n.Size > len(f.Data)) {
 				h.t.Fatalf("node %s outside its frame", n.Name)
 			}
 			return true
 		})
+		if h.release {
+			h.c.Release(res.Msg)
+		}
 	}
 }
 
@@ -53,6 +58,8 @@ func (h *conversations) Close(c *reassembly.Conn) { delete(h.convs, c) }
 
 // FuzzDissect runs arbitrary bytes as a capture file through capture, reassembly with Kafka
 // detection, the framer, the codec and records decoding: no panic, no hang, nodes inside frames.
+// It does so twice: frames given and full trees kept, then, as summaries do, frames lent and
+// shallow trees released.
 func FuzzDissect(f *testing.F) {
 	for _, name := range []string{"kgo-produce-fetch.pcap", "kgo-midstream.pcap", "kgo-admin.pcapng"} {
 		data, err := os.ReadFile(filepath.Join("..", "pcaps", name))
@@ -65,29 +72,39 @@ func FuzzDissect(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	c := codec.New(set)
-	c.Records = records.New(records.Options{MaxDecompressed: 1 << 20})
+	full := codec.New(set)
+	full.Records = records.New(records.Options{MaxDecompressed: 1 << 20})
+	shallow := codec.New(set)
+	shallow.Shallow = true
+	shallow.Records = records.New(records.Options{HeadersOnly: true, CountsOnly: true})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := capture.NewReader(bytes.NewReader(data), "fuzz.pcap")
-		if err != nil {
-			return
-		}
-		h := &conversations{c: c, convs: map[*reassembly.Conn]*codec.Conversation{}, t: t}
-		asm := reassembly.New(h, reassembly.Options{IsServerPort: func(p uint16) bool { return p == 9092 },
-			Detect: func(b []byte, strict bool) (reassembly.Verdict, string) {
-				v, why := c.DetectRequest(b, strict)
-				return reassembly.Verdict(v), why
-			}})
-		for {
-			seg, err := r.Next()
-			if err != nil {
-				if _, ok := err.(*capture.PacketError); ok {
-					continue
-				}
-				break
+		for _, lent := range []bool{false, true} {
+			c := full
+			if lent {
+				c = shallow
 			}
-			asm.Add(seg)
+			r, err := capture.NewReader(bytes.NewReader(data), "fuzz.pcap")
+			if err != nil {
+				return
+			}
+			h := &conversations{c: c, convs: map[*reassembly.Conn]*codec.Conversation{}, t: t, release: lent}
+			asm := reassembly.New(h, reassembly.Options{IsServerPort: func(p uint16) bool { return p == 9092 },
+				ReuseFrames: lent,
+				Detect: func(b []byte, strict bool) (reassembly.Verdict, string) {
+					v, why := c.DetectRequest(b, strict)
+					return reassembly.Verdict(v), why
+				}})
+			for {
+				seg, err := r.Next()
+				if err != nil {
+					if _, ok := err.(*capture.PacketError); ok {
+						continue
+					}
+					break
+				}
+				asm.Add(seg)
+			}
+			asm.Close()
 		}
-		asm.Close()
 	})
 }
