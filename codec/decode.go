@@ -31,9 +31,8 @@ type Nodes struct {
 	nodes []Node
 	ptrs  []*Node
 	// full holds the slabs filled before the current ones; spare, the slabs of a released
-	// message, to be filled again. They are not cleared: every node and child list is written
-	// whole when it is handed out, and what a slab still holds past them is only kept from
-	// the collector until the slab is filled again or the pool lets the Nodes go.
+	// message, cleared, to be filled again. (Uncleared, a pooled slab would keep from the
+	// collector whatever its old nodes pointed to: whole frames, in a full decode.)
 	fullNodes, spareNodes [][]Node
 	fullPtrs, sparePtrs   [][]*Node
 	// nodeSlab and ptrSlab are the sizes of the last slabs made: slabs grow from small (most
@@ -75,7 +74,7 @@ func (a *Nodes) nextPtrs(n int) {
 	a.ptrs = make([]*Node, 0, a.ptrSlab)
 }
 
-// release keeps the slabs, within bounds, to be filled again.
+// release clears the slabs and keeps them, within bounds, to be filled again.
 func (a *Nodes) release() {
 	if a.nodes != nil {
 		a.fullNodes = append(a.fullNodes, a.nodes)
@@ -90,8 +89,8 @@ func (a *Nodes) release() {
 	a.fullNodes, a.fullPtrs, a.nodes, a.ptrs = a.fullNodes[:0], a.fullPtrs[:0], nil, nil
 }
 
-// keepSpare appends the slabs to spare, as long as spare holds at most limit
-// elements in all.
+// keepSpare clears the slabs and appends them to spare, as long as spare holds at most limit
+// elements in all; the others are left to the collector.
 func keepSpare[T any](spare, slabs [][]T, limit int) [][]T {
 	kept := 0
 	for _, s := range spare {
@@ -100,6 +99,7 @@ func keepSpare[T any](spare, slabs [][]T, limit int) [][]T {
 	for _, s := range slabs {
 		if kept+cap(s) <= limit {
 			kept += cap(s)
+			clear(s)
 			spare = append(spare, s[:0])
 		}
 	}

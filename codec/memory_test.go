@@ -2,9 +2,11 @@ package codec
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -104,4 +106,37 @@ func TestUUIDText(t *testing.T) {
 	if n := testing.AllocsPerRun(10, func() { u.AppendText(buf[:0]) }); n != 0 {
 		t.Errorf("%v allocations", n)
 	}
+}
+
+// TestReleaseKeepsNothing: a released tree's nodes, pooled and used again by the next tree, do
+// not keep its frame from the collector (a full tree's bytes values point into the frame).
+func TestReleaseKeepsNothing(t *testing.T) {
+	c := testCodec(t)
+	c.Records = nil // records as bytes, in the frame
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	topic := kmsg.NewProduceRequestTopic()
+	topic.Topic = "t"
+	part := kmsg.NewProduceRequestTopicPartition()
+	part.Records = make([]byte, 1<<20)
+	topic.Partitions = append(topic.Partitions, part)
+	req.Topics = append(req.Topics, topic)
+	fr := frame(0, 7, false, false, 1, req.AppendTo(nil))
+	alive := weak.Make(&fr[0])
+	m := c.DecodeRequest(fr)
+	if n := Find(m.Fields, "Records"); len(m.Warnings) > 0 || n == nil || len(n.Value.([]byte)) != 1<<20 {
+		t.Fatalf("warnings %v, records %v", m.Warnings, n)
+	}
+	fr = nil
+	c.Release(m)
+	// The next tree takes the released nodes, and uses fewer of them.
+	small := kmsg.NewPtrApiVersionsRequest()
+	next := c.DecodeRequest(frame(18, 0, false, false, 2, small.AppendTo(nil)))
+	for range 2 {
+		runtime.GC()
+	}
+	if alive.Value() != nil {
+		t.Error("the frame of a released message is still reachable")
+	}
+	runtime.KeepAlive(next)
 }
