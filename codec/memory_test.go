@@ -87,7 +87,7 @@ func TestRelease(t *testing.T) {
 	kept := testing.AllocsPerRun(50, func() { c.DecodeResponse(fr, 3, 12) })
 	released := testing.AllocsPerRun(50, func() { c.Release(c.DecodeResponse(fr, 3, 12)) })
 	t.Logf("allocations per decode: %.0f kept, %.0f released", kept, released)
-	if released > kept/2 {
+	if released > kept/2 && !raceEnabled {
 		t.Errorf("%.0f allocations per decode with Release, %.0f without", released, kept)
 	}
 }
