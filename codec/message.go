@@ -66,16 +66,16 @@ type Message struct {
 }
 
 // Release gives the memory of m's field tree back to c, for the messages c decodes after it:
-// m's nodes, and every node taken from them, must not be used again. A caller that is done with
-// a message as soon as it has shown it (summaries, statistics) saves the allocation and the
-// collection of every tree; no caller has to call it. Strings and other values taken from the
-// nodes stay valid.
+// m's nodes, and every node taken from them, must not be used again, and m keeps no fields. A
+// caller that is done with a message as soon as it has read it (summaries, statistics) saves
+// the allocation and the collection of every tree; no caller has to call it. Strings and other
+// values taken from the nodes stay valid.
 func (c *Codec) Release(m *Message) {
 	a := m.nodes
-	if a == nil {
-		return
-	}
 	m.nodes, m.Fields = nil, nil
+	if a == nil {
+		return // a tree made without a Nodes (SASL tokens, unexplained responses)
+	}
 	a.release()
 	c.released.Put(a)
 }
