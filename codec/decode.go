@@ -24,9 +24,10 @@ type decoder struct {
 }
 
 // Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
-// message does not cost an allocation per field. The decoders of one message (tagged fields and
-// records use their own) share it, and Codec.Release gives it back, slabs and all, for the
-// trees decoded after. The zero value is ready to use.
+// message does not cost an allocation per field. Everything that decodes a part of the message
+// (the interpreter, its tagged fields, the records decoder) takes from the message's Nodes, and
+// Codec.Release gives it back, slabs and all, for the trees decoded after. The zero value is
+// ready to use.
 type Nodes struct {
 	nodes []Node
 	ptrs  []*Node
@@ -41,7 +42,7 @@ type Nodes struct {
 }
 
 // Bounds on the spare slabs a Nodes keeps, so that one giant message does not leave its
-// memory in the pool for the small ones after it; a few hundred nodes are plenty for most.
+// memory in the pool for the small ones after it; most trees of summaries have a few dozen.
 const (
 	maxSpareNodes = 1024
 	maxSparePtrs  = 2048
