@@ -176,13 +176,11 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 
 	m := describeMachine(ctx, o.tshark)
 	var failed []string
-	var results []*result
-	for _, p := range progs {
-		r := runProgram(ctx, p, file, info, o, stderr)
+	results := runPrograms(ctx, progs, file, info, o, stderr)
+	for _, r := range results {
 		if r.err != nil {
-			failed = append(failed, fmt.Sprintf("%s %s: %v", p.name, p.mode, r.err))
+			failed = append(failed, fmt.Sprintf("%s %s: %v", r.prog.name, r.prog.mode, r.err))
 		}
-		results = append(results, r)
 	}
 
 	var dresults []*result
@@ -203,17 +201,16 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 		if !o.keep {
 			defer os.Remove(dfile)
 		}
-		for _, p := range append([]program{floorProg}, kdProgs...) {
-			r := runProgram(ctx, p, dfile, dinfo, o, stderr)
+		dresults = runPrograms(ctx, append([]program{floorProg}, kdProgs...), dfile, dinfo, o, stderr)
+		for _, r := range dresults {
 			if r.err != nil {
-				failed = append(failed, fmt.Sprintf("%s %s on the doubled capture: %v", p.name, p.mode, r.err))
+				failed = append(failed, fmt.Sprintf("%s %s on the doubled capture: %v", r.prog.name, r.prog.mode, r.err))
 			}
-			dresults = append(dresults, r)
 		}
 	}
 
 	fmt.Fprintf(stdout, "\n%s\n", m)
-	fmt.Fprintf(stdout, "capture: %s, %s, %d packets, %.1f s of traffic; best of %d runs, output to /dev/null; MB = 10^6 bytes\n\n",
+	fmt.Fprintf(stdout, "capture: %s, %s, %d packets, %.1f s of traffic; best of %d runs taken in turn, output to /dev/null; MB = 10^6 bytes\n\n",
 		file, fmtBytes(info.size), info.packets, info.duration().Seconds(), o.n)
 	if err := renderResults(stdout, results, false); err != nil {
 		return err
@@ -304,23 +301,35 @@ func commandOutput(ctx context.Context, timeout time.Duration, name string, args
 	return string(b), nil
 }
 
-// runProgram runs p on file o.n times.
-func runProgram(ctx context.Context, p program, file string, info captureInfo, o runOptions, stderr io.Writer) *result {
-	r := &result{prog: p, file: info}
-	for i := range o.n {
-		var out bytes.Buffer
-		m, err := measure(ctx, o.timeout, p.command(file), &out, p.keepStdout)
-		if err != nil {
-			fmt.Fprintf(stderr, "  %-8s %-22s run %d/%d on %s: FAILED: %v\n", p.name, p.mode, i+1, o.n, filepath.Base(file), err)
-			r.err = err
-			return r
-		}
-		fmt.Fprintf(stderr, "  %-8s %-22s run %d/%d on %s: %7.2fs  cpu %7.2fs  peak RSS %s\n",
-			p.name, p.mode, i+1, o.n, filepath.Base(file), m.wall.Seconds(), m.cpu.Seconds(), fmtMiB(m.rss))
-		r.runs = append(r.runs, m)
-		r.output = strings.TrimSpace(out.String())
+// runPrograms runs each program on file o.n times, taking the programs in turn: run 1 of each,
+// then run 2 of each, and so on. A shared machine's speed drifts from one minute to the next;
+// in turn, every program meets the same drift, and the ratios between them stay meaningful.
+// A program that fails is not run again.
+func runPrograms(ctx context.Context, progs []program, file string, info captureInfo, o runOptions, stderr io.Writer) []*result {
+	results := make([]*result, len(progs))
+	for i, p := range progs {
+		results[i] = &result{prog: p, file: info}
 	}
-	return r
+	for i := range o.n {
+		for _, r := range results {
+			if r.err != nil {
+				continue
+			}
+			p := r.prog
+			var out bytes.Buffer
+			m, err := measure(ctx, o.timeout, p.command(file), &out, p.keepStdout)
+			if err != nil {
+				fmt.Fprintf(stderr, "  %-8s %-22s run %d/%d on %s: FAILED: %v\n", p.name, p.mode, i+1, o.n, filepath.Base(file), err)
+				r.err = err
+				continue
+			}
+			fmt.Fprintf(stderr, "  %-8s %-22s run %d/%d on %s: %7.2fs  cpu %7.2fs  peak RSS %s\n",
+				p.name, p.mode, i+1, o.n, filepath.Base(file), m.wall.Seconds(), m.cpu.Seconds(), fmtMiB(m.rss))
+			r.runs = append(r.runs, m)
+			r.output = strings.TrimSpace(out.String())
+		}
+	}
+	return results
 }
 
 // measure runs argv once and returns its wall time, CPU time and peak RSS. Its standard output
