@@ -10,9 +10,10 @@
 // an MTU of 1500 and no offloads, so that the capture holds segments of at most 1500 bytes as a
 // real network would, and captures them with tcpdump until the file reaches the size asked for.
 //
-// run times, best of -n runs taken in turn, a floor program built in (kbench floor: pcap reading, layer
-// decoding and TCP reassembly of every byte, no Kafka work), kdissect in each output mode and
-// tshark, each as a child process whose peak RSS comes from its rusage, and prints a table.
+// run times, best of -n runs taken in turn, a floor program built in (kbench floor: pcap
+// reading, layer decoding and TCP reassembly of every byte, no Kafka work), kdissect in each
+// output mode and tshark, each as a child process whose peak RSS comes from its rusage, and
+// prints a table.
 package main
 
 import (
