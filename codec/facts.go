@@ -109,6 +109,9 @@ type factsWalk struct {
 type topicPartitions struct {
 	key        string
 	partitions []int32
+	// seen keeps the partitions free of repeats without searching them all for each: a
+	// message can name millions.
+	seen onceSet[int32]
 }
 
 // factsScope is the topic and partition a walk is inside; key names the topic in
@@ -127,9 +130,8 @@ func (w *factsWalk) addPartition(s *factsScope, p int32) {
 	if w.cur >= len(w.topics) || w.topics[w.cur].key != s.key {
 		w.cur = w.topicIndex(s.key)
 	}
-	if t := &w.topics[w.cur]; !slices.Contains(t.partitions, p) {
-		t.partitions = append(t.partitions, p)
-	}
+	t := &w.topics[w.cur]
+	t.seen.add(&t.partitions, p)
 }
 
 // topicIndex finds a topic in w.topics, adding it if it is not there.
@@ -233,10 +235,11 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 }
 
 // onceSet keeps a list free of repeats: while the list is short it is searched, and past
-// onceSetScan values a map remembers them. Most messages name one topic, one group, no error.
+// onceSetScan values a map remembers them. Most messages name one topic, one group, no error,
+// and a few dozen partitions.
 type onceSet[T comparable] struct{ m map[T]struct{} }
 
-const onceSetScan = 16
+const onceSetScan = 64
 
 // add appends v to list unless it is there already.
 func (s *onceSet[T]) add(list *[]T, v T) {

@@ -159,6 +159,26 @@ func TestFactsPartitions(t *testing.T) {
 			t.Errorf("%d topics: partitions %v, topics %v; want %v", topics, f.Partitions, f.Topics, want)
 		}
 	}
+	// One topic with more partitions than a list is searched for, some named twice.
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	var want []int32
+	for _, from := range []int32{0, 50} {
+		topic := kmsg.NewProduceRequestTopic()
+		topic.Topic = "wide"
+		for p := from; p < from+100; p++ {
+			part := kmsg.NewProduceRequestTopicPartition()
+			part.Partition = p
+			topic.Partitions = append(topic.Partitions, part)
+			if !slices.Contains(want, p) {
+				want = append(want, p)
+			}
+		}
+		req.Topics = append(req.Topics, topic)
+	}
+	if got := c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil))).Facts().Partitions["wide"]; !slices.Equal(got, want) {
+		t.Errorf("partitions of a wide topic: %v, want %v", got, want)
+	}
 	r := RecordSet{}
 	for _, codec := range []int64{4, 4, 1, 4} {
 		r.codec(&Node{Value: codec})
