@@ -253,11 +253,14 @@ func (d *decoder) frame(f reassembly.Frame) {
 		}
 		ev.names = e.Msg.TopicIDNames()
 	}
-	if d.lent && e.Msg != nil {
+	if d.lent {
 		// Nothing after this reads the tree, and the frame's memory will hold another frame:
-		// the next messages' trees may use the nodes. What the entry keeps are copies.
+		// the entry keeps neither, and the next messages' trees may use the nodes. What the
+		// entry keeps are copies.
 		e.Bytes = nil
-		d.codec.Release(e.Msg)
+		if e.Msg != nil {
+			d.codec.Release(e.Msg)
+		}
 	}
 	d.emit(ev)
 }
