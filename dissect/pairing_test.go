@@ -28,6 +28,13 @@ func newCodec(t testing.TB) *codec.Codec {
 	return c
 }
 
+// An ApiVersions v0 request with correlation id 5 and client id "", and its response: error
+// 0, no API keys.
+var (
+	apiVersionsRequest  = []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 5, 0, 0}
+	apiVersionsResponse = []byte{0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0}
+)
+
 // TestFilterReusedCorrelationID: a client that sends a request again with the correlation id of
 // one still unanswered; the filter, which holds requests until their response, must show the
 // first one too (it was lost before).
@@ -41,21 +48,15 @@ func TestFilterReusedCorrelationID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn := &reassembly.Conn{Client: netip.MustParseAddrPort("10.0.0.1:50000"), Server: netip.MustParseAddrPort("10.0.0.2:9092")}
-	d := p.newDecoder(p.handle)
-	d.Started(conn)
-	d.Open(conn)
-	request := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 5, 0, 0} // ApiVersions v0, correlation id 5, client id ""
-	response := []byte{0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0} // error 0, no API keys
+	st := p.Stream(netip.MustParseAddrPort("10.0.0.1:50000"), netip.MustParseAddrPort("10.0.0.2:9092"))
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for i, f := range []struct {
 		dir  reassembly.Dir
 		data []byte
-	}{{reassembly.ToServer, request}, {reassembly.ToServer, request}, {reassembly.ToClient, response}} {
-		at := start.Add(time.Duration(i) * time.Millisecond)
-		d.Frame(reassembly.Frame{Conn: conn, Dir: f.dir, Data: slices.Clone(f.data), FirstPacket: i + 1, LastPacket: i + 1, FirstTime: at, LastTime: at})
+	}{{reassembly.ToServer, apiVersionsRequest}, {reassembly.ToServer, apiVersionsRequest}, {reassembly.ToClient, apiVersionsResponse}} {
+		st.Write(f.dir, slices.Clone(f.data), i+1, start.Add(time.Duration(i)*time.Millisecond))
 	}
-	d.Close(conn)
+	st.Close()
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +76,14 @@ func TestFilterReusedCorrelationID(t *testing.T) {
 // jsonLine is what the tests read of a JSON line.
 type jsonLine struct {
 	Frame        int    `json:"frame"`
+	FirstFrame   int    `json:"first_frame"`
+	Stream       int    `json:"stream"`
 	Kind         string `json:"kind"`
+	Src          string `json:"src"`
+	APIName      string `json:"api_name"`
 	RequestFrame *int   `json:"request_frame"`
+	LatencyUS    *int64 `json:"latency_us"`
+	Text         string `json:"text"`
 }
 
 func jsonLines(t *testing.T, b []byte) []jsonLine {

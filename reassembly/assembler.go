@@ -125,6 +125,29 @@ type Options struct {
 	ReuseFrames bool
 }
 
+// withDefaults fills in the options left zero.
+func (opt Options) withDefaults() Options {
+	if opt.MaxFrameSize <= 0 {
+		opt.MaxFrameSize = 256 << 20
+	}
+	if opt.MaxFrameBuffer <= 0 {
+		opt.MaxFrameBuffer = 128 << 20
+	}
+	if opt.FlushAfter <= 0 {
+		opt.FlushAfter = 3 * time.Second
+	}
+	if opt.CloseAfter <= 0 {
+		opt.CloseAfter = 10 * time.Minute
+	}
+	if opt.MaxPagesPerConn <= 0 {
+		opt.MaxPagesPerConn = 8192
+	}
+	if opt.MaxPagesTotal <= 0 {
+		opt.MaxPagesTotal = DefaultMaxPagesTotal
+	}
+	return opt
+}
+
 // DefaultMaxPagesTotal bounds the pages an assembler holds for out-of-order segments, over
 // all its connections (about 120 MiB).
 const DefaultMaxPagesTotal = 65536
@@ -172,24 +195,7 @@ type Assembler struct {
 
 // New returns an assembler that reports to h.
 func New(h Handler, opt Options) *Assembler {
-	if opt.MaxFrameSize <= 0 {
-		opt.MaxFrameSize = 256 << 20
-	}
-	if opt.MaxFrameBuffer <= 0 {
-		opt.MaxFrameBuffer = 128 << 20
-	}
-	if opt.FlushAfter <= 0 {
-		opt.FlushAfter = 3 * time.Second
-	}
-	if opt.CloseAfter <= 0 {
-		opt.CloseAfter = 10 * time.Minute
-	}
-	if opt.MaxPagesPerConn <= 0 {
-		opt.MaxPagesPerConn = 8192
-	}
-	if opt.MaxPagesTotal <= 0 {
-		opt.MaxPagesTotal = DefaultMaxPagesTotal
-	}
+	opt = opt.withDefaults()
 	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, rejected: map[flowKey]bool{},
 		closed: map[flowKey]time.Time{}}
 	if opt.ReuseFrames {
@@ -313,21 +319,27 @@ func (a *Assembler) known(p1, p2 uint16) bool {
 
 // open hands the connection to the handler and makes its framers.
 func (s *stream) open() {
-	a, c := s.a, s.conn
-	toServer, toClient := a.h.Open(c)
+	s.framers = newFramers(s.a.h, s.conn, &s.a.opt, s.a.frames)
+}
+
+// newFramers hands a connection to h and makes the framers of its two directions.
+func newFramers(h Handler, c *Conn, opt *Options, pool *framePool) [2]*framer {
+	toServer, toClient := h.Open(c)
+	var fs [2]*framer
 	for d, chk := range []Checker{toServer, toClient} {
 		dir := Dir(d)
-		s.framers[d] = &framer{
+		fs[d] = &framer{
 			check:     chk,
-			maxSize:   a.opt.MaxFrameSize,
-			maxBuffer: a.opt.MaxFrameBuffer,
-			tlsKeys:   a.opt.TLSKeys,
-			pool:      a.frames,
-			emit:      func(fr Frame) { fr.Conn, fr.Dir = c, dir; a.h.Frame(fr) },
-			notice:    func(n Notice) { n.Conn, n.Dir = c, dir; a.h.Notice(n) },
+			maxSize:   opt.MaxFrameSize,
+			maxBuffer: opt.MaxFrameBuffer,
+			tlsKeys:   opt.TLSKeys,
+			pool:      pool,
+			emit:      func(fr Frame) { fr.Conn, fr.Dir = c, dir; h.Frame(fr) },
+			notice:    func(n Notice) { n.Conn, n.Dir = c, dir; h.Notice(n) },
 		}
 	}
-	s.framers[0].peer, s.framers[1].peer = s.framers[1], s.framers[0]
+	fs[0].peer, fs[1].peer = fs[1], fs[0]
+	return fs
 }
 
 func addrPort(ep, port gopacket.Endpoint) netip.AddrPort {

@@ -107,6 +107,12 @@ func (f *framer) add(data []byte, spans []span) {
 	}
 }
 
+// write appends bytes that come as a stream rather than as reassembled segments (decrypted
+// TLS, a Stream): all of them were seen at packet pkt, at time t.
+func (f *framer) write(data []byte, pkt int, t time.Time) {
+	f.add(data, []span{{off: f.base + int64(len(f.buf)), pkt: pkt, time: t}})
+}
+
 // buffer appends data to buf. A frame that spans many packets would make append grow buf by
 // a quarter at a time, copying it over and over; buf grows fourfold instead, up to the size of
 // the frame being buffered, so that it ends exactly as large as the frame and is handed over

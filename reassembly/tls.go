@@ -114,7 +114,7 @@ func (t *tlsConn) data(s int, plain []byte, end int64) {
 		return
 	}
 	pkt, tm := t.at(s, end)
-	in.add(plain, []span{{off: in.base + int64(len(in.buf)), pkt: pkt, time: tm}})
+	in.write(plain, pkt, tm)
 }
 
 func (t *tlsConn) state(st tlsdec.State, s int, end int64) {
