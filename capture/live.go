@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sort"
 	"strings"
 	"syscall"
@@ -91,6 +92,14 @@ func liveError(iface, what string, err error) error {
 // noInterface is the error for an interface that does not exist: it lists
 // those that do.
 func noInterface(name string) error {
+	names := Interfaces()
+	sort.Strings(names[:len(names)-1])
+	return fmt.Errorf("%w %q; the interfaces here are: %s", ErrNoInterface, name, strings.Join(names, ", "))
+}
+
+// Interfaces names the interfaces OpenLive can capture on, in the system's
+// order, then "any".
+func Interfaces() []string {
 	var names []string
 	ifs, err := net.Interfaces()
 	if err == nil {
@@ -98,7 +107,35 @@ func noInterface(name string) error {
 			names = append(names, i.Name)
 		}
 	}
-	sort.Strings(names)
-	names = append(names, "any")
-	return fmt.Errorf("%w %q; the interfaces here are: %s", ErrNoInterface, name, strings.Join(names, ", "))
+	return append(names, "any")
+}
+
+// SaveFile is a file for LiveOptions.Save that is created at its first
+// write: only once the capture has started, so that a capture that cannot
+// start leaves an existing file alone.
+type SaveFile struct {
+	name string
+	f    *os.File
+}
+
+// NewSaveFile returns the file to be created under name.
+func NewSaveFile(name string) *SaveFile { return &SaveFile{name: name} }
+
+func (l *SaveFile) Write(p []byte) (int, error) {
+	if l.f == nil {
+		f, err := os.Create(l.name)
+		if err != nil {
+			return 0, err
+		}
+		l.f = f
+	}
+	return l.f.Write(p)
+}
+
+// Close closes the file, if it was created.
+func (l *SaveFile) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
 }

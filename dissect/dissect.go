@@ -49,6 +49,14 @@ type Config struct {
 	// Warn is told of problems with single packets and with a capture's TLS secrets; the
 	// reading goes on (nil: they are dropped).
 	Warn func(error)
+	// Limit, when positive, is how many messages are shown: nothing is shown after them.
+	Limit int
+	// Flush: the output is flushed after each message and notice, so that each shows as soon
+	// as it is complete (a live capture).
+	Flush bool
+	// Stop, when set, is called when Limit is reached or the output cannot be written: it
+	// stops a live capture.
+	Stop func()
 	// Progress, when set, is called as each capture file is opened; update is then told after
 	// each packet how far the file has been read (its size is 0 when unknown), and done is
 	// called when it has been read.
@@ -354,11 +362,31 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 
 // show renders an entry and counts it.
 func (p *Pipeline) show(e *render.Entry) {
+	if p.full() {
+		return
+	}
 	p.messages++
 	if p.stats != nil {
 		p.stats.Add(e)
 	}
-	p.keep(p.out.Message(e))
+	p.wrote(p.out.Message(e))
+}
+
+// full reports whether the limit of messages is reached.
+func (p *Pipeline) full() bool { return p.cfg.Limit > 0 && p.messages >= p.cfg.Limit }
+
+// wrote ends the writing of a message or notice: the output is flushed if asked, and stopped
+// at the limit or when it cannot be written.
+func (p *Pipeline) wrote(err error) {
+	if p.cfg.Flush {
+		if ferr := p.out.Flush(); err == nil {
+			err = ferr
+		}
+	}
+	p.keep(err)
+	if p.cfg.Stop != nil && (err != nil || p.full()) {
+		p.cfg.Stop()
+	}
 }
 
 func (p *Pipeline) notice(n reassembly.Notice) {
@@ -372,9 +400,12 @@ func (p *Pipeline) notice(n reassembly.Notice) {
 	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
 		return
 	}
+	if p.full() {
+		return
+	}
 	src, dst := endpoints(n.Conn, n.Dir)
 	p.notices++
-	p.keep(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
+	p.wrote(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
 }
 
 // closed decides on the requests the filter still holds for a connection that ended: they got

@@ -80,6 +80,26 @@ func LookupFormat(name string) (Format, bool) {
 	return Format{}, false
 }
 
+// ListFormats names formats for the user: "a, b or c", or is what comes before the last; with
+// hints, each format's hint follows its name.
+func ListFormats(fs []Format, or string, hints bool) string {
+	var s string
+	for i, f := range fs {
+		switch {
+		case i == 0:
+		case i == len(fs)-1:
+			s += or
+		default:
+			s += ", "
+		}
+		s += f.Name
+		if hints && f.Hint != "" {
+			s += " (" + f.Hint + ")"
+		}
+	}
+	return s
+}
+
 func newDiagram(w io.Writer, o Options) Renderer {
 	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes})
 }

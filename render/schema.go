@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
@@ -42,6 +43,18 @@ type LayoutField struct {
 	Tag      *int           `json:"tag,omitempty"`
 	About    string         `json:"about,omitempty"`
 	Fields   []*LayoutField `json:"fields,omitempty"`
+}
+
+// LayoutAt lays out message m of API a at version v, after the header that version uses.
+func LayoutAt(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*Layout, error) {
+	if !m.ValidVersions.Contains(v) {
+		return nil, fmt.Errorf("%s v%d does not exist: valid versions are %s", m.Name, v, m.ValidVersions)
+	}
+	header, hv := c.Schemas.RequestHeader, c.RequestHeaderVersion(a.Key, v)
+	if m.Type == "response" {
+		header, hv = c.Schemas.ResponseHeader, c.ResponseHeaderVersion(a.Key, v)
+	}
+	return NewLayout(a.Name, m, v, header, hv), nil
 }
 
 // NewLayout lays out version v of message m (of API api) after the given header definition at

@@ -13,3 +13,15 @@ func colorful(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
 }
+
+// progressWanted says whether to show progress: stderr is a terminal, and the messages do not
+// go to that terminal too (the progress line would cut their lines), unless the format is
+// silent.
+func progressWanted(stdout, stderr io.Writer, silent bool) bool {
+	return isTerminal(stderr) && (silent || !isTerminal(stdout))
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/render"
 )
 
 const liveUsage = `Usage: kdissect live -i INTERFACE [flags]
@@ -75,16 +73,16 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		return fail("live takes no arguments (got %q); to dissect files: kdissect FILE...", strings.Join(fs.Args(), " "))
 	}
 	if o.iface == "" {
-		return fail("live needs an interface: -i INTERFACE (%s)", interfaceNames())
+		return fail("live needs an interface: -i INTERFACE (interfaces here: %s)", strings.Join(capture.Interfaces(), ", "))
 	}
 	if o.count < 0 || o.duration < 0 {
 		return fail("--count and --duration cannot be negative")
 	}
-	isPort, err := parsePorts(o.ports)
+	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
 		return fail("%v", err)
 	}
-	ranges := portRanges(isPort)
+	ranges := ports.Ranges()
 	if len(ranges) == 0 {
 		return fail("no ports given")
 	}
@@ -111,9 +109,9 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	defer signal.Stop(signals)
 
 	lopt := capture.LiveOptions{Ports: ranges}
-	var save *lazyFile
+	var save *capture.SaveFile
 	if o.write != "" {
-		save = &lazyFile{name: o.write}
+		save = capture.NewSaveFile(o.write)
 		lopt.Save = save
 	}
 	r, err := capture.OpenLive(o.iface, lopt)
@@ -132,7 +130,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		what = append(what, o.duration.String())
 	}
 	what = append(what, "Ctrl-C")
-	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, portList(ranges), strings.Join(what, " or "))
+	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, strings.Join(what, " or "))
 
 	stop := sync.OnceFunc(r.Stop)
 	done := make(chan struct{})
@@ -156,9 +154,8 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		defer t.Stop()
 	}
 
-	out := &liveOutput{Renderer: inner, limit: o.count, stop: stop}
-	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: isPort, Keys: keys,
-		Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }})
+	p, err := dissect.New(dissect.Config{Codec: c, Out: inner, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has, Keys: keys,
+		Limit: o.count, Flush: true, Stop: stop, Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }})
 	if err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
@@ -185,8 +182,9 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		writeErr = stats.Write(stdout)
 	}
 	ks, _ := r.KernelStats()
+	shown, _ := p.Shown()
 	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",
-		st.Packets, st.TCP, out.messages, ks.Received, ks.Dropped)
+		st.Packets, st.TCP, shown, ks.Received, ks.Dropped)
 	if save != nil && status == 0 {
 		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, o.write)
 	}
@@ -195,122 +193,4 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return status
-}
-
-// lazyFile creates the -w file at the first write: only once the capture has started, so that a
-// capture that cannot start leaves an existing file alone.
-type lazyFile struct {
-	name string
-	f    *os.File
-}
-
-func (l *lazyFile) Write(p []byte) (int, error) {
-	if l.f == nil {
-		f, err := os.Create(l.name)
-		if err != nil {
-			return 0, err
-		}
-		l.f = f
-	}
-	return l.f.Write(p)
-}
-
-func (l *lazyFile) Close() error {
-	if l.f == nil {
-		return nil
-	}
-	return l.f.Close()
-}
-
-// liveOutput flushes the renderer after each message and notice, so that each shows as soon as
-// it is complete, and stops the capture after limit messages (0: no limit) or when the output
-// cannot be written. Past the limit it shows nothing more, not even what the assembler's final
-// flush finds.
-type liveOutput struct {
-	render.Renderer
-	limit, messages int
-	stop            func()
-}
-
-func (l *liveOutput) full() bool { return l.limit > 0 && l.messages >= l.limit }
-
-func (l *liveOutput) Message(e *render.Entry) error {
-	if l.full() {
-		return nil
-	}
-	l.messages++
-	err := l.Renderer.Message(e)
-	if ferr := l.Renderer.Flush(); err == nil {
-		err = ferr
-	}
-	if l.full() || err != nil {
-		l.stop() // enough messages, or nowhere to write them
-	}
-	return err
-}
-
-func (l *liveOutput) Notice(n *render.Notice) error {
-	if l.full() {
-		return nil
-	}
-	err := l.Renderer.Notice(n)
-	if ferr := l.Renderer.Flush(); err == nil {
-		err = ferr
-	}
-	if err != nil {
-		l.stop()
-	}
-	return err
-}
-
-// SetStart passes the first packet's time on to renderers that show relative times.
-func (l *liveOutput) SetStart(t time.Time) {
-	if s, ok := l.Renderer.(interface{ SetStart(time.Time) }); ok {
-		s.SetStart(t)
-	}
-}
-
-// portRanges turns a port membership test into the ranges the kernel filter checks.
-func portRanges(isPort func(uint16) bool) []capture.PortRange {
-	var rs []capture.PortRange
-	for p := 1; p <= 65535; p++ {
-		if !isPort(uint16(p)) {
-			continue
-		}
-		if n := len(rs); n > 0 && int(rs[n-1].Hi) == p-1 {
-			rs[n-1].Hi = uint16(p)
-		} else {
-			rs = append(rs, capture.PortRange{Lo: uint16(p), Hi: uint16(p)})
-		}
-	}
-	return rs
-}
-
-func portList(rs []capture.PortRange) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		if r.Lo == r.Hi {
-			parts[i] = fmt.Sprint(r.Lo)
-		} else {
-			parts[i] = fmt.Sprintf("%d-%d", r.Lo, r.Hi)
-		}
-	}
-	s := strings.Join(parts, ",")
-	if len(rs) == 1 && rs[0].Lo == rs[0].Hi {
-		return "port " + s
-	}
-	return "ports " + s
-}
-
-// interfaceNames lists the interfaces there are, for a user who named none or a wrong one.
-func interfaceNames() string {
-	ifs, err := net.Interfaces()
-	if err != nil || len(ifs) == 0 {
-		return "any"
-	}
-	names := make([]string, 0, len(ifs)+1)
-	for _, i := range ifs {
-		names = append(names, i.Name)
-	}
-	return "interfaces here: " + strings.Join(append(names, "any"), ", ")
 }

@@ -527,15 +527,3 @@ func TestLiveUnknownInterface(t *testing.T) {
 		t.Errorf("the message does not list lo: %s", errOut)
 	}
 }
-
-func TestLivePortRanges(t *testing.T) {
-	isPort, err := parsePorts([]string{"9092,9093-9095", "19092", "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := portRanges(isPort)
-	want := []capture.PortRange{{Lo: 1, Hi: 1}, {Lo: 9092, Hi: 9095}, {Lo: 19092, Hi: 19092}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("ranges %v, want %v", got, want)
-	}
-}

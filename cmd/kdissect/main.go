@@ -17,14 +17,12 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 	"time"
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
-	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/render"
@@ -88,7 +86,7 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
-	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+formatList(render.Formats(), ", or ", true))
+	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+render.ListFormats(render.Formats(), ", or ", true))
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
@@ -111,57 +109,21 @@ func (c *common) codec() (*codec.Codec, error) {
 	} else if c.apiKey >= 0 {
 		return nil, fmt.Errorf("--api-key goes with --schema-dir")
 	}
-	c2 := codec.New(set)
-	// An unknown format is reported by renderer; until then it counts as one that shows all.
+	// An unknown format is reported by output; until then it counts as one that shows all.
 	f, known := render.LookupFormat(c.format)
-	mode := c.records
-	if mode == "" {
-		mode = "full"
-		if known {
-			mode = f.Records
-		}
+	if !known {
+		f = render.Formats()[0]
 	}
-	// Formats that never show the field tree get only what they read.
-	c2.Shallow = known && !f.Needs.Tree
-	switch mode {
-	case "full", "headers":
-		c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed, HeadersOnly: mode == "headers",
-			CountsOnly: c2.Shallow})
-	case "none":
-	default:
-		return nil, fmt.Errorf("--records %q: full, headers or none", c.records)
-	}
-	c2.ShowSecrets = c.showSecrets
-	return c2, nil
+	return dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
 }
 
 // output returns the format chosen and its renderer, writing to w.
 func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 	f, ok := render.LookupFormat(c.format)
 	if !ok {
-		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, formatList(render.Formats(), " or ", false))
+		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
 	}
 	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
-}
-
-// formatList names formats for the user: "a, b or c"; with hints, each format's hint follows
-// its name.
-func formatList(fs []render.Format, or string, hints bool) string {
-	var s string
-	for i, f := range fs {
-		switch {
-		case i == 0:
-		case i == len(fs)-1:
-			s += or
-		default:
-			s += ", "
-		}
-		s += f.Name
-		if hints && f.Hint != "" {
-			s += " (" + f.Hint + ")"
-		}
-	}
-	return s
 }
 
 // recordsDefaults says which formats decode records how deep unless --records says.
@@ -179,7 +141,7 @@ func recordsDefaults() string {
 		if i > 0 {
 			s += ","
 		}
-		s += " " + d + " for " + formatList(byDepth[d], " and ", false)
+		s += " " + d + " for " + render.ListFormats(byDepth[d], " and ", false)
 	}
 	return s
 }
@@ -252,7 +214,7 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
 	}
-	isPort, err := parsePorts(o.ports)
+	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
 		return fail(err)
 	}
@@ -270,10 +232,10 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 	if c.Shallow {
 		tuneGC()
 	}
-	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: isPort,
+	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has,
 		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets}
 	// Warnings go through the progress line while one is shown: it is erased first.
-	var line *progress
+	var line *render.Progress
 	cfg.Warn = func(err error) {
 		w := stderr
 		if line != nil {
@@ -283,8 +245,8 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 	}
 	if !o.noProgress && progressWanted(stdout, stderr, f.Silent) {
 		cfg.Progress = func(string) (func(int64, int64, int), func()) {
-			line = newProgress(stderr, time.Now)
-			return line.update, func() { line.clear(); line = nil }
+			line = render.NewProgress(stderr, time.Now)
+			return line.Update, func() { line.Clear(); line = nil }
 		}
 	}
 	if err := o.sel.Check(c); err != nil {
@@ -370,30 +332,4 @@ func writeHeapProfile(name string, stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 	}
-}
-
-// parsePorts reads "9092", "9092-9094" and comma lists into a membership test.
-func parsePorts(specs []string) (func(uint16) bool, error) {
-	var set [65536]bool
-	for _, spec := range specs {
-		for _, s := range strings.Split(spec, ",") {
-			s = strings.TrimSpace(s)
-			if s == "" {
-				continue
-			}
-			lo, hi, isRange := strings.Cut(s, "-")
-			if !isRange {
-				hi = lo
-			}
-			a, err1 := strconv.ParseUint(lo, 10, 16)
-			b, err2 := strconv.ParseUint(hi, 10, 16)
-			if err1 != nil || err2 != nil || a == 0 || b < a {
-				return nil, fmt.Errorf("bad port or range %q", s)
-			}
-			for p := a; p <= b; p++ {
-				set[p] = true
-			}
-		}
-	}
-	return func(p uint16) bool { return set[p] }, nil
 }

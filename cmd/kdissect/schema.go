@@ -29,7 +29,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "Usage: kdissect schema [API] [flags]\n\nWithout an API, the table of every API. With an API (name or key), the layout of its\nrequest or response at one version, header first.\n\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+formatList(schemaFormats(), " or ", false))
+	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+render.ListFormats(schemaFormats(), " or ", false))
 	fs.IntVar(&o.version, "version", -1, "the API version (default: the latest)")
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
@@ -48,7 +48,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 	}
 	f, ok := render.LookupFormat(o.format)
 	if !ok || f.Layout == nil {
-		return fail(2, "unknown --format %q (%s)", o.format, formatList(schemaFormats(), " or ", false))
+		return fail(2, "unknown --format %q (%s)", o.format, render.ListFormats(schemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
 		return fail(2, "--request or --response, not both")
@@ -85,21 +85,21 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(2, "--diff: %v", err)
 		}
-		la, err := layout(c, a, m, va)
+		la, err := render.LayoutAt(c, a, m, va)
 		if err != nil {
 			return fail(1, "%v", err)
 		}
-		lb, err := layout(c, a, m, vb)
+		lb, err := render.LayoutAt(c, a, m, vb)
 		if err != nil {
 			return fail(1, "%v", err)
 		}
 		return status(f.Diff(stdout, la, lb), stderr)
 	}
-	v := latest(m.ValidVersions)
+	v := m.ValidVersions.Latest()
 	if o.version >= 0 {
 		v = int16(min(o.version, int(schema.MaxVersion)))
 	}
-	l, err := layout(c, a, m, v)
+	l, err := render.LayoutAt(c, a, m, v)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
@@ -115,26 +115,6 @@ func schemaFormats() []render.Format {
 		}
 	}
 	return fs
-}
-
-// layout lays out message m of API a at version v, after the header that version uses.
-func layout(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*render.Layout, error) {
-	if !m.ValidVersions.Contains(v) {
-		return nil, fmt.Errorf("%s v%d does not exist: valid versions are %s", m.Name, v, m.ValidVersions)
-	}
-	header, hv := c.Schemas.RequestHeader, c.RequestHeaderVersion(a.Key, v)
-	if m.Type == "response" {
-		header, hv = c.Schemas.ResponseHeader, c.ResponseHeaderVersion(a.Key, v)
-	}
-	return render.NewLayout(a.Name, m, v, header, hv), nil
-}
-
-// latest is the highest version of a range; for an open range ("3+", a draft) its first.
-func latest(r schema.Versions) int16 {
-	if r.Hi == schema.MaxVersion {
-		return r.Lo
-	}
-	return r.Hi
 }
 
 // parseDiff reads "A..B".

@@ -41,7 +41,7 @@ func TestSchemaGoldens(t *testing.T) {
 			if m == nil {
 				continue
 			}
-			v := latest(m.ValidVersions)
+			v := m.ValidVersions.Latest()
 			check(fmt.Sprintf("%s-v%d-%s.txt", a.Name, v, m.Type), "schema", a.Name, "--"+m.Type)
 		}
 	}

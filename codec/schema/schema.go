@@ -56,6 +56,14 @@ func (r Versions) Contains(v int16) bool { return r.set && v >= r.Lo && v <= r.H
 // Empty reports whether the range holds no version ("none").
 func (r Versions) Empty() bool { return !r.set }
 
+// Latest is the highest version of the range; for an open range ("3+", a draft) its first.
+func (r Versions) Latest() int16 {
+	if r.Hi == MaxVersion {
+		return r.Lo
+	}
+	return r.Hi
+}
+
 // String writes the range back in Kafka's notation.
 func (r Versions) String() string {
 	switch {

@@ -1,22 +1,19 @@
-package main
+package render
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
-
-	"golang.org/x/term"
 )
 
-// progress shows on stderr how far a capture file has been read, on one line that it rewrites:
+// Progress shows on stderr how far a capture file has been read, on one line that it rewrites:
 //
 //	34% 120 MB  1.2M packets
 //
 // It shows nothing during the first second (small files never see it), then updates the line
 // at most four times a second, and erases it at the end.
-type progress struct {
+type Progress struct {
 	w     io.Writer
 	now   func() time.Time
 	next  time.Time // the earliest time of the next update
@@ -31,25 +28,14 @@ const (
 	progressCheck = 256
 )
 
-func newProgress(w io.Writer, now func() time.Time) *progress {
-	return &progress{w: w, now: now, next: now().Add(progressDelay)}
+// NewProgress writes the line to w, reading the time from now.
+func NewProgress(w io.Writer, now func() time.Time) *Progress {
+	return &Progress{w: w, now: now, next: now().Add(progressDelay)}
 }
 
-// progressWanted says whether to show progress: stderr is a terminal, and the messages do not
-// go to that terminal too (the progress line would cut their lines), unless the format is
-// silent.
-func progressWanted(stdout, stderr io.Writer, silent bool) bool {
-	return isTerminal(stderr) && (silent || !isTerminal(stdout))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// update is called after each packet with the bytes read so far, the file's size (0 if
+// Update is called after each packet with the bytes read so far, the file's size (0 if
 // unknown) and the packets read; it looks at the clock every progressCheck calls.
-func (p *progress) update(read, total int64, packets int) {
+func (p *Progress) Update(read, total int64, packets int) {
 	p.calls++
 	if p.calls%progressCheck != 0 {
 		return
@@ -64,8 +50,8 @@ func (p *progress) update(read, total int64, packets int) {
 	p.shown = max(p.shown, len(s))
 }
 
-// clear erases the line, if one is shown.
-func (p *progress) clear() {
+// Clear erases the line, if one is shown.
+func (p *Progress) Clear() {
 	if p.shown > 0 {
 		fmt.Fprintf(p.w, "\r%s\r", strings.Repeat(" ", p.shown))
 		p.shown = 0
@@ -74,8 +60,8 @@ func (p *progress) clear() {
 
 // Write passes other messages to stderr on lines of their own: it erases the progress line
 // first; the next update draws it again.
-func (p *progress) Write(b []byte) (int, error) {
-	p.clear()
+func (p *Progress) Write(b []byte) (int, error) {
+	p.Clear()
 	return p.w.Write(b)
 }
 

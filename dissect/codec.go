@@ -1,0 +1,43 @@
+package dissect
+
+import (
+	"fmt"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/records"
+	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/render"
+)
+
+// CodecOptions are the user's choices on decoding.
+type CodecOptions struct {
+	// Records is how deep record batches are decoded: "full" (every record, decompressed),
+	// "headers" (batch headers and record counts), "none" (raw bytes), or "" for the
+	// format's default.
+	Records string
+	// MaxDecompressed caps one batch's decompressed size.
+	MaxDecompressed int64
+	// ShowSecrets keeps passwords, proofs and tokens visible.
+	ShowSecrets bool
+}
+
+// NewCodec returns a codec of the definitions in set that decodes what format f shows, and
+// nothing more: a format that never shows the field tree gets a shallow decode.
+func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, error) {
+	c := codec.New(set)
+	mode := o.Records
+	if mode == "" {
+		mode = f.Records
+	}
+	c.Shallow = !f.Needs.Tree
+	switch mode {
+	case "full", "headers":
+		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: mode == "headers",
+			CountsOnly: c.Shallow})
+	case "none":
+	default:
+		return nil, fmt.Errorf("--records %q: full, headers or none", o.Records)
+	}
+	c.ShowSecrets = o.ShowSecrets
+	return c, nil
+}

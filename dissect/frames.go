@@ -1,0 +1,79 @@
+package dissect
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/render"
+)
+
+// Frames is the input of raw Kafka frames, as a program or a document holds them rather than
+// a capture: each an int32 size prefix and that many bytes, one after another.
+type Frames struct {
+	Codec *codec.Codec
+	Out   render.Renderer
+	// APIKey and Version, when APIKey is not negative, say that the frames are responses of
+	// that API and version; otherwise they are requests, which say what they are.
+	APIKey, Version int16
+}
+
+// Decode shows each frame of data, the input called name; data may be hex text (hex digits
+// and white space). It stops at a frame cut short, or when the output cannot be written.
+func (fr Frames) Decode(name string, data []byte) error {
+	// Hex text is told from binary frames by its bytes: a binary frame starts with its size
+	// prefix, whose first byte is 0x00 for any frame under 16 MiB and never a hex digit or white
+	// space for one under 150 MB.
+	if isHexText(data) {
+		clean := strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, string(data))
+		var err error
+		if data, err = hex.DecodeString(clean); err != nil {
+			return fmt.Errorf("%s: not hex: %v", name, err)
+		}
+	}
+	for off, i := 0, 0; off < len(data); i++ {
+		if len(data)-off < 4 {
+			return fmt.Errorf("%s: offset %d: %d bytes left, too few for a size prefix", name, off, len(data)-off)
+		}
+		size := int(int32(binary.BigEndian.Uint32(data[off:])))
+		end := off + 4 + size
+		if size < 0 || end > len(data) {
+			return fmt.Errorf("%s: offset %d: frame of %d bytes, but %d bytes are left", name, off, size, len(data)-off-4)
+		}
+		frame := data[off:end]
+		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
+		if e.Request {
+			e.Msg = fr.Codec.DecodeRequest(frame)
+		} else {
+			e.Msg = fr.Codec.DecodeResponse(frame, fr.APIKey, fr.Version)
+		}
+		if err := fr.Out.Message(e); err != nil {
+			return err
+		}
+		off = end
+	}
+	return nil
+}
+
+// isHexText reports whether data is hex digits and white space only.
+func isHexText(data []byte) bool {
+	digits := false
+	for _, c := range data {
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			digits = true
+		case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
+		default:
+			return false
+		}
+	}
+	return digits
+}
