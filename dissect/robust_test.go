@@ -1,7 +1,7 @@
-package main
+package dissect
 
 // Robustness tests: real captures from pcaps/ are rewritten in code (reordered, retransmitted,
-// re-encapsulated, cut, damaged), written to a temporary file, dissected with the CLI, and the
+// re-encapsulated, cut, damaged), written to a temporary file, run through the pipeline, and the
 // messages found are compared with those of the original capture. Expectations are computed
 // from the original file, never written down by packet number, so that the captures can be
 // regenerated.
@@ -346,7 +346,7 @@ type dissection struct {
 
 func dissectPath(t *testing.T, path string) dissection {
 	t.Helper()
-	out, errOut, code := kdissect(t, "--format", "json", "-p", robustPorts, path)
+	out, errOut, code := testRun{format: "json", ports: robustPorts}.dissect(t, path)
 	d := dissection{stderr: errOut, code: code}
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 64<<20)
@@ -732,7 +732,7 @@ func TestRobustLossless(t *testing.T) {
 		}},
 	}
 	for _, file := range robustCaptures {
-		path := filepath.Join("..", "..", "pcaps", file)
+		path := pcapPath(file)
 		t.Run(file, func(t *testing.T) {
 			pkts := loadPackets(t, path)
 			orig := original(t, path)
@@ -941,7 +941,7 @@ func hasNotice(ns []line, text, src string) bool {
 // garbage, and what is not damaged must come out as in the original.
 func TestRobustLossy(t *testing.T) {
 	for _, file := range robustCaptures {
-		path := filepath.Join("..", "..", "pcaps", file)
+		path := pcapPath(file)
 		t.Run(file, func(t *testing.T) {
 			pkts := loadPackets(t, path)
 			orig := original(t, path)
@@ -1161,7 +1161,7 @@ func messageAt(t *testing.T, orig dissection, kind string, num int) line {
 // a non-zero exit; a capture cut in the middle of a record gives what it holds, the error,
 // and exit status 0. Nothing panics.
 func TestRobustBadFiles(t *testing.T) {
-	good := filepath.Join("..", "..", "pcaps", robustCaptures[0])
+	good := pcapPath(robustCaptures[0])
 	content, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
@@ -1248,7 +1248,7 @@ func TestRobustStreamNumbers(t *testing.T) {
 		t.Skip("tshark not installed (apt-get install tshark)")
 	}
 	for _, name := range []string{"kafkago-produce-consume.pcap", "sarama-produce-consume.pcap", "kgo-group-3brokers.pcap", "kgo-midstream.pcap"} {
-		file := filepath.Join("..", "..", "pcaps", name)
+		file := pcapPath(name)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			if _, err := os.Stat(file); err != nil {
@@ -1307,7 +1307,7 @@ func TestRobustRandomLoss(t *testing.T) {
 		{"pieces of 20-200 bytes", 20, 200, false},
 	} {
 		for _, file := range robustCaptures {
-			path := filepath.Join("..", "..", "pcaps", file)
+			path := pcapPath(file)
 			t.Run(mode.name+"/"+file, func(t *testing.T) {
 				pkts := loadPackets(t, path)
 				orig := original(t, path)
@@ -1439,7 +1439,7 @@ func randomLoss(t *testing.T, pkts []rpkt, orig dissection, seed uint64, minPiec
 // directions (the broker's answer to PLAIN is an empty token), then Kafka requests again.
 // Sequence numbers after each rewritten frame move with the new lengths.
 func TestRobustSASLv0(t *testing.T) {
-	path := filepath.Join("..", "..", "pcaps", "kgo-sasl-plain.pcap")
+	path := pcapPath("kgo-sasl-plain.pcap")
 	if _, err := os.Stat(path); err != nil {
 		t.Skip("no SASL capture in pcaps/")
 	}

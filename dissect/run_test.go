@@ -1,0 +1,159 @@
+package dissect
+
+// The tests of this package run the pipeline as kdissect does: testRun holds what its flags
+// would say, and dissect runs capture files through a pipeline so configured.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/reassembly/tlsdec"
+	"github.com/kdissect/kdissect/render"
+)
+
+// capturePorts are the broker ports of every capture in pcaps/.
+const capturePorts = "9092-9094,19092,36333"
+
+func pcapPath(name string) string { return filepath.Join("..", "pcaps", name) }
+
+// captures lists the capture files shipped in pcaps/.
+func captures(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	for _, pat := range []string{"*.pcap", "*.pcapng", "*.pcap.gz"} {
+		m, err := filepath.Glob(pcapPath(pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Fatal("no captures in pcaps/")
+	}
+	return files
+}
+
+// testRun is a run of the pipeline as kdissect's flags would ask for it.
+type testRun struct {
+	format string // a name in render.Formats; "" is diagram, kdissect's default
+	hex    bool
+	// ports are the broker ports ("9092-9094"); without them, Kafka is detected on any port.
+	ports  string
+	keylog string
+	stats  bool
+	// workers and perRound are Config's Workers and RoundPackets; workers 0 is kdissect's
+	// default, one per core up to 8.
+	workers, perRound int
+}
+
+// withWorkers returns the run with workers and perRound set.
+func (r testRun) withWorkers(workers, perRound int) testRun {
+	r.workers, r.perRound = workers, perRound
+	return r
+}
+
+// dissect runs files through the pipeline and returns what kdissect would print: the output
+// (statistics after the messages), the warnings and errors, and the exit status (1 when a
+// file could not be read at all).
+func (r testRun) dissect(t testing.TB, files ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = r.run(t, &out, &errOut, files...)
+	return out.String(), errOut.String(), code
+}
+
+// run is dissect writing to w and errW.
+func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
+	t.Helper()
+	name := r.format
+	if name == "" {
+		name = render.Formats()[0].Name
+	}
+	f, ok := render.LookupFormat(name)
+	if !ok {
+		t.Fatalf("no format %q", r.format)
+	}
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports, err := capture.ParsePorts([]string{r.ports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := SelectAll()
+	sel.Stats = r.stats
+	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: 64}), Needs: f.Needs, Select: sel,
+		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }}
+	if cfg.Workers == 0 {
+		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	if r.keylog != "" {
+		if cfg.Keys, err = tlsdec.OpenKeyLog(r.keylog, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		n, err := p.File(file)
+		if err != nil {
+			fmt.Fprintf(errW, "kdissect: %v\n", err)
+			if n == 0 {
+				code = 1
+			}
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st != nil {
+		if !f.Silent {
+			fmt.Fprintln(w)
+		}
+		if err := st.Write(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code
+}
+
+// mustDissect is dissect for a run that must succeed.
+func (r testRun) mustDissect(t testing.TB, files ...string) (stdout, stderr string) {
+	t.Helper()
+	out, errOut, code := r.dissect(t, files...)
+	if code != 0 {
+		t.Fatalf("%+v on %v: exit %d: %s", r, files, code, errOut)
+	}
+	return out, errOut
+}
+
+// clip cuts two strings that differ to the neighbourhood of their first difference.
+func clip(a, b string) (string, string) {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-80)
+	cut := func(s string) string {
+		if from > len(s) {
+			return ""
+		}
+		return strings.TrimSpace(s[from:min(len(s), i+120)])
+	}
+	return cut(a), cut(b)
+}
