@@ -7,10 +7,12 @@ package codec
 // in the capture. F is the caller's frame, which Early reads through a Place.
 type Early[F any] struct {
 	cv    *Conversation
-	place func(*F) Place
-	// keep is called on a frame before it is held (a frame whose bytes are only lent copies
-	// them); deliver takes the frames in the order the pairing needs them.
-	keep    func(*F)
+	place func(F) Place
+	// keep is called on a frame before it is held, and returns what to hold (a frame whose
+	// bytes are only lent copies them); deliver takes the frames in the order the pairing
+	// needs them. Frames go by value: a pointer given to these would move every frame to the
+	// heap.
+	keep    func(F) F
 	deliver func(F)
 	held    []F
 }
@@ -27,16 +29,15 @@ type Place struct {
 const maxEarly = 64
 
 // NewEarly returns the queue of the connection that cv follows.
-func NewEarly[F any](cv *Conversation, place func(*F) Place, keep func(*F), deliver func(F)) *Early[F] {
-	return &Early[F]{cv: cv, place: place, keep: keep, deliver: deliver}
+func NewEarly[F any](cv *Conversation, place func(F) Place, keep func(F) F, deliver func(F)) Early[F] {
+	return Early[F]{cv: cv, place: place, keep: keep, deliver: deliver}
 }
 
 // Add takes the connection's next frame, and delivers it and any held response it frees.
 func (q *Early[F]) Add(f F) {
-	p := q.place(&f)
+	p := q.place(f)
 	if !p.Request && !q.cv.Expects(p.Data) {
-		q.keep(&f)
-		h := append(q.held, f)
+		h := append(q.held, q.keep(f))
 		if len(h) > maxEarly {
 			q.deliver(h[0])
 			h = h[1:]
@@ -55,7 +56,7 @@ func (q *Early[F]) Add(f F) {
 	// request after its response.
 	var keep []F
 	for _, r := range q.held {
-		if rp := q.place(&r); rp.Last < p.First && !Answers(rp.Data, p.Data) {
+		if rp := q.place(r); rp.Last < p.First && !Answers(rp.Data, p.Data) {
 			q.deliver(r)
 		} else {
 			keep = append(keep, r)
@@ -64,7 +65,7 @@ func (q *Early[F]) Add(f F) {
 	q.deliver(f)
 	q.held = keep[:0]
 	for _, r := range keep {
-		if q.cv.Expects(q.place(&r).Data) {
+		if q.cv.Expects(q.place(r).Data) {
 			q.deliver(r)
 		} else {
 			q.held = append(q.held, r)

@@ -173,7 +173,7 @@ type event struct {
 // before their requests, and its endpoints as shown.
 type conn struct {
 	cv             *codec.Conversation
-	early          *codec.Early[reassembly.Frame]
+	early          codec.Early[reassembly.Frame]
 	client, server string
 }
 
@@ -188,12 +188,17 @@ type decoder struct {
 	// neither bytes nor field trees.
 	lent bool
 	emit func(event)
+	// hold and frame as function values, made once rather than for each connection.
+	holdFunc  func(reassembly.Frame) reassembly.Frame
+	frameFunc func(reassembly.Frame)
 }
 
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
-	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit, lent: p.lendFrames,
+	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit, lent: p.lendFrames,
 		facts: p.facts || p.filter != nil || p.stats != nil}
+	d.holdFunc, d.frameFunc = d.hold, d.frame
+	return d
 }
 
 // Started passes every new connection on, for the pipeline to number it.
@@ -202,7 +207,7 @@ func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn
 func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
 	cv := d.codec.NewConversation()
 	cs := &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
-	cs.early = codec.NewEarly(cv, place, d.hold, d.frame)
+	cs.early = codec.NewEarly(cv, place, d.holdFunc, d.frameFunc)
 	d.convs[c] = cs
 	return func(head []byte, synced bool) reassembly.Verdict {
 			return reassembly.Verdict(cv.Check(true, head, synced))
@@ -212,15 +217,16 @@ func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checke
 }
 
 // place is where a frame is, for pairing's queue of early responses.
-func place(f *reassembly.Frame) codec.Place {
+func place(f reassembly.Frame) codec.Place {
 	return codec.Place{Request: f.Dir == reassembly.ToServer, Data: f.Data, First: f.FirstPacket, Last: f.LastPacket}
 }
 
 // hold keeps a frame's bytes while pairing holds it: a lent frame's memory will hold another.
-func (d *decoder) hold(f *reassembly.Frame) {
+func (d *decoder) hold(f reassembly.Frame) reassembly.Frame {
 	if d.lent {
 		f.Data = bytes.Clone(f.Data)
 	}
+	return f
 }
 
 func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {

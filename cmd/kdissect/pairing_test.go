@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,56 +26,6 @@ func parseLines(t *testing.T, out string) []jsonLine {
 		lines = append(lines, m)
 	}
 	return lines
-}
-
-// TestEveryResponsePaired: in captures that hold whole connections, every response is paired
-// with its request, every request with a response (but for long polls cut by the end of the
-// capture), and nothing carries a warning.
-func TestEveryResponsePaired(t *testing.T) {
-	for _, file := range kafkaCaptures(t) {
-		base := filepath.Base(file)
-		t.Run(base, func(t *testing.T) {
-			out, errOut, code := kdissect(t, "--format", "json", "-p", capturePorts, file)
-			if code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut)
-			}
-			requests, responses, unpaired := 0, 0, 0
-			answered := map[float64]bool{}
-			for _, m := range parseLines(t, out) {
-				switch m["kind"] {
-				case "request":
-					requests++
-				case "response":
-					responses++
-					if rf, ok := m["request_frame"].(float64); ok {
-						answered[rf] = true
-					} else {
-						unpaired++
-					}
-				}
-				if w := m["warnings"]; w != nil && len(w.([]any)) > 0 && base != "kgo-midstream.pcap" {
-					t.Errorf("packet %v: warnings %v", m["frame"], w)
-				}
-			}
-			if requests == 0 || responses == 0 {
-				t.Fatalf("%d requests, %d responses", requests, responses)
-			}
-			if base == "kgo-midstream.pcap" {
-				// Two responses answer requests sent before the capture started.
-				if unpaired != 2 {
-					t.Errorf("%d unpaired responses, want 2", unpaired)
-				}
-				return
-			}
-			if unpaired > 0 {
-				t.Errorf("%d of %d responses unpaired", unpaired, responses)
-			}
-			// A client may close while a long-poll Fetch is outstanding.
-			if missing := requests - len(answered); missing > 1 {
-				t.Errorf("%d requests without a response", missing)
-			}
-		})
-	}
 }
 
 // TestDecodeCommand decodes raw frames built with kmsg: requests alone, responses with --api.

@@ -1,6 +1,7 @@
-package main
+package dissect
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,7 @@ import (
 func messageKeys(t *testing.T, out string) []string {
 	t.Helper()
 	var keys []string
-	for _, m := range parseLines(t, out) {
+	for _, m := range mapLines(t, out) {
 		if m["kind"] == "request" || m["kind"] == "response" {
 			keys = append(keys, fmt.Sprintf("%v %v %v %v v%v %v", m["frame"], m["stream"], m["kind"], m["api_name"], m["api_version"], m["correlation_id"]))
 		}
@@ -24,11 +25,11 @@ func messageKeys(t *testing.T, out string) []string {
 func TestDetectFindsTheSameMessages(t *testing.T) {
 	for _, file := range kafkaCaptures(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			named, _, code := kdissect(t, "--format", "json", "-p", capturePorts, file)
+			named, _, code := testRun{format: "json", ports: capturePorts}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d", code)
 			}
-			detected, errOut, code := kdissect(t, "--format", "json", file)
+			detected, errOut, code := testRun{format: "json"}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -48,7 +49,7 @@ func TestDetectFindsTheSameMessages(t *testing.T) {
 
 // TestDetectOddPorts: Kafka on 36333 and 19092 needs no flag.
 func TestDetectOddPorts(t *testing.T) {
-	out, _, code := kdissect(t, "--format", "summary", filepath.Join("..", "..", "pcaps", "kgo-odd-ports.pcap"))
+	out, _, code := testRun{format: "summary"}.dissect(t, pcapPath("kgo-odd-ports.pcap"))
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -65,13 +66,13 @@ func TestDetectOddPorts(t *testing.T) {
 // TestDetectNoFalsePositives: captures of HTTP, TLS, DNS over TCP, PostgreSQL, Redis and SSH
 // made with real servers and clients hold no Kafka message, and detection finds none.
 func TestDetectNoFalsePositives(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "pcaps", "other-*.pcap"))
+	files, _ := filepath.Glob(pcapPath("other-*.pcap"))
 	if len(files) < 6 {
 		t.Fatalf("expected six other-protocol captures, found %d", len(files))
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			out, errOut, code := kdissect(t, "--format", "json", file)
+			out, errOut, code := testRun{format: "json"}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -104,13 +105,13 @@ func firstDiff(a, b []string) string {
 // TestDetectTLSWithKeyLog: with a key log and no -p, TLS connections are opened and decrypted,
 // and give the messages that naming the port gives.
 func TestDetectTLSWithKeyLog(t *testing.T) {
-	file := filepath.Join("..", "..", "pcaps", "kgo-tls13.pcap")
-	keys := filepath.Join("..", "..", "pcaps", "kgo-tls13.keylog")
-	named, _, code := kdissect(t, "--format", "json", "-p", "9093", "--tls-keylog", keys, file)
+	file := pcapPath("kgo-tls13.pcap")
+	keys := pcapPath("kgo-tls13.keylog")
+	named, _, code := testRun{format: "json", ports: "9093", keylog: keys}.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	detected, errOut, code := kdissect(t, "--format", "json", "--tls-keylog", keys, file)
+	detected, errOut, code := testRun{format: "json", keylog: keys}.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -120,15 +121,83 @@ func TestDetectTLSWithKeyLog(t *testing.T) {
 	}
 }
 
-// TestDemo: the built-in capture dissects like the file it comes from.
-func TestDemo(t *testing.T) {
-	demo, _, code := kdissect(t, "demo", "--format", "json")
-	if code != 0 {
-		t.Fatalf("exit %d", code)
+// TestEveryResponsePaired: in captures that hold whole connections, every response is paired
+// with its request, every request with a response (but for long polls cut by the end of the
+// capture), and nothing carries a warning.
+func TestEveryResponsePaired(t *testing.T) {
+	for _, file := range kafkaCaptures(t) {
+		base := filepath.Base(file)
+		t.Run(base, func(t *testing.T) {
+			out, errOut, code := testRun{format: "json", ports: capturePorts}.dissect(t, file)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			requests, responses, unpaired := 0, 0, 0
+			answered := map[float64]bool{}
+			for _, m := range mapLines(t, out) {
+				switch m["kind"] {
+				case "request":
+					requests++
+				case "response":
+					responses++
+					if rf, ok := m["request_frame"].(float64); ok {
+						answered[rf] = true
+					} else {
+						unpaired++
+					}
+				}
+				if w := m["warnings"]; w != nil && len(w.([]any)) > 0 && base != "kgo-midstream.pcap" {
+					t.Errorf("packet %v: warnings %v", m["frame"], w)
+				}
+			}
+			if requests == 0 || responses == 0 {
+				t.Fatalf("%d requests, %d responses", requests, responses)
+			}
+			if base == "kgo-midstream.pcap" {
+				// Two responses answer requests sent before the capture started.
+				if unpaired != 2 {
+					t.Errorf("%d unpaired responses, want 2", unpaired)
+				}
+				return
+			}
+			if unpaired > 0 {
+				t.Errorf("%d of %d responses unpaired", unpaired, responses)
+			}
+			// A client may close while a long-poll Fetch is outstanding.
+			if missing := requests - len(answered); missing > 1 {
+				t.Errorf("%d requests without a response", missing)
+			}
+		})
 	}
-	file, _, _ := kdissect(t, "--format", "json", filepath.Join("..", "..", "pcaps", "kgo-produce-fetch.pcap"))
-	want, got := messageKeys(t, file), messageKeys(t, demo)
-	if len(want) == 0 || strings.Join(want, "\n") != strings.Join(got, "\n") {
-		t.Fatalf("demo gives %d messages, the file %d", len(got), len(want))
+}
+
+// kafkaCaptures lists the captures in pcaps/ that hold Kafka in the clear: not the other
+// protocols' captures, not the TLS ones (which have a key log beside them).
+func kafkaCaptures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, f := range captures(t) {
+		if strings.HasPrefix(filepath.Base(f), "other-") || fileExists(strings.TrimSuffix(f, filepath.Ext(f))+".keylog") {
+			continue
+		}
+		out = append(out, f)
 	}
+	return out
+}
+
+// mapLines reads JSON lines.
+func mapLines(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("bad JSON line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	return lines
 }

@@ -1,4 +1,4 @@
-package main
+package dissect
 
 import (
 	"bufio"
@@ -84,7 +84,7 @@ func TestAgainstTshark(t *testing.T) {
 	for _, file := range kafkaCaptures(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			want := tsharkMessages(t, file)
-			out, errOut, code := kdissect(t, "--format", "json", "-p", capturePorts, file)
+			out, errOut, code := testRun{format: "json", ports: capturePorts}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
