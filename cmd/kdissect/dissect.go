@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
@@ -157,11 +158,8 @@ func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn
 func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
 	cv := d.codec.NewConversation()
 	d.convs[c] = &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
-	return func(head []byte, synced bool) reassembly.Verdict {
-			return reassembly.Verdict(cv.Check(true, head, synced))
-		}, func(head []byte, synced bool) reassembly.Verdict {
-			return reassembly.Verdict(cv.Check(false, head, synced))
-		}
+	return func(head []byte, synced bool) wire.Verdict { return cv.Check(true, head, synced) },
+		func(head []byte, synced bool) wire.Verdict { return cv.Check(false, head, synced) }
 }
 
 func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {

@@ -233,10 +233,7 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 	}
 	opt := reassembly.Options{IsServerPort: isPort}
 	if len(o.ports) == 0 || o.detect {
-		opt.Detect = func(b []byte, strict bool) (reassembly.Verdict, string) {
-			v, why := c.DetectRequest(b, strict)
-			return reassembly.Verdict(v), why
-		}
+		opt.Detect = c.DetectRequest
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
