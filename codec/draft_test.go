@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // draftDir holds the KIP draft of the shared reference folder, copied to a temp dir so that
@@ -96,7 +97,7 @@ func TestDraftDecodes(t *testing.T) {
 			t.Errorf("%s = %s, want %s", name, got, w)
 		}
 	}
-	if n := Find(m.Fields, "ErrorMessage"); n == nil || n.Value != nil || n.Type != "compact_nullable_string" {
+	if n := Find(m.Fields, "ErrorMessage"); n == nil || n.Value != nil || n.Type != wire.CompactNullableString {
 		t.Errorf("ErrorMessage = %+v, want a null compact_nullable_string", n)
 	}
 }

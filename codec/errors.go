@@ -3,6 +3,8 @@ package codec
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // ErrorCode is one of Kafka's error codes.
@@ -81,5 +83,5 @@ func ErrorName(code int16) string {
 // IsErrorCode reports whether a field holds an error code, by Kafka's naming convention
 // (ErrorCode, TopLevelErrorCode, ...): such fields get the error's name beside the number.
 func IsErrorCode(n *Node) bool {
-	return n.Type == "int16" && strings.HasSuffix(n.Name, "ErrorCode")
+	return n.Type == wire.Int16 && strings.HasSuffix(n.Name, "ErrorCode")
 }
