@@ -70,3 +70,37 @@ func TestStream(t *testing.T) {
 		t.Errorf("after the loss: gap reported %v, %d requests at position 8 (want 1):\n%s", gap, after, out.String())
 	}
 }
+
+// TestLimit: with Limit, nothing is shown after that many messages, and Stop is called when the
+// limit is reached; with Flush, the output is flushed after each message.
+func TestLimit(t *testing.T) {
+	var out bytes.Buffer
+	stops := 0
+	fl := &flushCounter{Renderer: render.NewJSON(&out)}
+	p, err := New(Config{Codec: newCodec(t), Out: fl, Needs: render.Needs{Tree: true}, Select: SelectAll(),
+		Limit: 1, Flush: true, Stop: func() { stops++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stream(netip.MustParseAddrPort("10.0.0.1:50000"), netip.MustParseAddrPort("10.0.0.2:9092"))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.Write(reassembly.ToServer, apiVersionsRequest, 1, at)
+	s.Write(reassembly.ToClient, apiVersionsResponse, 2, at)
+	s.Close()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := p.Shown(); n != 1 || len(jsonLines(t, out.Bytes())) != 1 || stops == 0 || fl.flushes != 1 {
+		t.Errorf("%d shown, output %q, %d stops, %d flushes; want 1 message, a stop and a flush", n, out.String(), stops, fl.flushes)
+	}
+}
+
+type flushCounter struct {
+	render.Renderer
+	flushes int
+}
+
+func (f *flushCounter) Flush() error {
+	f.flushes++
+	return f.Renderer.Flush()
+}
