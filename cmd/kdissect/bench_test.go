@@ -51,7 +51,7 @@ func BenchmarkDissect(b *testing.B) {
 	} {
 		for _, workers := range []int{1, 2, 4} {
 			b.Run(fmt.Sprintf("%s/workers=%d", mode.name, workers), func(b *testing.B) {
-				fs, o := captureFlags(io.Discard)
+				fs, o := captureFlags()
 				if err := fs.Parse(append(mode.args, "-p", capturePorts, file)); err != nil {
 					b.Fatal(err)
 				}
@@ -59,7 +59,7 @@ func BenchmarkDissect(b *testing.B) {
 				b.SetBytes(size)
 				b.ReportAllocs()
 				for b.Loop() {
-					if code := o.dissect(fs.Args(), io.Discard, io.Discard); code != 0 {
+					if code := o.dissect(captureCommand(), fs.Args(), nil, io.Discard, io.Discard); code != 0 {
 						b.Fatalf("exit %d", code)
 					}
 				}

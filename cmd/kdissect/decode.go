@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -25,29 +25,35 @@ type decodeOptions struct {
 	version int
 }
 
-func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o.register(fs, "diagram")
+	fs.Lookup("format").Usage = "output format: diagram, summary, json, or none"
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	hideDefault(fs, "api-version", "api-key")
+	return fs, o
+}
+
+func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := decodeFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "kdissect decode: "+format+"\n", a...)
-		return 1
+	fail := func(format string, a ...any) int { return failed(stderr, "decode: "+format, a...) }
+	if fs.NArg() > 1 {
+		return cmd.usageError(stderr, "one input file at most, got %q", fs.Args())
+	}
+	if o.api == "" && fs.Changed("api-version") {
+		return cmd.usageError(stderr, "--api-version goes with --api")
 	}
 	c, err := o.codec()
 	if err != nil {
-		return fail("%v", err)
+		return cmd.report(stderr, err)
 	}
 	name, in := "stdin", stdin
-	if fs.NArg() > 1 {
-		return fail("one input file at most")
-	}
-	if fs.NArg() == 1 {
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
 		name = fs.Arg(0)
 		f, err := os.Open(name)
 		if err != nil {
@@ -59,6 +65,9 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return fail("%s: %v", name, err)
+	}
+	if len(data) == 0 {
+		return fail("%s: no input", name)
 	}
 	// Hex text is told from binary frames by its bytes: a binary frame starts with its size
 	// prefix, whose first byte is 0x00 for any frame under 16 MiB and never a hex digit or white
@@ -73,21 +82,26 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if data, err = hex.DecodeString(clean); err != nil {
 			return fail("%s: not hex: %v", name, err)
 		}
+	} else if off, ok := notHexText(data); ok {
+		// Text, but not hex: as binary, its first four characters would be a size of more than
+		// 500 MB. It is neither.
+		return fail("%s: neither hex text nor binary frames: %q at offset %d is not a hex digit, and text read as a binary frame would claim %d bytes",
+			name, data[off], off, binary.BigEndian.Uint32(append(data[:min(4, len(data)):min(4, len(data))], 0, 0, 0, 0)))
 	}
 	var key, version int16 = -1, -1
 	if o.api != "" {
 		a, err := c.Schemas.Lookup(o.api)
 		if err != nil {
-			return fail("--api: %v", err)
+			return cmd.usageError(stderr, "--api: %v", err)
 		}
 		if o.version < 0 {
-			return fail("--api needs --api-version")
+			return cmd.usageError(stderr, "--api needs --api-version")
 		}
 		key, version = a.Key, int16(o.version)
 	}
 	out, err := o.renderer(stdout)
 	if err != nil {
-		return fail("%v", err)
+		return cmd.usageError(stderr, "%v", err)
 	}
 	status := 0
 	for off, i := 0, 0; off < len(data); i++ {
@@ -105,6 +119,12 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: key < 0, Bytes: frame}
 		if key < 0 {
 			e.Msg = c.DecodeRequest(frame)
+			if len(e.Msg.Warnings) > 0 {
+				if fits := responsesThatFit(c, frame); len(fits) > 0 {
+					fmt.Fprintf(stderr, "kdissect: decode: %s: offset %d: not a clean request; if it is a response, say which API answers it with --api and --api-version (a response does not name its API). It decodes cleanly as: %s\n",
+						name, off, strings.Join(fits, ", "))
+				}
+			}
 		} else {
 			e.Msg = c.DecodeResponse(frame, key, version)
 		}
@@ -116,8 +136,63 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := out.Close(); err != nil {
 		return fail("%v", err)
 	}
-	if bytes.Equal(data, nil) {
-		return fail("%s: no input", name)
-	}
 	return status
+}
+
+// notHexText reports whether data is text (printable ASCII and white space) that is not hex,
+// and where its first character that is not a hex digit is.
+func notHexText(data []byte) (int, bool) {
+	first := -1
+	for i, c := range data {
+		switch {
+		case c == ' ', c == '\t', c == '\n', c == '\r':
+		case c < 0x20 || c > 0x7e:
+			return 0, false
+		case first < 0 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'):
+			first = i
+		}
+	}
+	return first, first >= 0
+}
+
+// maxFits bounds the APIs a decode hint lists.
+const maxFits = 6
+
+// responsesThatFit lists the API versions whose response decodes the frame cleanly (every byte
+// used, no warning), each API with its versions, as in "Heartbeat v0-v2": a frame that is not a
+// clean request may be a response given without --api.
+func responsesThatFit(c *codec.Codec, frame []byte) []string {
+	var fits []string
+	for _, a := range c.Schemas.APIs() {
+		if a.Response == nil {
+			continue
+		}
+		r := a.Versions()
+		var vs []int16
+		for v := r.Lo; v <= latest(r); v++ {
+			if !a.Response.ValidVersions.Contains(v) {
+				continue
+			}
+			m := c.DecodeResponse(frame, a.Key, v)
+			if len(m.Warnings) == 0 {
+				vs = append(vs, v)
+			}
+			c.Release(m)
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		if len(fits) == maxFits {
+			return append(fits, "and more")
+		}
+		s := fmt.Sprintf("%s v%d", a.Name, vs[0])
+		if len(vs) > 1 {
+			s += fmt.Sprintf("-v%d", vs[len(vs)-1])
+			if int(vs[len(vs)-1]-vs[0])+1 != len(vs) {
+				s = fmt.Sprintf("%s (%d versions)", s, len(vs))
+			}
+		}
+		fits = append(fits, s)
+	}
+	return fits
 }

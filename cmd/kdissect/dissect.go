@@ -402,15 +402,10 @@ func (p *pipeline) keep(err error) {
 	}
 }
 
-// dissectFile runs one capture file through the pipeline. Problems with single packets are
+// dissectFile runs one capture file, opened as r, through the pipeline. Problems with single packets are
 // reported on stderr and reading goes on; it returns an error only when the file could not be
 // read at all or stopped early.
-func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
-	r, err := capture.Open(name)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
+func dissectFile(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
 	if p.showProgress {
 		pr := newProgress(stderr, time.Now)
 		p.progress = func() {

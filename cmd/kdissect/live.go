@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,14 +18,6 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-const liveUsage = `Usage: kdissect live -i INTERFACE [flags]
-
-Captures Kafka traffic on a network interface (Linux, AF_PACKET; needs root or
-CAP_NET_RAW) and prints each message as it completes. Ctrl-C stops.
-
-Flags:
-`
-
 type liveOptions struct {
 	common
 	sel      selection
@@ -38,14 +29,9 @@ type liveOptions struct {
 	write    string
 }
 
-func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
+func liveFlags() (*flag.FlagSet, *liveOptions) {
 	o := &liveOptions{}
 	fs := flag.NewFlagSet("kdissect live", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, liveUsage)
-		fs.PrintDefaults()
-	}
 	o.register(fs, "summary")
 	o.sel.register(fs)
 	o.tls.register(fs)
@@ -54,31 +40,23 @@ func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
 	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h)")
 	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file")
+	hideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
 
 // runLive is "kdissect live": capture on an interface until Ctrl-C, SIGTERM, --count or
 // --duration, through the same pipeline as files.
-func runLive(args []string, stdout, stderr io.Writer) int {
-	fs, o := liveFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := liveFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "kdissect: "+format+"\n", a...)
-		return 2
-	}
+	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
 	if fs.NArg() > 0 {
 		return fail("live takes no arguments (got %q); to dissect files: kdissect FILE...", strings.Join(fs.Args(), " "))
 	}
 	if o.iface == "" {
 		return fail("live needs an interface: -i INTERFACE (%s)", interfaceNames())
-	}
-	if o.count < 0 || o.duration < 0 {
-		return fail("--count and --duration cannot be negative")
 	}
 	isPort, err := parsePorts(o.ports)
 	if err != nil {
@@ -90,11 +68,11 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 	c, err := o.codec()
 	if err != nil {
-		return fail("%v", err)
+		return cmd.report(stderr, err)
 	}
 	keys, err := o.tls.keys(true, stderr)
 	if err != nil {
-		return fail("%v", err)
+		return failed(stderr, "%v", err)
 	}
 	inner, err := o.renderer(stdout)
 	if err != nil {
@@ -158,8 +136,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	p.keys = keys
 	p.showing(o.format)
 	if err := p.selectWith(&o.sel); err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return cmd.usageError(stderr, "%v", err)
 	}
 	_, readErr := dissectReader(r, o.iface, p, reassembly.Options{IsServerPort: isPort}, stderr)
 	status := 0
@@ -191,8 +168,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, o.write)
 	}
 	if p.err != nil {
-		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", p.err)
-		return 1
+		return failed(stderr, "writing output: %v", p.err)
 	}
 	return status
 }

@@ -22,6 +22,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
@@ -31,46 +32,6 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-const usage = `kdissect dissects the Apache Kafka wire protocol.
-
-Usage:
-  kdissect [flags] CAPTURE...        dissect pcap or pcapng files (gzipped too)
-  kdissect decode [flags] [FILE]     decode raw frames (size prefix + header + body; binary or hex
-                                     text); stdin if no FILE
-  kdissect schema [API] [flags]      without API: every API; with one (name or key): the layout of
-                                     its request or response (--response) at a version (--version)
-  kdissect errors                    Kafka's error codes
-  kdissect live -i IFACE [flags]     capture on a network interface (Linux; root or CAP_NET_RAW);
-                                     "kdissect live --help" for its flags
-  kdissect demo [flags]              dissect a capture built into kdissect (a franz-go client and a broker)
-  kdissect help                      this text
-
-`
-
-// run is main without the process: arguments, streams, exit status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "demo":
-			return runDemo(args[1:], stdout, stderr)
-		case "decode":
-			return runDecode(args[1:], stdin, stdout, stderr)
-		case "schema":
-			return runSchema(args[1:], stdout, stderr)
-		case "errors":
-			return runErrors(args[1:], stdout, stderr)
-		case "live":
-			return runLive(args[1:], stdout, stderr)
-		case "help", "-h", "--help":
-			fmt.Fprint(stdout, usage)
-			fs, _ := captureFlags(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-	}
-	return runCapture(args, stdout, stderr)
 }
 
 // common holds the flags every subcommand shares.
@@ -108,7 +69,7 @@ func (c *common) codec() (*codec.Codec, error) {
 			return nil, err
 		}
 	} else if c.apiKey >= 0 {
-		return nil, fmt.Errorf("--api-key goes with --schema-dir")
+		return nil, flagError("--api-key goes with --schema-dir")
 	}
 	c2 := codec.New(set)
 	mode := c.records
@@ -128,7 +89,7 @@ func (c *common) codec() (*codec.Codec, error) {
 			CountsOnly: c2.Shallow})
 	case "none":
 	default:
-		return nil, fmt.Errorf("--records %q: full, headers or none", c.records)
+		return nil, flagError(fmt.Sprintf("--records %q: full, headers or none", c.records))
 	}
 	c2.ShowSecrets = c.showSecrets
 	return c2, nil
@@ -159,77 +120,76 @@ type captureOptions struct {
 	// workers is how many assemblers share the reading of a capture file; roundPackets, when
 	// set, changes how many segments they are given at a time (tests).
 	workers, roundPackets int
+	// read holds the files of -r; version is --version.
+	read    []string
+	version bool
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
 }
 
-func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
+func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o := &captureOptions{}
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o.register(fs, "diagram")
 	o.sel.register(fs)
 	o.tls.register(fs)
+	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	fs.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
+	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the newest Kafka versions it knows, and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
 	fs.MarkHidden("cpuprofile")
 	fs.MarkHidden("memprofile")
+	hideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
 
-func runCapture(args []string, stdout, stderr io.Writer) int {
-	fs, o := captureFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
+func runCapture(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := captureFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprint(stderr, usage)
-		fmt.Fprintln(stderr, "kdissect: no capture file given")
-		return 2
+	if o.version {
+		v := subcommand{name: "version", flags: noFlags("version")}
+		return runVersion(&v, fs.Args(), stdin, stdout, stderr)
 	}
-	return o.dissect(fs.Args(), stdout, stderr)
+	files := append(o.read, fs.Args()...)
+	if len(files) == 0 {
+		return cmd.usageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
+	}
+	return o.dissect(cmd, files, stdin, stdout, stderr)
 }
 
 // dissect runs the capture command on files with the options parsed.
-func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
+func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	isPort, err := parsePorts(o.ports)
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return cmd.usageError(stderr, "%v", err)
 	}
 	c, err := o.codec()
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return cmd.report(stderr, err)
 	}
 	out, err := o.renderer(stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return cmd.usageError(stderr, "%v", err)
 	}
 	p := newPipeline(c, out)
 	p.showProgress = !o.noProgress && progressWanted(stdout, stderr, o.format)
 	p.showing(o.format)
-	if o.workers < 1 {
-		fmt.Fprintf(stderr, "kdissect: --workers %d: at least 1\n", o.workers)
-		return 2
-	}
 	p.workers, p.roundPackets = o.workers, o.roundPackets
 	if c.Shallow {
 		tuneGC()
 	}
 	if err := p.selectWith(&o.sel); err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return cmd.usageError(stderr, "%v", err)
 	}
 	if p.keys, err = o.tls.keys(false, stderr); err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return failed(stderr, "%v", err)
 	}
 	opt := reassembly.Options{IsServerPort: isPort}
 	if len(o.ports) == 0 || o.detect {
@@ -241,8 +201,7 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			return 2
+			return failed(stderr, "%v", err)
 		}
 		defer stop()
 	}
@@ -250,15 +209,31 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		runtime.MemProfileRate = 64 << 10
 		defer writeHeapProfile(o.memProfile, stderr)
 	}
-	status, read := 0, 0
+	// A damaged file (cut short, a record that cannot be read) is shown up to where it can be
+	// read, the error names the file and the packet, and the exit status is 1, wherever the
+	// damage is; the other files are read all the same.
+	status := exitOK
+	stdinTaken := false
 	for _, name := range files {
-		n, err := dissectFile(name, p, opt, stderr)
-		read += n
-		if err != nil {
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			if n == 0 {
-				status = 1
+		if len(files) > 1 {
+			if f, ok := out.(interface{ File(string) error }); ok {
+				p.keep(f.File(name))
 			}
+		}
+		if name == "-" {
+			if stdinTaken {
+				status = failed(stderr, "stdin (-) given twice: it can be read once")
+				continue
+			}
+			stdinTaken = true
+		}
+		r, err := openCapture(name, stdin)
+		if err == nil {
+			_, err = dissectFile(r, name, p, opt, stderr)
+			r.Close()
+		}
+		if err != nil {
+			status = failed(stderr, "%v", err)
 		}
 	}
 	if err := out.Close(); err != nil && p.err == nil {
@@ -271,10 +246,17 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		p.keep(p.stats.Write(stdout))
 	}
 	if p.err != nil {
-		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", p.err)
-		return 1
+		return failed(stderr, "writing output: %v", p.err)
 	}
 	return status
+}
+
+// openCapture opens a capture file, or stdin for "-".
+func openCapture(name string, stdin io.Reader) (*capture.Reader, error) {
+	if name == "-" {
+		return capture.NewReader(stdin, "stdin")
+	}
+	return capture.Open(name)
 }
 
 // tuneGC trades memory the summaries and statistics do not use for fewer collections: they

@@ -17,12 +17,12 @@ import (
 func dissectWorkers(t *testing.T, workers, perRound int, args ...string) (string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	fs, o := captureFlags(&errOut)
+	fs, o := captureFlags()
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	o.workers, o.roundPackets = workers, perRound
-	if code := o.dissect(fs.Args(), &out, &errOut); code != 0 {
+	if code := o.dissect(captureCommand(), fs.Args(), nil, &out, &errOut); code != 0 {
 		t.Fatalf("%v with %d workers: exit %d: %s", args, workers, code, errOut.String())
 	}
 	return out.String(), errOut.String()
