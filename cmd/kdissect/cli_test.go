@@ -1,0 +1,257 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// kdissectStdin is kdissect with stdin.
+func kdissectStdin(t *testing.T, stdin []byte, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, bytes.NewReader(stdin), &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+// TestFlagErrors: every flag error of every subcommand is said on stderr, names the flag, points
+// to that subcommand's --help, prints nothing on stdout, and exits 2.
+func TestFlagErrors(t *testing.T) {
+	file := pcap("kgo-produce-fetch.pcap")
+	for _, tt := range []struct {
+		args []string
+		sub  string // the subcommand whose --help is pointed to
+		flag string // what the message names
+	}{
+		{[]string{"--bogus", file}, "", "--bogus"},
+		{[]string{"-Z", file}, "", "-Z"},
+		{[]string{"--min-latency", "abc", file}, "", "--min-latency"},
+		{[]string{"--workers", "x", file}, "", "--workers"},
+		{[]string{"schema", "--bogus"}, "schema", "--bogus"},
+		{[]string{"schema", "Fetch", "--version", "x"}, "schema", "--version"},
+		{[]string{"decode", "--bogus"}, "decode", "--bogus"},
+		{[]string{"live", "-c", "abc"}, "live", "--count"},
+		{[]string{"live", "--bogus"}, "live", "--bogus"},
+		{[]string{"errors", "--json"}, "errors", "--json"},
+		{[]string{"demo", "--bogus"}, "demo", "--bogus"},
+		{[]string{"version", "--bogus"}, "version", "--bogus"},
+		{[]string{"help", "--bogus"}, "help", "--bogus"},
+		// A flag before the subcommand is the subcommand's: its error too.
+		{[]string{"--bogus", "schema", "Fetch"}, "schema", "--bogus"},
+		{[]string{"--format", "summary", "errors"}, "errors", "--format"},
+	} {
+		out, errOut, code := kdissect(t, tt.args...)
+		help := "Run 'kdissect --help' for usage."
+		if tt.sub != "" {
+			help = "Run 'kdissect " + tt.sub + " --help' for usage."
+		}
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "kdissect: ") ||
+			!strings.Contains(errOut, tt.flag) || !strings.Contains(errOut, help) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a message naming %s with %q",
+				tt.args, code, out, errOut, tt.flag, help)
+		}
+	}
+}
+
+// TestBadValues: negative and empty values are refused with a message, in every subcommand.
+func TestBadValues(t *testing.T) {
+	file := pcap("kgo-produce-fetch.pcap")
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--max-bytes", "-1", file}, "--max-bytes -1: cannot be negative"},
+		{[]string{"--max-decompressed", "-5", file}, "--max-decompressed -5: cannot be negative"},
+		{[]string{"--stream", "-7", file}, "--stream -7: cannot be negative"},
+		{[]string{"--correlation-id", "-2", file}, "--correlation-id -2: cannot be negative"},
+		{[]string{"--min-latency", "-5ms", file}, "--min-latency -5ms: cannot be negative"},
+		{[]string{"-p", "", file}, "--port: empty value"},
+		{[]string{"-p", ",", file}, "--port: empty value"},
+		{[]string{"--topic", "", file}, "--topic: empty value"},
+		{[]string{"--format", "", file}, "--format: empty value"},
+		{[]string{"--workers", "0", file}, "--workers 0: at least 1"},
+		{[]string{"--api-key", "-4", file}, "--api-key -4: cannot be negative"},
+		{[]string{"schema", "Fetch", "--version", "-3"}, "--version -3: cannot be negative"},
+		{[]string{"decode", "--api", "Fetch", "--api-version", "-1"}, "--api-version -1: cannot be negative"},
+		{[]string{"decode", "--max-bytes", "-1"}, "--max-bytes -1: cannot be negative"},
+		{[]string{"live", "-i", "lo", "-c", "-1"}, "--count -1: cannot be negative"},
+		{[]string{"live", "-i", "lo", "--duration", "-1s"}, "--duration -1s: cannot be negative"},
+		{[]string{"live", "-i", "lo", "-p", ""}, "--port: empty value"},
+		{[]string{"live", "-i", ""}, "--interface: empty value"},
+	} {
+		out, errOut, code := kdissect(t, tt.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "kdissect: "+tt.msg) || !strings.Contains(errOut, "--help' for usage.") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.msg)
+		}
+	}
+}
+
+// TestHelp: --help and -h of every subcommand print its own usage and description on stdout,
+// with its flags, and exit 0; "kdissect help SUB" prints the same.
+func TestHelp(t *testing.T) {
+	cmds := append(subcommands(), captureCommand())
+	for _, c := range cmds {
+		var args []string
+		if c.name != "" {
+			args = append(args, c.name)
+		}
+		for _, h := range []string{"--help", "-h"} {
+			out, errOut, code := kdissect(t, append(args, h)...)
+			if code != exitOK || errOut != "" {
+				t.Errorf("%q %s: exit %d, stderr %q", args, h, code, errOut)
+				continue
+			}
+			if !strings.HasPrefix(out, "Usage:\n  "+c.usage+"\n\n"+c.about+"\n") {
+				t.Errorf("%q %s: the usage does not start with its own synopsis and description:\n%s", args, h, out)
+			}
+			if strings.Contains(out, "(default -1)") || strings.Contains(out, "Usage of") {
+				t.Errorf("%q %s: pflag's defaults shown:\n%s", args, h, out)
+			}
+			fs := c.flags
+			if c.name == "" {
+				fs = func() *flag.FlagSet { f, _ := captureFlags(); return f }
+			}
+			fs().VisitAll(func(f *flag.Flag) {
+				if !f.Hidden && !strings.Contains(out, "--"+f.Name) {
+					t.Errorf("%q %s: flag --%s not shown", args, h, f.Name)
+				}
+			})
+		}
+		if c.name != "" {
+			out, _, code := kdissect(t, "help", c.name)
+			want, _, _ := kdissect(t, c.name, "--help")
+			if code != exitOK || out != want {
+				t.Errorf("help %s: exit %d, and not the same as %s --help:\n%s", c.name, code, c.name, out)
+			}
+		}
+	}
+	// decode has no --stats: its --format does not mention it.
+	out, _, _ := kdissect(t, "decode", "--help")
+	if strings.Contains(out, "--stats") {
+		t.Errorf("decode --help mentions --stats:\n%s", out)
+	}
+	// The top usage lists every subcommand.
+	out, _, _ = kdissect(t, "--help")
+	for _, c := range subcommands() {
+		if !strings.Contains(out, "  "+c.usage) {
+			t.Errorf("kdissect --help does not list %s", c.name)
+		}
+	}
+}
+
+// TestFindSubcommand: the subcommand is the first argument that is not a flag or a flag's value.
+func TestFindSubcommand(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		name string
+		rest string
+	}{
+		{[]string{"schema", "Fetch"}, "schema", "[Fetch]"},
+		{[]string{"--schema-dir", "D", "schema", "Fetch"}, "schema", "[--schema-dir D Fetch]"},
+		{[]string{"--schema-dir=D", "schema"}, "schema", "[--schema-dir=D]"},
+		{[]string{"-p", "9092", "live", "-i", "lo"}, "live", "[-p 9092 -i lo]"},
+		{[]string{"-xp", "9092", "demo"}, "demo", "[-xp 9092]"},
+		{[]string{"-p9092", "demo"}, "demo", "[-p9092]"},
+		{[]string{"--hex", "decode", "f"}, "decode", "[--hex f]"},
+		{[]string{"f.pcap", "schema"}, "", "[f.pcap schema]"},
+		{[]string{"--", "schema"}, "", "[-- schema]"},
+		{[]string{"-r", "schema"}, "", "[-r schema]"},
+		{[]string{"--version"}, "", "[--version]"},
+		{[]string{"version"}, "version", "[]"},
+		{nil, "", "[]"},
+	} {
+		c, rest := findSubcommand(tt.args)
+		if c.name != tt.name || fmt.Sprint(rest) != tt.rest {
+			t.Errorf("%q: subcommand %q with %v, want %q with %s", tt.args, c.name, rest, tt.name, tt.rest)
+		}
+	}
+}
+
+// TestVersion: --version and version print the module version and VCS revision from the build
+// info, and the newest versions the built-in definitions know.
+func TestVersion(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	apis := set.APIs()
+	last := apis[len(apis)-1]
+	want := []string{
+		fmt.Sprintf("Produce v%d", latest(set.API(0).Versions())),
+		fmt.Sprintf("Fetch v%d", latest(set.API(1).Versions())),
+		fmt.Sprintf("keys 0 to %d", last.Key),
+		last.Name,
+	}
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out, errOut, code := kdissect(t, args...)
+		if code != exitOK || errOut != "" || !strings.HasPrefix(out, "kdissect ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%q: no %q in:\n%s", args, w, out)
+			}
+		}
+	}
+	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "github.com/kdissect/kdissect", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-12-01T08:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	out := versionText(info, set)
+	for _, w := range []string{"kdissect v1.2.3\n", "revision 0123abcd (2026-12-01T08:00:00Z), with uncommitted changes\n", "go1.99"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in:\n%s", w, out)
+		}
+	}
+}
+
+// TestReadFlagAndStdin: -r FILE (repeatable) and - read captures, stdin gzipped or not, and give
+// what naming the files gives.
+func TestReadFlagAndStdin(t *testing.T) {
+	file := pcap("kgo-produce-fetch.pcap")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(data)
+	zw.Close()
+	want, _, code := kdissect(t, "--format", "summary", file)
+	if code != 0 || want == "" {
+		t.Fatalf("exit %d", code)
+	}
+	for _, tt := range []struct {
+		name  string
+		stdin []byte
+		args  []string
+	}{
+		{"-r", nil, []string{"--format", "summary", "-r", file}},
+		{"- plain", data, []string{"--format", "summary", "-"}},
+		{"- gzipped", gz.Bytes(), []string{"--format", "summary", "-"}},
+		{"-r -", gz.Bytes(), []string{"-r", "-", "--format", "summary"}},
+	} {
+		out, errOut, code := kdissectStdin(t, tt.stdin, tt.args...)
+		if code != 0 || errOut != "" || out != want {
+			t.Errorf("%s: exit %d, stderr %q, output the same: %v", tt.name, code, errOut, out == want)
+		}
+	}
+	_, errOut, code := kdissectStdin(t, data, "--format", "summary", "-", "-")
+	if code != exitFailure || !strings.Contains(errOut, "stdin (-) given twice") {
+		t.Errorf("- twice: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = kdissectStdin(t, []byte("not a capture"), "-")
+	if code != exitFailure || !strings.Contains(errOut, "kdissect: stdin: not a pcap or pcapng file") {
+		t.Errorf("text on stdin: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = kdissect(t, "--format", "summary")
+	if code != exitUsage || !strings.Contains(errOut, "no capture file given") || !strings.Contains(errOut, "-r FILE") {
+		t.Errorf("no file: exit %d, stderr %q", code, errOut)
+	}
+}
