@@ -3,14 +3,21 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
 
 	flag "github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
@@ -253,5 +260,223 @@ func TestReadFlagAndStdin(t *testing.T) {
 	_, errOut, code = kdissect(t, "--format", "summary")
 	if code != exitUsage || !strings.Contains(errOut, "no capture file given") || !strings.Contains(errOut, "-r FILE") {
 		t.Errorf("no file: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// countPackets reads a capture with the capture package: the packets and TCP packets a run
+// that reads it must report.
+func countPackets(t *testing.T, file string) capture.Stats {
+	t.Helper()
+	r, err := capture.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			return r.Stats()
+		} else if err != nil {
+			var pe *capture.PacketError
+			if !errors.As(err, &pe) {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestSilentRuns: a run that shows no message says on stderr what it read and why nothing
+// matched, and exits 0; TLS gets its one-line report without -p.
+func TestSilentRuns(t *testing.T) {
+	tlsFile, httpFile, kafka := pcap("other-tls.pcap"), pcap("other-http.pcap"), pcap("kgo-produce-fetch.pcap")
+	all, _, _ := kdissect(t, "--format", "json", kafka)
+	messages := strings.Count(all, `"kind":"request"`) + strings.Count(all, `"kind":"response"`)
+	for _, tt := range []struct {
+		name string
+		args []string
+		file string
+		want []string
+	}{
+		{"TLS without -p", []string{"--format", "summary"}, tlsFile,
+			[]string{"TCP connections to port 443", "no Kafka request seen on any port", "TLS seen on port 443 (2 connections): try -p 443 --tls-keylog FILE"}},
+		{"no Kafka", []string{"--format", "summary", "--stats"}, httpFile,
+			[]string{"4 TCP connections to port 80", "no Kafka request seen on any port"}},
+		{"filters", []string{"--format", "json", "--topic", "no-such-topic"}, kafka,
+			[]string{fmt.Sprintf("the filters excluded all %d Kafka messages", messages)}},
+		{"other port", []string{"-p", "9999", "--format", "summary"}, kafka,
+			[]string{"0 TCP connections", "no TCP connection to the ports -p names (9999)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := kdissect(t, append(tt.args, tt.file)...)
+			st := countPackets(t, tt.file)
+			want := append(tt.want, fmt.Sprintf("kdissect: no Kafka message shown: read %d packets (%d TCP) in 1 file", st.Packets, st.TCP))
+			if code != exitOK {
+				t.Errorf("exit %d", code)
+			}
+			for _, w := range want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+			if strings.Contains(out, "┌") {
+				t.Errorf("empty statistics tables shown:\n%s", out)
+			}
+		})
+	}
+	// The TLS connections are reported on stdout, one line each, without -p as with it.
+	without, _, _ := kdissect(t, "--format", "summary", tlsFile)
+	with, _, _ := kdissect(t, "--format", "summary", "-p", "443", tlsFile)
+	if strings.Count(without, "! TLS 1.") != 2 || without != with {
+		t.Errorf("TLS lines without -p:\n%s\nwith -p 443:\n%s", without, with)
+	}
+	if strings.Contains(without, "taken as Kafka") {
+		t.Errorf("a TLS port was taken as Kafka:\n%s", without)
+	}
+	// A run that shows messages says nothing more.
+	if _, errOut, _ := kdissect(t, "--format", "summary", kafka); errOut != "" {
+		t.Errorf("stderr %q on a run that shows messages", errOut)
+	}
+}
+
+// TestStatsJSON: with --format json, --stats adds JSON lines ("kind": "stats"), never tables:
+// the whole output is JSON lines, and the rows are the tables' rows.
+func TestStatsJSON(t *testing.T) {
+	file := pcap("kgo-produce-fetch.pcap")
+	out, errOut, code := kdissect(t, "--format", "json", "--stats", file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	tables, _, _ := kdissect(t, "--format", "none", "--stats", file)
+	_, rows := parseTables(t, tables)
+	perTable := map[string]int{}
+	messages := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", l, err)
+		}
+		switch v["kind"] {
+		case "stats":
+			perTable[v["table"].(string)]++
+		case "request", "response":
+			if len(perTable) > 0 {
+				t.Fatalf("a message after the statistics: %s", l)
+			}
+			messages++
+		}
+	}
+	for i, name := range []string{"apis", "errors", "connections", "topics"} {
+		if got, want := perTable[name], len(rows[i])-1; got != want {
+			t.Errorf("%d %s lines, the table has %d rows", got, name, want)
+		}
+	}
+	if messages == 0 || perTable["apis"] == 0 {
+		t.Errorf("%d messages, %v", messages, perTable)
+	}
+}
+
+// TestSeveralFiles: with several files, text formats print a header before each file's output,
+// and JSON lines carry a "file" key; with one file, neither.
+func TestSeveralFiles(t *testing.T) {
+	a, b := pcap("kgo-produce-fetch.pcap"), pcap("kgo-admin.pcapng")
+	for _, format := range []string{"summary", "diagram"} {
+		one, _, _ := kdissect(t, "--format", format, a)
+		two, _, code := kdissect(t, "--format", format, a, b)
+		if code != 0 || strings.Contains(one, "==>") {
+			t.Fatalf("%s: exit %d, or a header with one file", format, code)
+		}
+		onlyB, _, _ := kdissect(t, "--format", format, b)
+		if format == "summary" {
+			// Relative times count from the first file's first packet: compare the packet numbers.
+			one, onlyB, two = firstColumn(one), firstColumn(onlyB), firstColumn(two)
+		} else {
+			// Stream numbers go on from one file to the next.
+			streams := regexp.MustCompile(`  stream [0-9]+`)
+			one, onlyB, two = streams.ReplaceAllString(one, ""), streams.ReplaceAllString(onlyB, ""), streams.ReplaceAllString(two, "")
+		}
+		want := "==> " + a + " <==\n" + one + "==> " + b + " <==\n" + onlyB
+		if two != want {
+			t.Errorf("%s: two files do not give a header and each file's output", format)
+		}
+	}
+	out, _, _ := kdissect(t, "--format", "json", "-r", a, "-r", b)
+	files := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var v struct{ File string }
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		files[v.File]++
+	}
+	oneA, _, _ := kdissect(t, "--format", "json", a)
+	if files[a] != strings.Count(oneA, "\n") || files[b] == 0 || len(files) != 2 {
+		t.Errorf("lines per file: %v", files)
+	}
+	if strings.Contains(oneA, `"file"`) {
+		t.Errorf("one file, and lines carry a file key")
+	}
+}
+
+// firstColumn keeps the first word of each line (a summary's packet number), and the header
+// lines whole.
+func firstColumn(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, "==>") {
+			l = f[0] + "\n"
+		}
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// TestDecodeHints: decode says when its input is neither hex text nor binary frames, and when a
+// frame that is not a clean request may be a response given without --api, naming the APIs
+// that decode it cleanly.
+func TestDecodeHints(t *testing.T) {
+	out, errOut, code := kdissectStdin(t, []byte("zzzz-not-hex\n"), "decode")
+	if code != exitFailure || out != "" || !strings.Contains(errOut, "neither hex text nor binary frames") || !strings.Contains(errOut, "'z' at offset 0") {
+		t.Errorf("text: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 12
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = 1, "broker-1.example", 9092
+	resp.Brokers = append(resp.Brokers, b)
+	tp := kmsg.NewMetadataResponseTopic()
+	name := "orders"
+	tp.Topic = &name
+	tp.Partitions = append(tp.Partitions, kmsg.NewMetadataResponseTopicPartition())
+	resp.Topics = append(resp.Topics, tp)
+	body := resp.AppendTo(nil)
+	frame := binary.BigEndian.AppendUint32(nil, uint32(4+1+len(body)))
+	frame = binary.BigEndian.AppendUint32(frame, 7) // correlation id
+	frame = append(frame, 0)                        // header tags
+	frame = append(frame, body...)
+
+	_, errOut, code = kdissectStdin(t, frame, "decode", "--format", "summary")
+	for _, w := range []string{"not a clean request", "--api and --api-version", "Metadata v"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("a response without --api: exit %d, stderr %q lacks %q", code, errOut, w)
+		}
+	}
+	out, errOut, code = kdissectStdin(t, frame, "decode", "--format", "summary", "--api", "Metadata", "--api-version", "12")
+	if code != 0 || errOut != "" || !strings.Contains(out, "Response Metadata v12") || strings.Contains(out, "warning") {
+		t.Errorf("with --api: exit %d, stderr %q, stdout %q", code, errOut, out)
+	}
+	// A clean request gets no hint.
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "kdissect-test", "1"
+	full := binary.BigEndian.AppendUint32(nil, 0)  // size, set below
+	full = binary.BigEndian.AppendUint16(full, 18) // ApiVersions
+	full = binary.BigEndian.AppendUint16(full, 3)
+	full = binary.BigEndian.AppendUint32(full, 1) // correlation id
+	full = append(full, 0xff, 0xff, 0)            // client id null, header tags
+	full = req.AppendTo(full)
+	binary.BigEndian.PutUint32(full, uint32(len(full)-4))
+	out, errOut, code = kdissectStdin(t, full, "decode", "--format", "summary")
+	if code != 0 || errOut != "" || !strings.Contains(out, "ApiVersions v3") {
+		t.Errorf("a clean request: exit %d, stderr %q, stdout %q", code, errOut, out)
 	}
 }

@@ -61,6 +61,8 @@ type pipeline struct {
 	// workers is how many assemblers share a capture file (1: no goroutines); roundPackets is
 	// how many segments they are given at a time (0: the default, see shard.go).
 	workers, roundPackets int
+	// counts, when set, counts what the run finds, for a run that shows nothing (silence.go).
+	counts *runCounts
 }
 
 // pairKey finds a held request: its connection and correlation id.
@@ -288,6 +290,9 @@ func (p *pipeline) setStart(t time.Time) {
 
 // handle shows one event. Events come in capture order.
 func (p *pipeline) handle(ev event) {
+	if p.counts != nil {
+		p.counts.event(ev)
+	}
 	switch ev.kind {
 	case evStart:
 		// The assembler that found the connection numbered it among its own; this is the

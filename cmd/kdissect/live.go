@@ -159,7 +159,7 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 		p.err = err
 	}
 	if p.stats != nil && p.err == nil {
-		p.keep(p.stats.Write(stdout))
+		p.keep(writeStats(p.stats, o.format, stdout))
 	}
 	ks, _ := r.KernelStats()
 	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",

@@ -214,6 +214,8 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	// damage is; the other files are read all the same.
 	status := exitOK
 	stdinTaken := false
+	counts := newRunCounts()
+	p.counts = counts
 	for _, name := range files {
 		if len(files) > 1 {
 			if f, ok := out.(interface{ File(string) error }); ok {
@@ -230,6 +232,7 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 		r, err := openCapture(name, stdin)
 		if err == nil {
 			_, err = dissectFile(r, name, p, opt, stderr)
+			counts.read(r.Stats())
 			r.Close()
 		}
 		if err != nil {
@@ -239,16 +242,30 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	if err := out.Close(); err != nil && p.err == nil {
 		p.err = err
 	}
-	if p.stats != nil && p.err == nil {
-		if o.format != "none" {
-			fmt.Fprintln(stdout)
-		}
-		p.keep(p.stats.Write(stdout))
+	counts.shown = p.messages
+	if why := counts.explain(o.ports, p.filter != nil); why != "" && status == exitOK {
+		fmt.Fprintf(stderr, "kdissect: %s\n", why)
+	}
+	if p.stats != nil && p.err == nil && p.messages > 0 {
+		p.keep(writeStats(p.stats, o.format, stdout))
 	}
 	if p.err != nil {
 		return failed(stderr, "writing output: %v", p.err)
 	}
 	return status
+}
+
+// writeStats writes the statistics after the messages: JSON lines after JSON lines, tables
+// otherwise (after a blank line, when messages came before).
+func writeStats(s *render.Stats, format string, w io.Writer) error {
+	switch format {
+	case "json":
+		return s.WriteJSON(w)
+	case "none":
+	default:
+		fmt.Fprintln(w)
+	}
+	return s.Write(w)
 }
 
 // openCapture opens a capture file, or stdin for "-".
