@@ -480,3 +480,38 @@ func TestDecodeHints(t *testing.T) {
 		t.Errorf("a clean request: exit %d, stderr %q, stdout %q", code, errOut, out)
 	}
 }
+
+// TestOverlongRecords: a capture whose pcap records claim 16 captured bytes more than the
+// packet's original length (as a capture tool in the wild writes them; tshark reads them and
+// warns "Frame length is less than captured length") dissects like the same capture without
+// the extra bytes, with one notice naming the file and the first such packet.
+func TestOverlongRecords(t *testing.T) {
+	src := pcap("kgo-produce-fetch.pcap")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if le.Uint32(data) != 0xa1b2c3d4 {
+		t.Fatalf("%s is not a little-endian microsecond pcap file", src)
+	}
+	quirk := bytes.Clone(data[:24])
+	records := 0
+	for off := 24; off < len(data); records++ {
+		capLen := int(le.Uint32(data[off+8:]))
+		h := bytes.Clone(data[off : off+16])
+		le.PutUint32(h[8:], uint32(capLen+16))
+		quirk = append(append(append(quirk, h...), data[off+16:off+16+capLen]...), make([]byte, 16)...)
+		off += 16 + capLen
+	}
+	file := writeTemp(t, "overlong.pcap", quirk)
+	want, _, _ := kdissect(t, "--format", "json", src)
+	out, errOut, code := kdissect(t, "--format", "json", file)
+	if code != 0 || out != want {
+		t.Errorf("exit %d; the same messages as the file without the quirk: %v", code, out == want)
+	}
+	notice := fmt.Sprintf("kdissect: %s: %d packet records claim more captured bytes than the packet had (the first: packet 1, ", file, records)
+	if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, notice) {
+		t.Errorf("stderr %q, want one line starting %q", errOut, notice)
+	}
+}

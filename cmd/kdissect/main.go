@@ -233,6 +233,10 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 		if err == nil {
 			_, err = dissectFile(r, name, p, opt, stderr)
 			counts.read(r.Stats())
+			if n, pkt, capLen, length := r.Overlong(); n > 0 {
+				fmt.Fprintf(stderr, "kdissect: %s: %d packet records claim more captured bytes than the packet had (the first: packet %d, %d > %d bytes), as some capture tools write them; read anyway, trusting the IP header's length\n",
+					name, n, pkt, capLen, length)
+			}
 			r.Close()
 		}
 		if err != nil {
