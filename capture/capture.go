@@ -332,7 +332,6 @@ func (r *Reader) readErr(err error, ci gopacket.CaptureInfo) error {
 	return fmt.Errorf("%s: after packet %d: %w", r.name, last, err)
 }
 
-
 type ngSource struct{ r *pcapgo.NgReader }
 
 func (s ngSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
