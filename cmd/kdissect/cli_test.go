@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
@@ -513,5 +514,35 @@ func TestOverlongRecords(t *testing.T) {
 	notice := fmt.Sprintf("kdissect: %s: %d packet records claim more captured bytes than the packet had (the first: packet 1, ", file, records)
 	if strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, notice) {
 		t.Errorf("stderr %q, want one line starting %q", errOut, notice)
+	}
+}
+
+// TestErrorsLookup: "kdissect errors 3" and "kdissect errors UNKNOWN_TOPIC_OR_PARTITION" show
+// that one error, with what it means; the whole table gives every error a description.
+func TestErrorsLookup(t *testing.T) {
+	for _, arg := range []string{"3", "UNKNOWN_TOPIC_OR_PARTITION", "unknown_topic_or_partition"} {
+		out, errOut, code := kdissect(t, "errors", arg)
+		if code != 0 || errOut != "" {
+			t.Fatalf("errors %s: exit %d, stderr %q", arg, code, errOut)
+		}
+		e, _ := codec.LookupError("3")
+		rows := 0
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "│") && !strings.Contains(l, "code") {
+				rows++
+				if !strings.Contains(l, " 3 │ UNKNOWN_TOPIC_OR_PARTITION ") || !strings.Contains(l, e.About) || e.About == "" {
+					t.Errorf("errors %s: row %q", arg, l)
+				}
+			}
+		}
+		if rows != 1 {
+			t.Errorf("errors %s: %d rows:\n%s", arg, rows, out)
+		}
+	}
+	out, _, _ := kdissect(t, "errors")
+	for _, e := range codec.ErrorCodes() {
+		if !strings.Contains(out, e.About) {
+			t.Errorf("the table lacks the description of %s", e.Name)
+		}
 	}
 }

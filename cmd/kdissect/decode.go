@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 	"unicode"
 
 	flag "github.com/spf13/pflag"
@@ -15,9 +14,6 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/render"
 )
-
-// timeZero leaves the summary's relative times to start at the first message.
-var timeZero time.Time
 
 type decodeOptions struct {
 	common
@@ -28,8 +24,9 @@ type decodeOptions struct {
 func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
-	o.register(fs, "diagram")
-	fs.Lookup("format").Usage = "output format: diagram, summary, json, or none"
+	o.register(fs, render.Formats()[0].Name)
+	// decode has no --stats: no format hint mentions it.
+	fs.Lookup("format").Usage = "output format: " + formatList(render.Formats(), " or ", false)
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
 	hideDefault(fs, "api-version", "api-key")
@@ -99,7 +96,7 @@ func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		}
 		key, version = a.Key, int16(o.version)
 	}
-	out, err := o.renderer(stdout)
+	_, out, err := o.output(stdout)
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}

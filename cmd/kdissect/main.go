@@ -19,14 +19,14 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
-	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -48,13 +48,13 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
-	fs.StringVar(&c.format, "format", defaultFormat, "output format: diagram, summary, json, or none (with --stats)")
+	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+formatList(render.Formats(), ", or ", true))
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
-	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); default full for diagram and json, headers for summary and none")
+	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+recordsDefaults())
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
@@ -72,17 +72,17 @@ func (c *common) codec() (*codec.Codec, error) {
 		return nil, flagError("--api-key goes with --schema-dir")
 	}
 	c2 := codec.New(set)
+	// An unknown format is reported by renderer; until then it counts as one that shows all.
+	f, known := render.LookupFormat(c.format)
 	mode := c.records
 	if mode == "" {
-		// Summaries and statistics need record counts, which batch headers give; diagrams
-		// and JSON show every record.
 		mode = "full"
-		if c.format == "summary" || c.format == "none" {
-			mode = "headers"
+		if known {
+			mode = f.Records
 		}
 	}
-	// Summaries and statistics never show the field tree: decode only what they read.
-	c2.Shallow = c.format == "summary" || c.format == "none"
+	// Formats that never show the field tree get only what they read.
+	c2.Shallow = known && !f.Needs.Tree
 	switch mode {
 	case "full", "headers":
 		c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed, HeadersOnly: mode == "headers",
@@ -95,23 +95,58 @@ func (c *common) codec() (*codec.Codec, error) {
 	return c2, nil
 }
 
-func (c *common) renderer(w io.Writer) (render.Renderer, error) {
-	switch c.format {
-	case "diagram":
-		return render.NewDiagram(w, render.DiagramOptions{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
-	case "summary":
-		return render.NewSummary(w, timeZero), nil
-	case "json":
-		return render.NewJSON(w), nil
-	case "none":
-		return render.Discard{}, nil
+// output returns the format chosen and its renderer, writing to w.
+func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
+	f, ok := render.LookupFormat(c.format)
+	if !ok {
+		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, formatList(render.Formats(), " or ", false))
 	}
-	return nil, fmt.Errorf("unknown --format %q (diagram, summary, json or none)", c.format)
+	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
+}
+
+// formatList names formats for the user: "a, b or c"; with hints, each format's hint follows
+// its name.
+func formatList(fs []render.Format, or string, hints bool) string {
+	var s string
+	for i, f := range fs {
+		switch {
+		case i == 0:
+		case i == len(fs)-1:
+			s += or
+		default:
+			s += ", "
+		}
+		s += f.Name
+		if hints && f.Hint != "" {
+			s += " (" + f.Hint + ")"
+		}
+	}
+	return s
+}
+
+// recordsDefaults says which formats decode records how deep unless --records says.
+func recordsDefaults() string {
+	var depths []string
+	byDepth := map[string][]render.Format{}
+	for _, f := range render.Formats() {
+		if byDepth[f.Records] == nil {
+			depths = append(depths, f.Records)
+		}
+		byDepth[f.Records] = append(byDepth[f.Records], f)
+	}
+	s := "default"
+	for i, d := range depths {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + d + " for " + formatList(byDepth[d], " and ", false)
+	}
+	return s
 }
 
 type captureOptions struct {
 	common
-	sel    selection
+	sel    dissect.Selection
 	ports  []string
 	detect bool
 	tls    tlsOptions
@@ -131,8 +166,8 @@ type captureOptions struct {
 func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o := &captureOptions{}
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
-	o.register(fs, "diagram")
-	o.sel.register(fs)
+	o.register(fs, render.Formats()[0].Name)
+	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
@@ -146,6 +181,21 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	fs.MarkHidden("memprofile")
 	hideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
+}
+
+// registerSelection registers the flags that choose which messages are shown, and --stats.
+func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
+	fs.StringSliceVar(&s.APIs, "api", nil, "show only these APIs, by name or key (repeatable)")
+	fs.StringVar(&s.Topic, "topic", "", "show only pairs that name a topic matching this glob (its name, or its topic id)")
+	fs.StringVar(&s.Group, "group", "", "show only pairs that name a consumer group matching this glob")
+	fs.StringVar(&s.ClientID, "client-id", "", "show only pairs whose request's client id matches this glob")
+	fs.BoolVar(&s.Errors, "errors", false, "show only pairs whose response carries a non-zero error code")
+	fs.DurationVar(&s.MinLatency, "min-latency", 0, "show only pairs answered this slowly or slower (e.g. 50ms)")
+	fs.Int32Var(&s.CorrelationID, "correlation-id", -1, "show only messages with this correlation id")
+	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
+	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
+	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
+	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic")
 }
 
 func runCapture(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -174,29 +224,39 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	if err != nil {
 		return cmd.report(stderr, err)
 	}
-	out, err := o.renderer(stdout)
+	f, out, err := o.output(stdout)
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}
-	p := newPipeline(c, out)
-	p.showProgress = !o.noProgress && progressWanted(stdout, stderr, o.format)
-	p.showing(o.format)
-	p.workers, p.roundPackets = o.workers, o.roundPackets
 	if c.Shallow {
 		tuneGC()
 	}
-	if err := p.selectWith(&o.sel); err != nil {
+	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: isPort,
+		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets}
+	// Warnings go through the progress line while one is shown: it is erased first.
+	var line *progress
+	cfg.Warn = func(err error) {
+		w := stderr
+		if line != nil {
+			w = line
+		}
+		fmt.Fprintf(w, "kdissect: %v\n", err)
+	}
+	if !o.noProgress && progressWanted(stdout, stderr, f.Silent) {
+		cfg.Progress = func(string) (func(int64, int64, int), func()) {
+			line = newProgress(stderr, time.Now)
+			return line.update, func() { line.clear(); line = nil }
+		}
+	}
+	if err := o.sel.Check(c); err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}
-	if p.keys, err = o.tls.keys(false, stderr); err != nil {
+	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
 		return failed(stderr, "%v", err)
 	}
-	opt := reassembly.Options{IsServerPort: isPort}
-	if len(o.ports) == 0 || o.detect {
-		opt.Detect = func(b []byte, strict bool) (reassembly.Verdict, string) {
-			v, why := c.DetectRequest(b, strict)
-			return reassembly.Verdict(v), why
-		}
+	p, err := dissect.New(cfg)
+	if err != nil {
+		return cmd.usageError(stderr, "%v", err)
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
@@ -214,70 +274,54 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	// damage is; the other files are read all the same.
 	status := exitOK
 	stdinTaken := false
-	counts := newRunCounts()
-	p.counts = counts
 	for _, name := range files {
 		if len(files) > 1 {
-			if f, ok := out.(interface{ File(string) error }); ok {
-				p.keep(f.File(name))
+			if fo, ok := out.(interface{ File(string) error }); ok {
+				if err := fo.File(name); err != nil {
+					return failed(stderr, "writing output: %v", err)
+				}
 			}
 		}
-		if name == "-" {
-			if stdinTaken {
-				status = failed(stderr, "stdin (-) given twice: it can be read once")
-				continue
-			}
+		var err error
+		switch {
+		case name != "-":
+			_, err = p.File(name)
+		case stdinTaken:
+			err = fmt.Errorf("stdin (-) given twice: it can be read once")
+		default:
 			stdinTaken = true
-		}
-		r, err := openCapture(name, stdin)
-		if err == nil {
-			_, err = dissectFile(r, name, p, opt, stderr)
-			counts.read(r.Stats())
-			if n, pkt, capLen, length := r.Overlong(); n > 0 {
-				fmt.Fprintf(stderr, "kdissect: %s: %d packet records claim more captured bytes than the packet had (the first: packet %d, %d > %d bytes), as some capture tools write them; read anyway, trusting the IP header's length\n",
-					name, n, pkt, capLen, length)
-			}
-			r.Close()
+			_, err = p.FileFrom(stdin, "stdin")
 		}
 		if err != nil {
 			status = failed(stderr, "%v", err)
 		}
 	}
-	if err := out.Close(); err != nil && p.err == nil {
-		p.err = err
-	}
-	counts.shown = p.messages
-	if why := counts.explain(o.ports, p.filter != nil); why != "" && status == exitOK {
+	p.Close()
+	shown, _ := p.Shown()
+	if why := explain(p.Seen(), shown, o.ports, o.sel.Filters()); why != "" && status == exitOK {
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
 	}
-	if p.stats != nil && p.err == nil && p.messages > 0 {
-		p.keep(writeStats(p.stats, o.format, stdout))
+	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
+		if !f.Silent && f.Stats == nil {
+			fmt.Fprintln(stdout)
+		}
+		if err := writeStats(f, st, stdout); err != nil {
+			return failed(stderr, "writing output: %v", err)
+		}
 	}
-	if p.err != nil {
-		return failed(stderr, "writing output: %v", p.err)
+	if err := p.Err(); err != nil {
+		return failed(stderr, "writing output: %v", err)
 	}
 	return status
 }
 
-// writeStats writes the statistics after the messages: JSON lines after JSON lines, tables
-// otherwise (after a blank line, when messages came before).
-func writeStats(s *render.Stats, format string, w io.Writer) error {
-	switch format {
-	case "json":
-		return s.WriteJSON(w)
-	case "none":
-	default:
-		fmt.Fprintln(w)
+// writeStats writes the statistics after the messages, as the format writes them: JSON lines
+// after JSON lines, tables otherwise.
+func writeStats(f render.Format, st *render.Stats, w io.Writer) error {
+	if f.Stats != nil {
+		return f.Stats(st, w)
 	}
-	return s.Write(w)
-}
-
-// openCapture opens a capture file, or stdin for "-".
-func openCapture(name string, stdin io.Reader) (*capture.Reader, error) {
-	if name == "-" {
-		return capture.NewReader(stdin, "stdin")
-	}
-	return capture.Open(name)
+	return st.Write(w)
 }
 
 // tuneGC trades memory the summaries and statistics do not use for fewer collections: they

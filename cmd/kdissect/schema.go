@@ -23,7 +23,7 @@ type schemaOptions struct {
 func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	o := &schemaOptions{}
 	fs := flag.NewFlagSet("kdissect schema", flag.ContinueOnError)
-	fs.StringVar(&o.format, "format", "diagram", "output format: diagram or json")
+	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+formatList(schemaFormats(), " or ", false))
 	fs.IntVar(&o.version, "version", -1, "the API version (default: the latest)")
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
@@ -42,8 +42,9 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	}
 	// Every mistake here is in the command line, an API or version that does not exist included.
 	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
-	if o.format != "diagram" && o.format != "json" {
-		return fail("unknown --format %q (diagram or json)", o.format)
+	f, ok := render.LookupFormat(o.format)
+	if !ok || f.Layout == nil {
+		return fail("unknown --format %q (%s)", o.format, formatList(schemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
 		return fail("--request or --response, not both")
@@ -59,10 +60,7 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail("--version, --diff, --request and --response need an API")
 		}
-		if o.format == "json" {
-			return status(render.APIJSON(stdout, c.Schemas.APIs()), stderr)
-		}
-		return status(render.APITable(stdout, c.Schemas.APIs()), stderr)
+		return status(f.APIs(stdout, c.Schemas.APIs()), stderr)
 	}
 	a, err := c.Schemas.Lookup(fs.Arg(0))
 	if err != nil {
@@ -91,10 +89,7 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		if err != nil {
 			return fail("%v", err)
 		}
-		if o.format == "json" {
-			return status(render.DiffJSON(stdout, la, lb), stderr)
-		}
-		return status(render.DiffTable(stdout, la, lb), stderr)
+		return status(f.Diff(stdout, la, lb), stderr)
 	}
 	v := latest(m.ValidVersions)
 	if o.version >= 0 {
@@ -104,10 +99,18 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return fail("%v", err)
 	}
-	if o.format == "json" {
-		return status(l.WriteJSON(stdout), stderr)
+	return status(f.Layout(l, stdout), stderr)
+}
+
+// schemaFormats are the formats that lay out schemas.
+func schemaFormats() []render.Format {
+	var fs []render.Format
+	for _, f := range render.Formats() {
+		if f.Layout != nil {
+			fs = append(fs, f)
+		}
 	}
-	return status(l.WriteText(stdout), stderr)
+	return fs
 }
 
 // layout lays out message m of API a at version v, after the header that version uses.

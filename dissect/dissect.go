@@ -1,0 +1,573 @@
+// Package dissect turns packet captures, from files or a live interface, and byte streams
+// into paired, filtered Kafka messages for a renderer. It follows each connection's
+// conversation, pairs responses with requests, numbers connections, learns topic names,
+// filters pairs, counts what it shows, and spreads capture files over cores.
+//
+// The pipeline has two halves. A decoder follows the connections of one assembler: it pairs
+// responses with requests and decodes every frame into an entry. The Pipeline itself takes
+// what the decoders find, in capture order, and shows it. With one assembler the halves are
+// chained by a function call; a capture file spread over several assemblers (shard.go) has
+// one decoder per assembler and the pipeline merges their events back into capture order.
+package dissect
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/reassembly/tlsdec"
+	"github.com/kdissect/kdissect/render"
+)
+
+// Config says what a pipeline feeds, what to select, and where its input comes from.
+type Config struct {
+	Codec *codec.Codec
+	Out   render.Renderer
+	// Needs is what Out reads of each message: the pipeline computes nothing more.
+	Needs render.Needs
+	// Select chooses the messages shown, and asks for statistics.
+	Select Selection
+	// IsServerPort names Kafka's broker ports (nil: none); with Detect, Kafka is also looked
+	// for on other ports, from the first request of each connection.
+	IsServerPort func(port uint16) bool
+	Detect       bool
+	// Keys decrypt TLS (nil: only the captures' Decryption Secrets Blocks, which are added to
+	// it as they are read).
+	Keys *tlsdec.KeyLog
+	// Workers is how many assemblers share a capture file (0 or 1: no goroutines);
+	// RoundPackets is how many segments they are given at a time (0: the default, see
+	// shard.go).
+	Workers, RoundPackets int
+	// Warn is told of problems with single packets and with a capture's TLS secrets; the
+	// reading goes on (nil: they are dropped).
+	Warn func(error)
+	// Progress, when set, is called as each capture file is opened; update is then told after
+	// each packet how far the file has been read (its size is 0 when unknown), and done is
+	// called when it has been read.
+	Progress func(name string) (update func(read, size int64, packets int), done func())
+}
+
+// Pipeline shows what the decoders find.
+type Pipeline struct {
+	codec *codec.Codec
+	out   render.Renderer
+	cfg   Config
+	// counts for the exit status and the closing line
+	messages, notices int
+	err               error
+	// names learns topic names for topic ids along the capture.
+	names codec.TopicNames
+	// filter, when set, holds each request until its response decides the pair (pending).
+	filter  *filter
+	pending map[pairKey]*render.Entry
+	// stats, when set, counts every message shown.
+	stats *render.Stats
+	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
+	// message facts (shown by summaries, used by filters and statistics).
+	notes, facts bool
+	// lendFrames: the output shows neither a frame's bytes nor its field tree, so reassembly
+	// may lend frames rather than give them (reassembly.Options.ReuseFrames), and decoders
+	// release each message's tree as soon as they have its facts.
+	lendFrames bool
+	// nextStream numbers connections in the order their first packet appears, over all the
+	// capture files and streams (tshark's tcp.stream): the one place connections get numbers.
+	nextStream int
+	// detected holds the ports already reported as Kafka by detection in the current file:
+	// every connection detected says so, and each port is reported once.
+	detected map[uint16]bool
+	// progress, while a file is read, is told after each packet how far it is.
+	progress func()
+	keys     *tlsdec.KeyLog
+	// seen counts what was read and found, shown or not (see Seen).
+	seen Seen
+}
+
+// pairKey finds a held request: its connection and correlation id.
+type pairKey struct {
+	stream int
+	corr   int32
+}
+
+// request is what a conversation remembers of a request: where it was seen.
+type request struct {
+	frame int
+	time  time.Time
+}
+
+// New returns a pipeline; it fails on a selection it cannot apply.
+func New(cfg Config) (*Pipeline, error) {
+	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, pending: map[pairKey]*render.Entry{}, keys: cfg.Keys,
+		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend()}
+	if p.keys == nil {
+		p.keys = tlsdec.NewKeyLog()
+	}
+	if p.cfg.Workers < 1 {
+		p.cfg.Workers = 1
+	}
+	if p.cfg.Warn == nil {
+		p.cfg.Warn = func(error) {}
+	}
+	f, err := cfg.Select.build(p.codec)
+	if err != nil {
+		return nil, err
+	}
+	p.filter = f
+	if cfg.Select.Stats {
+		p.stats = render.NewStats()
+	}
+	return p, nil
+}
+
+// Stats returns the statistics of what has been shown, or nil when they were not asked for.
+func (p *Pipeline) Stats() *render.Stats { return p.stats }
+
+// Shown returns how many messages and notices have been shown.
+func (p *Pipeline) Shown() (messages, notices int) { return p.messages, p.notices }
+
+// Err returns the first error writing the output (a closed pipe, a full disk).
+func (p *Pipeline) Err() error { return p.err }
+
+// Close closes the output; it returns the first error writing it.
+func (p *Pipeline) Close() error {
+	p.keep(p.out.Close())
+	return p.err
+}
+
+// eventKind says what a decoder found.
+type eventKind uint8
+
+const (
+	evStart  eventKind = iota // a connection's first packet appeared
+	evEntry                   // a message (or SASL token) was decoded
+	evNotice                  // something to report that is not a message
+	evClose                   // a connection ended
+)
+
+// event is what a decoder hands to the pipeline.
+type event struct {
+	kind   eventKind
+	conn   *reassembly.Conn
+	entry  *render.Entry
+	notice reassembly.Notice
+	// answered: the entry is a response whose request was captured; names: the topic names
+	// the entry's message gives topic ids, to be learnt in capture order.
+	answered bool
+	names    []codec.TopicIDName
+}
+
+// conn is what a decoder keeps of a connection: its conversation, the responses that came
+// before their requests, and its endpoints as shown.
+type conn struct {
+	cv             *codec.Conversation
+	early          *codec.Early[reassembly.Frame]
+	client, server string
+}
+
+// decoder is the decoding half of the pipeline for one assembler: it is the assembler's
+// reassembly.Handler, and it hands each finding to emit in the order it makes them.
+type decoder struct {
+	codec *codec.Codec
+	convs map[*reassembly.Conn]*conn
+	// facts: compute each message's facts (see Pipeline.facts).
+	facts bool
+	// lent: frames are only lent (Pipeline.lendFrames): those held are copied, and entries get
+	// neither bytes nor field trees.
+	lent bool
+	emit func(event)
+}
+
+// newDecoder returns a decoder for one assembler that reports to emit.
+func (p *Pipeline) newDecoder(emit func(event)) *decoder {
+	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit, lent: p.lendFrames,
+		facts: p.facts || p.filter != nil || p.stats != nil}
+}
+
+// Started passes every new connection on, for the pipeline to number it.
+func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn: c}) }
+
+func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
+	cv := d.codec.NewConversation()
+	cs := &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
+	cs.early = codec.NewEarly(cv, place, d.hold, d.frame)
+	d.convs[c] = cs
+	return func(head []byte, synced bool) reassembly.Verdict {
+			return reassembly.Verdict(cv.Check(true, head, synced))
+		}, func(head []byte, synced bool) reassembly.Verdict {
+			return reassembly.Verdict(cv.Check(false, head, synced))
+		}
+}
+
+// place is where a frame is, for pairing's queue of early responses.
+func place(f *reassembly.Frame) codec.Place {
+	return codec.Place{Request: f.Dir == reassembly.ToServer, Data: f.Data, First: f.FirstPacket, Last: f.LastPacket}
+}
+
+// hold keeps a frame's bytes while pairing holds it: a lent frame's memory will hold another.
+func (d *decoder) hold(f *reassembly.Frame) {
+	if d.lent {
+		f.Data = bytes.Clone(f.Data)
+	}
+}
+
+func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {
+	if d == reassembly.ToServer {
+		return c.Client.String(), c.Server.String()
+	}
+	return c.Server.String(), c.Client.String()
+}
+
+// Frame takes a frame from reassembly, through pairing's queue of early responses.
+func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
+
+// frame decodes one frame into an entry.
+func (d *decoder) frame(f reassembly.Frame) {
+	cs := d.convs[f.Conn]
+	cv := cs.cv
+	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
+	e.Src, e.Dst = cs.client, cs.server
+	if f.Dir == reassembly.ToClient {
+		e.Src, e.Dst = cs.server, cs.client
+	}
+	var res codec.Result
+	if f.Dir == reassembly.ToServer {
+		e.Request = true
+		res = cv.ClientFrame(f.Data, request{frame: f.LastPacket, time: f.LastTime})
+	} else {
+		res = cv.ServerFrame(f.Data)
+	}
+	e.Msg, e.NoResponse = res.Msg, res.NoResponse
+	if e.Msg != nil && !d.lent {
+		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
+	}
+	if res.Request != nil {
+		if r, ok := res.Request.Ref.(request); ok {
+			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
+		}
+	}
+	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if e.Msg != nil && !res.SASLToken {
+		if d.facts {
+			facts := e.Msg.Facts()
+			e.Facts = &facts
+		}
+		ev.names = e.Msg.TopicIDNames()
+	}
+	if d.lent {
+		// Nothing after this reads the tree, and the frame's memory will hold another frame:
+		// the entry keeps neither, and the next messages' trees may use the nodes. What the
+		// entry keeps are copies.
+		e.Bytes = nil
+		if e.Msg != nil {
+			d.codec.Release(e.Msg)
+		}
+	}
+	d.emit(ev)
+}
+
+func (d *decoder) Notice(n reassembly.Notice) {
+	d.emit(event{kind: evNotice, conn: n.Conn, notice: n})
+}
+
+func (d *decoder) Close(c *reassembly.Conn) {
+	d.convs[c].early.Close()
+	delete(d.convs, c)
+	d.emit(event{kind: evClose, conn: c})
+}
+
+// setStart tells a renderer that shows times relative to the capture's first packet when that
+// packet was; only the first call counts.
+func (p *Pipeline) setStart(t time.Time) {
+	if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
+		s.SetStart(t)
+	}
+}
+
+// handle shows one event. Events come in capture order.
+func (p *Pipeline) handle(ev event) {
+	p.seen.event(ev)
+	switch ev.kind {
+	case evStart:
+		ev.conn.ID = p.nextStream
+		p.nextStream++
+	case evEntry:
+		e := ev.entry
+		e.Stream = ev.conn.ID
+		p.names.Add(ev.names)
+		if p.notes && e.Msg != nil {
+			p.names.Annotate(e.Msg)
+		}
+		if e.Facts != nil {
+			p.names.Resolve(e.Facts)
+		}
+		p.filterPair(e, ev.answered)
+	case evNotice:
+		p.notice(ev.notice)
+	case evClose:
+		p.closed(ev.conn)
+	}
+}
+
+// filterPair shows an entry, or holds a request until its response lets the filter decide on
+// the pair.
+func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
+	f := p.filter
+	if f == nil {
+		p.show(e)
+		return
+	}
+	switch {
+	case e.Request && f.pairOnly() && !e.NoResponse && e.Msg != nil && e.Msg.APIKey >= 0:
+		k := pairKey{e.Stream, e.Msg.CorrelationID}
+		// A request held with the same correlation id will not be answered now: the client
+		// reused the id. Decide on it alone rather than lose it.
+		if old := p.pending[k]; old != nil && f.match(old, nil) && !f.sel.Responses {
+			p.show(old)
+		}
+		p.pending[k] = e
+	case e.Request:
+		if f.match(e, nil) && !f.sel.Responses {
+			p.show(e)
+		}
+	default:
+		var req *render.Entry
+		if answered && e.Msg != nil {
+			k := pairKey{e.Stream, e.Msg.CorrelationID}
+			req = p.pending[k]
+			delete(p.pending, k)
+		}
+		if !f.match(req, e) {
+			return
+		}
+		if req != nil && !f.sel.Responses {
+			p.show(req)
+		}
+		if !f.sel.Requests {
+			p.show(e)
+		}
+	}
+}
+
+// show renders an entry and counts it.
+func (p *Pipeline) show(e *render.Entry) {
+	p.messages++
+	if p.stats != nil {
+		p.stats.Add(e)
+	}
+	p.keep(p.out.Message(e))
+}
+
+func (p *Pipeline) notice(n reassembly.Notice) {
+	if n.Kind == reassembly.NoticeDetected {
+		port := n.Conn.Server.Port()
+		if p.detected[port] {
+			return
+		}
+		p.detected[port] = true
+	}
+	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
+		return
+	}
+	src, dst := endpoints(n.Conn, n.Dir)
+	p.notices++
+	p.keep(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
+}
+
+// closed decides on the requests the filter still holds for a connection that ended: they got
+// no response in the capture, so they are judged alone, in capture order.
+func (p *Pipeline) closed(c *reassembly.Conn) {
+	var left []*render.Entry
+	for k, req := range p.pending {
+		if k.stream == c.ID {
+			delete(p.pending, k)
+			left = append(left, req)
+		}
+	}
+	slices.SortFunc(left, func(a, b *render.Entry) int { return a.Frame - b.Frame })
+	for _, req := range left {
+		if p.filter.match(req, nil) && !p.filter.sel.Responses {
+			p.show(req)
+		}
+	}
+}
+
+// keep remembers the first write error (a closed pipe, a full disk).
+func (p *Pipeline) keep(err error) {
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+}
+
+// File runs one capture file through the pipeline. Problems with single packets go to
+// Config.Warn and reading goes on; it returns an error only when the file could not be read
+// at all or stopped early.
+func (p *Pipeline) File(name string) (packets int, err error) {
+	r, err := capture.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return p.file(r, name)
+}
+
+// FileFrom is File for a capture read from in rather than a named file (stdin, gzipped or not); name is
+// used in messages.
+func (p *Pipeline) FileFrom(in io.Reader, name string) (packets int, err error) {
+	r, err := capture.NewReader(in, name)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return p.file(r, name)
+}
+
+// file runs an opened capture file through the pipeline, and counts what it read.
+func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error) {
+	defer func() {
+		st := r.Stats()
+		p.seen.Files++
+		p.seen.Packets += st.Packets
+		p.seen.TCP += st.TCP
+		if n, pkt, capLen, length := r.Overlong(); n > 0 {
+			p.cfg.Warn(fmt.Errorf("%s: %d packet records claim more captured bytes than the packet had (the first: packet %d, %d > %d bytes), as some capture tools write them; read anyway, trusting the IP header's length",
+				name, n, pkt, capLen, length))
+		}
+	}()
+	if p.cfg.Progress != nil {
+		update, done := p.cfg.Progress(name)
+		p.progress = func() {
+			read, total := r.Progress()
+			update(read, total, r.Stats().Packets)
+		}
+		defer func() {
+			done()
+			p.progress = nil
+		}()
+	}
+	if p.cfg.Workers > 1 {
+		return p.sharded(r, name)
+	}
+	return p.Read(r, name)
+}
+
+// options are the assembler's options for one capture.
+func (p *Pipeline) options() reassembly.Options {
+	opt := reassembly.Options{IsServerPort: p.cfg.IsServerPort, TLSKeys: p.keys, ManualFlush: true, ReuseFrames: p.lendFrames}
+	if opt.IsServerPort == nil {
+		opt.IsServerPort = func(uint16) bool { return false }
+	}
+	if p.cfg.Detect {
+		opt.Detect = func(b []byte, strict bool) (reassembly.Verdict, string) {
+			v, why := p.codec.DetectRequest(b, strict)
+			return reassembly.Verdict(v), why
+		}
+	}
+	return opt
+}
+
+// Read runs the segments of a capture file or a live capture through the pipeline on one
+// goroutine, up to the end of the file or until the live capture is stopped; the assembler is
+// flushed before it returns. name is the file or interface, for messages.
+func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error) {
+	clear(p.detected)
+	var batch []event
+	collecting := false
+	asm := reassembly.New(p.newDecoder(func(ev event) {
+		if collecting {
+			batch = append(batch, ev)
+		} else {
+			p.handle(ev)
+		}
+	}), p.options())
+	flush := func(f func()) {
+		collecting = true
+		f()
+		collecting = false
+		p.handleBatch(batch)
+		batch = batch[:0]
+	}
+	defer flush(asm.Close)
+	var clock reassembly.FlushClock
+	return p.readSegments(r, name, func(seg *capture.Segment) {
+		p.setStart(seg.Info.Timestamp)
+		asm.Add(seg)
+		if t := seg.Info.Timestamp; clock.Due(t) {
+			flush(func() { asm.Flush(t) })
+		}
+	})
+}
+
+// handleBatch shows the events of a flush or of the end of a file. The assembler flushes its
+// connections in no particular order; they are shown connection by connection, in the order
+// of the earliest packet each reports (then in the order they started), each connection's
+// events in the order they came.
+func (p *Pipeline) handleBatch(evs []event) {
+	first := map[*reassembly.Conn]int{}
+	for _, ev := range evs {
+		pkt := math.MaxInt
+		switch ev.kind {
+		case evEntry:
+			pkt = ev.entry.FirstFrame
+		case evNotice:
+			pkt = ev.notice.Packet
+		}
+		if f, ok := first[ev.conn]; !ok || pkt < f {
+			first[ev.conn] = pkt
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b event) int {
+		if c := cmp.Compare(first[a.conn], first[b.conn]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.conn.ID, b.conn.ID)
+	})
+	for _, ev := range evs {
+		p.handle(ev)
+	}
+}
+
+// readSegments reads r to its end and gives each TCP segment to add; problems with single
+// packets go to Config.Warn.
+func (p *Pipeline) readSegments(r *capture.Reader, name string, add func(*capture.Segment)) (packets int, err error) {
+	for {
+		seg, err := r.Next()
+		if err != nil {
+			var pe *capture.PacketError
+			switch {
+			case err == io.EOF:
+				return r.Stats().Packets, nil
+			case errors.As(err, &pe):
+				p.cfg.Warn(pe)
+				continue
+			}
+			return r.Stats().Packets, err
+		}
+		p.takeSecrets(r, name)
+		if p.progress != nil {
+			p.progress()
+		}
+		if seg.Truncated {
+			p.cfg.Warn(fmt.Errorf("%s: packet %d: cut by the snap length, %d bytes of TCP payload missing", name, seg.Num, seg.Missing))
+		}
+		add(seg)
+	}
+}
+
+// takeSecrets adds the TLS key logs of the pcapng Decryption Secrets Blocks read so far.
+func (p *Pipeline) takeSecrets(r *capture.Reader, name string) {
+	for _, s := range r.Secrets() {
+		if s.Type != capture.SecretsTLSKeyLog {
+			continue
+		}
+		if _, err := p.keys.Parse(bytes.NewReader(s.Data)); err != nil {
+			p.cfg.Warn(fmt.Errorf("%s: Decryption Secrets Block: %w", name, err))
+		}
+	}
+}
