@@ -67,12 +67,17 @@ type topicStatJSON struct {
 	FetchedBytes    int64  `json:"fetched_bytes"`
 }
 
-// WriteJSON writes the statistics as JSON lines, one per row of the tables Write draws, in the
-// same order.
-func (s *Stats) WriteJSON(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
+// statRows are the rows of the four tables, in order, typed.
+type statRows struct {
+	apis   []apiStatJSON
+	errors []errStatJSON
+	conns  []connStatJSON
+	topics []topicStatJSON
+}
+
+// rows makes the rows of the tables, for Write and WriteJSON.
+func (s *Stats) rows() statRows {
+	var r statRows
 	us := func(d time.Duration) *int64 { v := d.Microseconds(); return &v }
 	for _, k := range slices.SortedFunc(maps.Keys(s.apis), func(a, b [2]int16) int {
 		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
@@ -85,27 +90,47 @@ func (s *Stats) WriteJSON(w io.Writer) error {
 			row.P50, row.P90, row.P99, row.Max = us(percentile(a.latencies, 0.5)), us(percentile(a.latencies, 0.9)),
 				us(percentile(a.latencies, 0.99)), us(a.latencies[n-1])
 		}
-		if err := enc.Encode(row); err != nil {
-			return err
-		}
+		r.apis = append(r.apis, row)
 	}
 	for _, c := range slices.Sorted(maps.Keys(s.errors)) {
 		e := s.errors[c]
-		if err := enc.Encode(errStatJSON{Kind: "stats", Table: "errors", ErrorCode: c, ErrorName: codec.ErrorName(c), Count: e.count, APINames: e.apis}); err != nil {
-			return err
-		}
+		r.errors = append(r.errors, errStatJSON{Kind: "stats", Table: "errors", ErrorCode: c, ErrorName: codec.ErrorName(c), Count: e.count, APINames: e.apis})
 	}
 	for _, id := range slices.Sorted(maps.Keys(s.conns)) {
 		c := s.conns[id]
-		if err := enc.Encode(connStatJSON{Kind: "stats", Table: "connections", Stream: id, Client: c.client, Broker: c.server,
-			ClientID: c.clientID, Software: c.software, Messages: c.messages, Bytes: c.bytes, FirstTime: c.first.UTC(), LastTime: c.last.UTC()}); err != nil {
-			return err
-		}
+		r.conns = append(r.conns, connStatJSON{Kind: "stats", Table: "connections", Stream: id, Client: c.client, Broker: c.server,
+			ClientID: c.clientID, Software: c.software, Messages: c.messages, Bytes: c.bytes, FirstTime: c.first.UTC(), LastTime: c.last.UTC()})
 	}
 	for _, n := range slices.Sorted(maps.Keys(s.topics)) {
 		tp := s.topics[n]
-		if err := enc.Encode(topicStatJSON{Kind: "stats", Table: "topics", Topic: n, ProducedRecords: tp.produced,
-			ProducedBytes: tp.producedBytes, FetchedRecords: tp.fetched, FetchedBytes: tp.fetchedBytes}); err != nil {
+		r.topics = append(r.topics, topicStatJSON{Kind: "stats", Table: "topics", Topic: n, ProducedRecords: tp.produced,
+			ProducedBytes: tp.producedBytes, FetchedRecords: tp.fetched, FetchedBytes: tp.fetchedBytes})
+	}
+	return r
+}
+
+// WriteJSON writes the statistics as JSON lines, one per row of the tables Write draws, in the
+// same order.
+func (s *Stats) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	r := s.rows()
+	var lines []any
+	for _, x := range r.apis {
+		lines = append(lines, x)
+	}
+	for _, x := range r.errors {
+		lines = append(lines, x)
+	}
+	for _, x := range r.conns {
+		lines = append(lines, x)
+	}
+	for _, x := range r.topics {
+		lines = append(lines, x)
+	}
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
 			return err
 		}
 	}
