@@ -92,7 +92,8 @@ func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 		}
 	}
 	if cap(p.buf) < ci.CaptureLength {
-		p.buf = make([]byte, ci.CaptureLength)
+		// Doubling: records that grow one by one do not each make a buffer.
+		p.buf = make([]byte, min(max(ci.CaptureLength, 2*cap(p.buf), 2048), MaxCaptureLength))
 	}
 	data := p.buf[:ci.CaptureLength]
 	if _, err := io.ReadFull(p.r, data); err != nil {
