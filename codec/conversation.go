@@ -4,27 +4,14 @@ import (
 	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // MaxFrameSize bounds the frames kdissect believes: Kafka brokers refuse requests over
 // socket.request.max.bytes (100 MiB by default), and a response this large is implausible on a
 // capture.
 const MaxFrameSize = 256 << 20
-
-// Verdict is a judgement on the first bytes of a candidate frame.
-type Verdict uint8
-
-const (
-	// No: these bytes do not start a Kafka frame.
-	No Verdict = iota
-	// NeedMore: more bytes are needed to judge.
-	NeedMore
-	// Weak: the size and header are plausible but prove nothing alone; the framer should see a
-	// plausible frame right after this one before it believes it.
-	Weak
-	// Yes: a frame starts here.
-	Yes
-)
 
 // Pending is a request that awaits its response.
 type Pending struct {
@@ -132,14 +119,14 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		}
 		m := &Message{Response: true, Size: len(frame), APIKey: -1, APIName: "Unknown", CorrelationID: corr}
 		d := &decoder{b: frame, end: len(frame), warnings: &m.Warnings, nodes: &Nodes{}}
-		if d.need(8, "header", "int32") {
+		if d.need(8, "header", wire.Int32) {
 			m.Fields = []*Node{
-				{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(frame) - 4)},
-				{Name: "correlation_id", Type: "int32", Offset: 4, Size: 4, Value: int64(corr)},
+				{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(frame) - 4)},
+				{Name: "correlation_id", Type: wire.Int32, Offset: 4, Size: 4, Value: int64(corr)},
 			}
 			m.HeaderFields = 2
 			if len(frame) > 8 {
-				m.Fields = append(m.Fields, &Node{Name: "undecoded", Type: "bytes", Offset: 8, Size: len(frame) - 8, Value: frame[8:]})
+				m.Fields = append(m.Fields, &Node{Name: "undecoded", Type: wire.Bytes, Offset: 8, Size: len(frame) - 8, Value: frame[8:]})
 			}
 			d.warn(4, "no captured request has correlation id %d: API unknown, body not decoded", corr)
 		}
@@ -227,9 +214,9 @@ func Answers(response, request []byte) bool {
 // token, with no Kafka header.
 func (c *Codec) saslMessage(frame []byte, fromBroker bool) *Message {
 	m := &Message{Response: fromBroker, APIKey: -1, APIName: "SASL token", Size: len(frame), HeaderFields: 1}
-	m.Fields = []*Node{{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(frame) - 4)}}
+	m.Fields = []*Node{{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(frame) - 4)}}
 	if len(frame) > 4 {
-		n := &Node{Name: "token", Type: "bytes", Offset: 4, Size: len(frame) - 4, Value: frame[4:]}
+		n := &Node{Name: "token", Type: wire.Bytes, Offset: 4, Size: len(frame) - 4, Value: frame[4:]}
 		decodeSASL(n, c.ShowSecrets)
 		m.Fields = append(m.Fields, n)
 	}
@@ -249,29 +236,29 @@ func (cv *Conversation) Unanswered() []Pending {
 // starts a Kafka frame sent by the client (toServer) or by the broker. synced says the framer is
 // in step with the stream; otherwise it is looking for a frame after a gap or at a mid-stream
 // start, and the check is strict.
-func (cv *Conversation) Check(toServer bool, head []byte, synced bool) Verdict {
+func (cv *Conversation) Check(toServer bool, head []byte, synced bool) wire.Verdict {
 	if len(head) < 4 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	size := int64(int32(binary.BigEndian.Uint32(head)))
 	if toServer {
 		return cv.checkRequest(head, size, synced)
 	}
 	if size < 0 || size > MaxFrameSize {
-		return No
+		return wire.No
 	}
 	if cv.saslRaw && len(cv.pending) == 0 {
-		return Yes // a raw SASL token, which may be empty (the broker's answer to PLAIN)
+		return wire.Yes // a raw SASL token, which may be empty (the broker's answer to PLAIN)
 	}
 	if size < 4 {
-		return No
+		return wire.No
 	}
 	if len(head) < 8 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	corr := int32(binary.BigEndian.Uint32(head[4:]))
 	if synced {
-		return Yes
+		return wire.Yes
 	}
 	// Out of step, a response is never more than Weak, even with a pending correlation id: its
 	// header is only a size and a correlation id, and inside a body (after a gap) eight bytes
@@ -281,67 +268,67 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) Verdict {
 	// the connection answers none of them, which keeps most such bytes out. (Not just above:
 	// the client's requests may wait behind a gap of their own.)
 	if corr < 0 || (cv.sawRequest && int64(corr) > int64(cv.maxCorr)+maxCorrLead) {
-		return No
+		return wire.No
 	}
 	// The whole frame is there: a response to a pending request is believed when it decodes
 	// as one, without a warning, and refused otherwise.
 	if p, ok := cv.pending[corr]; ok && int64(len(head)) >= 4+size && size <= maxDecodeCheck {
 		if len(cv.c.DecodeResponse(head[:4+size], p.APIKey, p.Version).Warnings) == 0 {
-			return Yes
+			return wire.Yes
 		}
-		return No
+		return wire.No
 	}
-	return Weak
+	return wire.Weak
 }
 
-func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdict {
+func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) wire.Verdict {
 	if size < 0 || size > MaxFrameSize {
-		return No
+		return wire.No
 	}
 	if cv.saslRaw {
-		return Yes // a raw SASL token, of any size
+		return wire.Yes // a raw SASL token, of any size
 	}
 	if size < 8 {
-		return No
+		return wire.No
 	}
 	if len(head) < 12 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	key := int16(binary.BigEndian.Uint16(head[4:]))
 	version := int16(binary.BigEndian.Uint16(head[6:]))
 	corr := int32(binary.BigEndian.Uint32(head[8:]))
 	if key < 0 || version < 0 {
-		return No
+		return wire.No
 	}
 	if synced {
-		return Yes // unknown keys and newer versions are shown, not refused
+		return wire.Yes // unknown keys and newer versions are shown, not refused
 	}
 	a := cv.c.Schemas.API(key)
 	if a == nil || a.Request == nil || !a.Request.ValidVersions.Contains(version) || corr < 0 {
-		return No
+		return wire.No
 	}
 	// Clients number their requests upwards: after a gap, the next request has a higher
 	// correlation id than every request seen. Runs of zeros inside a body (key 0, version 0,
 	// correlation id 0) are kept out by this.
 	if cv.sawRequest && corr <= cv.maxCorr {
-		return No
+		return wire.No
 	}
 	if cv.c.RequestHeaderVersion(key, version) == 0 {
-		return Weak
+		return wire.Weak
 	}
 	if len(head) < 14 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	n := int(int16(binary.BigEndian.Uint16(head[12:])))
 	if n < -1 || int64(n) > size-10 {
-		return No
+		return wire.No
 	}
 	if n > 0 {
 		// The framer shows at most 64 bytes: a long client id is judged by its first bytes
 		// (16 are enough), or it would never be judged at all.
 		id := head[14:min(len(head), 14+n)]
 		if len(id) < min(n, 16) {
-			return NeedMore
+			return wire.NeedMore
 		}
 		for len(id) > 0 {
 			r, w := utf8.DecodeRune(id)
@@ -349,28 +336,28 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) Verdi
 				if !utf8.FullRune(id) && len(head) < 14+n {
 					break // a character cut by the end of head
 				}
-				return No
+				return wire.No
 			}
 			if r < 0x20 || r == 0x7f {
-				return No
+				return wire.No
 			}
 			id = id[w:]
 		}
 	}
-	v := Yes
+	v := wire.Yes
 	if n <= 0 {
-		v = Weak // an empty or null client id proves little: zeros are everywhere
+		v = wire.Weak // an empty or null client id proves little: zeros are everywhere
 	}
 	// The whole frame is there: one that decodes without a warning is believed; one that does
 	// not needs more than its header to be.
 	if int64(len(head)) >= 4+size && size <= maxDecodeCheck {
 		if len(cv.c.DecodeRequest(head[:4+size]).Warnings) == 0 {
-			return Yes
+			return wire.Yes
 		}
-		if v == Weak {
-			return No
+		if v == wire.Weak {
+			return wire.No
 		}
-		return Weak
+		return wire.Weak
 	}
 	return v
 }
@@ -384,26 +371,26 @@ const detectWhole = 60 << 10
 // version must be known, the client id printable, and a frame that is all there must decode
 // with no warning. strict (the bytes may start anywhere, not at the start of the stream)
 // also refuses judging a frame on its header alone.
-func (c *Codec) DetectRequest(b []byte, strict bool) (Verdict, string) {
+func (c *Codec) DetectRequest(b []byte, strict bool) (wire.Verdict, string) {
 	if len(b) < 4 {
-		return NeedMore, ""
+		return wire.NeedMore, ""
 	}
 	size := int64(int32(binary.BigEndian.Uint32(b)))
 	if size < 8 || size > MaxFrameSize {
-		return No, ""
+		return wire.No, ""
 	}
 	if len(b) < 12 {
-		return NeedMore, ""
+		return wire.NeedMore, ""
 	}
 	h, err := c.ParseRequestHeader(b[:min(int64(len(b)), 4+size)])
 	if err == ErrShortHeader && int64(len(b)) < 4+size {
-		return NeedMore, ""
+		return wire.NeedMore, ""
 	}
 	if err != nil || !h.Known || h.CorrelationID < 0 || h.HeaderVersion == 0 {
-		return No, ""
+		return wire.No, ""
 	}
 	if h.ClientID != nil && !Printable([]byte(*h.ClientID)) {
-		return No, ""
+		return wire.No, ""
 	}
 	reason := fmt.Sprintf("%s v%d request", c.APIName(h.APIKey), h.Version)
 	if h.ClientID != nil {
@@ -412,15 +399,15 @@ func (c *Codec) DetectRequest(b []byte, strict bool) (Verdict, string) {
 	if int64(len(b)) >= 4+size {
 		m := c.DecodeRequest(b[:4+size])
 		if len(m.Warnings) > 0 {
-			return No, ""
+			return wire.No, ""
 		}
-		return Yes, reason
+		return wire.Yes, reason
 	}
 	if size <= detectWhole {
-		return NeedMore, ""
+		return wire.NeedMore, ""
 	}
 	if strict || h.ClientID == nil || *h.ClientID == "" {
-		return No, ""
+		return wire.No, ""
 	}
-	return Yes, reason + " (judged on its header: the frame is large)"
+	return wire.Yes, reason + " (judged on its header: the frame is large)"
 }

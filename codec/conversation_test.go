@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // convRequest encodes a request frame with kmsg: the body by kmsg, the header (v1, or v2 for
@@ -299,10 +301,10 @@ func TestConversationSASL(t *testing.T) {
 		{true, sized("")},
 	}
 	for i, tk := range tokens {
-		if v := cv.Check(tk.fromClient, tk.frame, true); v != Yes {
+		if v := cv.Check(tk.fromClient, tk.frame, true); v != wire.Yes {
 			t.Errorf("token %d (%q): verdict %d in step", i, tk.frame, v)
 		}
-		if v := cv.Check(tk.fromClient, tk.frame, false); v != Yes && v != Weak {
+		if v := cv.Check(tk.fromClient, tk.frame, false); v != wire.Yes && v != wire.Weak {
 			t.Errorf("token %d (%q): verdict %d out of step", i, tk.frame, v)
 		}
 		var r Result
@@ -327,7 +329,7 @@ func TestConversationSASL(t *testing.T) {
 	if r := cv.ServerFrame(metadataResp(12, 2)); r.SASLToken || r.Request == nil || r.Request.Ref != "m" {
 		t.Errorf("metadata response after SASL: %+v", r)
 	}
-	if v := cv.Check(true, sized("\x00u\x00p"), true); v != No {
+	if v := cv.Check(true, sized("\x00u\x00p"), true); v != wire.No {
 		t.Errorf("a short token after the raw phase: verdict %d", v)
 	}
 	if r := cv.ClientFrame(sized("\x00user\x00pass"), nil); r.SASLToken {
@@ -354,7 +356,7 @@ func TestConversationNoRawSASL(t *testing.T) {
 			if r.SASLToken {
 				t.Fatal("raw phase after", tc.name)
 			}
-			if v := cv.Check(false, sized(""), true); v != No {
+			if v := cv.Check(false, sized(""), true); v != wire.No {
 				t.Errorf("an empty broker frame: verdict %d", v)
 			}
 		})
@@ -388,57 +390,57 @@ func TestConversationCheck(t *testing.T) {
 		name     string
 		toServer bool
 		head     []byte
-		synced   Verdict // verdict in step
-		unsynced Verdict // verdict out of step
+		synced   wire.Verdict // verdict in step
+		unsynced wire.Verdict // verdict out of step
 	}{
-		{"request", true, md, Yes, Yes},
-		{"request, 3 bytes", true, md[:3], NeedMore, NeedMore},
-		{"request, 8 bytes", true, md[:8], NeedMore, NeedMore},
-		{"request, 13 bytes", true, md[:13], Yes, NeedMore},
-		{"request, client id cut", true, md[:16], Yes, NeedMore},
-		{"request, size 7", true, withSize(md, 7), No, No},
-		{"request, size over the bound", true, withSize(md, MaxFrameSize+1), No, No},
-		{"request, negative size", true, withSize(md, 0xfffffff0), No, No},
-		{"request, negative key", true, set(md, 4, 0xff, 0xfe), No, No},
-		{"request, negative version", true, set(md, 6, 0x80, 0), No, No},
-		{"request, unknown key", true, set(md, 4, 0x7f, 0x00), Yes, No},
-		{"request, version newer than the schemas", true, set(md, 6, 0x00, 0x63), Yes, No},
-		{"request, negative correlation id", true, set(md, 8, 0x80), Yes, No},
-		{"request, correlation id not above those seen", true, metadataReq(12, 41), Yes, No},
-		{"request, client id with a control character", true, set(md, 15, 0x07), Yes, No},
-		{"request, client id not UTF-8", true, set(md, 15, 0xff), Yes, No},
-		{"request, client id longer than the frame", true, set(md, 12, 0x70, 0x00), Yes, No},
-		{"request, client id length -2", true, set(md, 12, 0xff, 0xfe), Yes, No},
-		{"request, null client id", true, convRequest(kmsg.NewPtrMetadataRequest(), 12, 42, nil)[:16], Yes, Weak},
-		{"request, empty client id", true, convRequest(kmsg.NewPtrMetadataRequest(), 12, 42, strp(""))[:16], Yes, Weak},
-		{"request, whole, null client id", true, convRequest(kmsg.NewPtrMetadataRequest(), 12, 42, nil), Yes, Yes},
-		{"request, whole, that does not decode", true, withSize(md[:len(md)-2], uint32(len(md)-6)), Yes, Weak},
-		{"request, whole, null client id, that does not decode", true, withSize(md[:16], 12), Yes, No},
-		{"request, zeros", true, append(binary.BigEndian.AppendUint32(nil, 300), make([]byte, 20)...), Yes, No},
-		{"request, long client id as the framer shows it", true, cut(longID), Yes, Yes},
-		{"request, long UTF-8 client id cut inside a character", true, cut(longUTF8), Yes, Yes},
-		{"request, long client id with a control character", true, set(cut(longID), 40, 0x01), Yes, No},
-		{"request, header v0", true, convRequest(kmsg.NewPtrControlledShutdownRequest(), 0, 50, nil), Yes, Weak},
-		{"request, header v1", true, produceReq(3, 50, 1), Yes, Yes},
-		{"response, pending", false, resp[:20], Yes, Weak},
-		{"response, whole, pending", false, resp, Yes, Yes},
-		{"response, whole, pending, that does not decode", false, set(resp, 13, 0x7f), Yes, No},
-		{"response, not pending", false, metadataResp(12, 3), Yes, Weak},
-		{"response, size 4, pending", false, withSize(resp, 4)[:8], Yes, No}, // no body: not a Metadata response
-		{"response, negative correlation id", false, metadataResp(12, -3), Yes, No},
-		{"response, above every request sent", false, metadataResp(12, 42), Yes, Weak},
-		{"response, far above every request sent", false, metadataResp(12, 41+64+1), Yes, No},
-		{"response, 6 bytes", false, resp[:6], NeedMore, NeedMore},
-		{"response, size 3", false, withSize(resp, 3), No, No},
-		{"response, size 4", false, withSize(metadataResp(12, 3), 4)[:8], Yes, Weak},
-		{"response, size over the bound", false, withSize(resp, MaxFrameSize+1), No, No},
-		{"response, negative size", false, withSize(resp, 0x80000000), No, No},
-		{"TLS ClientHello", true, []byte{0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03, 0x5f, 0x00, 0x00}, No, No},
-		{"HTTP", true, []byte("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"), No, No},
+		{"request", true, md, wire.Yes, wire.Yes},
+		{"request, 3 bytes", true, md[:3], wire.NeedMore, wire.NeedMore},
+		{"request, 8 bytes", true, md[:8], wire.NeedMore, wire.NeedMore},
+		{"request, 13 bytes", true, md[:13], wire.Yes, wire.NeedMore},
+		{"request, client id cut", true, md[:16], wire.Yes, wire.NeedMore},
+		{"request, size 7", true, withSize(md, 7), wire.No, wire.No},
+		{"request, size over the bound", true, withSize(md, MaxFrameSize+1), wire.No, wire.No},
+		{"request, negative size", true, withSize(md, 0xfffffff0), wire.No, wire.No},
+		{"request, negative key", true, set(md, 4, 0xff, 0xfe), wire.No, wire.No},
+		{"request, negative version", true, set(md, 6, 0x80, 0), wire.No, wire.No},
+		{"request, unknown key", true, set(md, 4, 0x7f, 0x00), wire.Yes, wire.No},
+		{"request, version newer than the schemas", true, set(md, 6, 0x00, 0x63), wire.Yes, wire.No},
+		{"request, negative correlation id", true, set(md, 8, 0x80), wire.Yes, wire.No},
+		{"request, correlation id not above those seen", true, metadataReq(12, 41), wire.Yes, wire.No},
+		{"request, client id with a control character", true, set(md, 15, 0x07), wire.Yes, wire.No},
+		{"request, client id not UTF-8", true, set(md, 15, 0xff), wire.Yes, wire.No},
+		{"request, client id longer than the frame", true, set(md, 12, 0x70, 0x00), wire.Yes, wire.No},
+		{"request, client id length -2", true, set(md, 12, 0xff, 0xfe), wire.Yes, wire.No},
+		{"request, null client id", true, convRequest(kmsg.NewPtrMetadataRequest(), 12, 42, nil)[:16], wire.Yes, wire.Weak},
+		{"request, empty client id", true, convRequest(kmsg.NewPtrMetadataRequest(), 12, 42, strp(""))[:16], wire.Yes, wire.Weak},
+		{"request, whole, null client id", true, convRequest(kmsg.NewPtrMetadataRequest(), 12, 42, nil), wire.Yes, wire.Yes},
+		{"request, whole, that does not decode", true, withSize(md[:len(md)-2], uint32(len(md)-6)), wire.Yes, wire.Weak},
+		{"request, whole, null client id, that does not decode", true, withSize(md[:16], 12), wire.Yes, wire.No},
+		{"request, zeros", true, append(binary.BigEndian.AppendUint32(nil, 300), make([]byte, 20)...), wire.Yes, wire.No},
+		{"request, long client id as the framer shows it", true, cut(longID), wire.Yes, wire.Yes},
+		{"request, long UTF-8 client id cut inside a character", true, cut(longUTF8), wire.Yes, wire.Yes},
+		{"request, long client id with a control character", true, set(cut(longID), 40, 0x01), wire.Yes, wire.No},
+		{"request, header v0", true, convRequest(kmsg.NewPtrControlledShutdownRequest(), 0, 50, nil), wire.Yes, wire.Weak},
+		{"request, header v1", true, produceReq(3, 50, 1), wire.Yes, wire.Yes},
+		{"response, pending", false, resp[:20], wire.Yes, wire.Weak},
+		{"response, whole, pending", false, resp, wire.Yes, wire.Yes},
+		{"response, whole, pending, that does not decode", false, set(resp, 13, 0x7f), wire.Yes, wire.No},
+		{"response, not pending", false, metadataResp(12, 3), wire.Yes, wire.Weak},
+		{"response, size 4, pending", false, withSize(resp, 4)[:8], wire.Yes, wire.No},
+		{"response, negative correlation id", false, metadataResp(12, -3), wire.Yes, wire.No},
+		{"response, above every request sent", false, metadataResp(12, 42), wire.Yes, wire.Weak},
+		{"response, far above every request sent", false, metadataResp(12, 41+64+1), wire.Yes, wire.No},
+		{"response, 6 bytes", false, resp[:6], wire.NeedMore, wire.NeedMore},
+		{"response, size 3", false, withSize(resp, 3), wire.No, wire.No},
+		{"response, size 4", false, withSize(metadataResp(12, 3), 4)[:8], wire.Yes, wire.Weak},
+		{"response, size over the bound", false, withSize(resp, MaxFrameSize+1), wire.No, wire.No},
+		{"response, negative size", false, withSize(resp, 0x80000000), wire.No, wire.No},
+		{"TLS ClientHello", true, []byte{0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03, 0x5f, 0x00, 0x00}, wire.No, wire.No},
+		{"HTTP", true, []byte("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"), wire.No, wire.No},
 	}
 	// Before any request, a response's correlation id can be anything but negative.
 	fresh := c.NewConversation()
-	if v := fresh.Check(false, metadataResp(12, 1<<30), false); v != Weak {
+	if v := fresh.Check(false, metadataResp(12, 1<<30), false); v != wire.Weak {
 		t.Errorf("a response before any request: verdict %d", v)
 	}
 	for _, tc := range tests {
@@ -462,11 +464,11 @@ func TestConversationCorrelationOrder(t *testing.T) {
 	if r := cv.ClientFrame(bad, nil); len(r.Msg.Warnings) == 0 {
 		t.Fatal("the damaged request decodes cleanly")
 	}
-	if v := cv.Check(true, metadataReq(12, 5), false); v != Yes {
+	if v := cv.Check(true, metadataReq(12, 5), false); v != wire.Yes {
 		t.Errorf("request after a damaged one: verdict %d", v)
 	}
 	cv.ClientFrame(metadataReq(12, 5), nil)
-	for corr, want := range map[int32]Verdict{4: No, 5: No, 6: Yes, 1000: Yes} {
+	for corr, want := range map[int32]wire.Verdict{4: wire.No, 5: wire.No, 6: wire.Yes, 1000: wire.Yes} {
 		if v := cv.Check(true, metadataReq(12, corr), false); v != want {
 			t.Errorf("correlation id %d after 5: verdict %d, want %d", corr, v, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // decoder walks bytes by definition. It stops at the first field that does not fit and records
@@ -146,7 +147,7 @@ func (d *decoder) children(n int) []*Node { return d.nodes.List(n) }
 func (d *decoder) left() int { return d.end - d.pos }
 
 // need checks that n more bytes exist for the named field.
-func (d *decoder) need(n int, name, typ string) bool {
+func (d *decoder) need(n int, name string, typ wire.Type) bool {
 	if d.failed {
 		return false
 	}
@@ -220,12 +221,7 @@ func bodyCap(s *schema.StructDef, p *shallowPlan) int {
 }
 
 // compact reports whether f uses the compact encodings at this version.
-func (d *decoder) compact(f *schema.Field) bool {
-	if f.FlexibleVersions != nil {
-		return f.FlexibleVersions.Contains(d.version)
-	}
-	return d.flex
-}
+func (d *decoder) compact(f *schema.Field) bool { return f.Compact(d.version, d.flex) }
 
 // field decodes one field (any kind), named by its definition. p is the shallow plan of a struct
 // field's (or struct array's) definition, nil to decode all of it.
@@ -254,15 +250,15 @@ func (d *decoder) value(f *schema.Field, p *shallowPlan) *Node {
 		return d.array(f, nullable, p)
 	case schema.Struct:
 		start := d.pos
-		n := d.node(Node{Name: f.Name, Type: "struct", Offset: start})
+		n := d.node(Node{Name: f.Name, Type: wire.Struct, Offset: start})
 		if nullable {
-			if !d.need(1, f.Name, "int8") {
+			if !d.need(1, f.Name, wire.Int8) {
 				return nil
 			}
 			marker := int8(d.b[d.pos])
 			d.pos++
-			n.Type = "nullable_struct"
-			n.Children = append(d.children(1+bodyCap(f.Struct, p)), d.node(Node{Name: "present", Type: "int8", Offset: start, Size: 1, Value: int64(marker)}))
+			n.Type = wire.NullableStruct
+			n.Children = append(d.children(1+bodyCap(f.Struct, p)), d.node(Node{Name: "present", Type: wire.Int8, Offset: start, Size: 1, Value: int64(marker)}))
 			if marker < 0 {
 				n.Size = 1
 				return n
@@ -280,12 +276,12 @@ func (d *decoder) value(f *schema.Field, p *shallowPlan) *Node {
 
 // arrayHead reads an array's count and checks it against the bytes left. ok is false when the
 // count could not be read; elems reports that count elements follow.
-func (d *decoder) arrayHead(f *schema.Field, nullable bool) (typ string, count int64, ok, elems bool) {
+func (d *decoder) arrayHead(f *schema.Field, nullable bool) (typ wire.Type, count int64, ok, elems bool) {
 	start := d.pos
 	name := f.Name
-	typ = "array"
+	typ = wire.Array
 	if d.compact(f) {
-		typ = "compact_array"
+		typ = wire.CompactArray
 		u, _, ok := d.uvarint(name)
 		if !ok {
 			return typ, 0, false, false
@@ -338,11 +334,11 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 		var e *Node
 		if f.Elem == schema.Struct {
 			es := d.pos
-			e = d.node(Node{Name: indexName(i), Type: "struct", Offset: es})
+			e = d.node(Node{Name: wire.IndexName(int(i)), Type: wire.Struct, Offset: es})
 			e.Children = d.structBody(f.Struct, p, d.children(bodyCap(f.Struct, p)))
 			e.Size = d.pos - es
 		} else {
-			e = d.scalar(f.Elem, indexName(i), false, compact)
+			e = d.scalar(f.Elem, wire.IndexName(int(i)), false, compact)
 		}
 		if e != nil {
 			e.Def = f
@@ -351,23 +347,6 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 	}
 	n.Size = d.pos - start
 	return n
-}
-
-// indexNames holds the names of the first array elements, so that decoding a large array does
-// not format a name per element. It is filled once and never written again.
-var indexNames = func() []string {
-	s := make([]string, 1024)
-	for i := range s {
-		s[i] = "[" + strconv.Itoa(i) + "]"
-	}
-	return s
-}()
-
-func indexName(i int64) string {
-	if i < int64(len(indexNames)) {
-		return indexNames[i]
-	}
-	return "[" + strconv.FormatInt(i, 10) + "]"
 }
 
 // boxedInts holds the small integers most fields carry (-1 for "none", ids, counts, error
@@ -399,39 +378,11 @@ func (d *decoder) minSize(f *schema.Field) int {
 	return 1
 }
 
-// varTypeName names the wire type of a string, bytes or records field.
-func varTypeName(k schema.Kind, nullable, compact bool) string {
-	switch {
-	case k == schema.Records && compact:
-		return "compact_records"
-	case k == schema.Records:
-		return "records"
-	case k == schema.String:
-		return [2][2]string{{"string", "nullable_string"}, {"compact_string", "compact_nullable_string"}}[b2i(compact)][b2i(nullable)]
-	default:
-		return [2][2]string{{"bytes", "nullable_bytes"}, {"compact_bytes", "compact_nullable_bytes"}}[b2i(compact)][b2i(nullable)]
-	}
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// fixedNames names the fixed-size kinds' wire types.
-var fixedNames = [...]string{
-	schema.Bool: "bool", schema.Int8: "int8", schema.Int16: "int16", schema.Uint16: "uint16",
-	schema.Int32: "int32", schema.Uint32: "uint32", schema.Int64: "int64", schema.Float64: "float64",
-	schema.UUID: "uuid",
-}
-
 // scalar decodes a non-struct, non-array value.
 func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *Node {
 	start := d.pos
 	if size := k.FixedSize(); size > 0 {
-		typ := fixedNames[k]
+		typ := k.Wire(false, false)
 		if !d.need(size, name, typ) {
 			return nil
 		}
@@ -492,9 +443,9 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 // varHead reads the length prefix of a string, bytes or records value and checks the length
 // against the bytes left. ok is false when the prefix could not be read; data reports that
 // length bytes of data follow.
-func (d *decoder) varHead(k schema.Kind, name string, nullable, compact bool) (typ string, length int64, ok, data bool) {
+func (d *decoder) varHead(k schema.Kind, name string, nullable, compact bool) (typ wire.Type, length int64, ok, data bool) {
 	start := d.pos
-	typ = varTypeName(k, nullable, compact)
+	typ = k.Wire(nullable, compact)
 	if compact {
 		u, _, ok := d.uvarint(name)
 		if !ok {
@@ -541,7 +492,7 @@ func (d *decoder) skip(f *schema.Field) {
 		d.skipArray(f, nullable)
 	case schema.Struct:
 		if nullable {
-			if !d.need(1, f.Name, "int8") {
+			if !d.need(1, f.Name, wire.Int8) {
 				return
 			}
 			marker := int8(d.b[d.pos])
@@ -591,7 +542,7 @@ func (d *decoder) skipArray(f *schema.Field, nullable bool) {
 		for i := int64(0); i < count && !d.failed; i++ {
 			if !d.skipVar(f.Elem, false, compact) {
 				// The slow way, to give the warning: elements are named by their index.
-				d.skipScalar(f.Elem, indexName(i), false, compact)
+				d.skipScalar(f.Elem, wire.IndexName(int(i)), false, compact)
 			}
 		}
 	}
@@ -600,7 +551,7 @@ func (d *decoder) skipArray(f *schema.Field, nullable bool) {
 // skipScalar walks a non-struct, non-array value.
 func (d *decoder) skipScalar(k schema.Kind, name string, nullable, compact bool) {
 	if size := k.FixedSize(); size > 0 {
-		if d.need(size, name, fixedNames[k]) {
+		if d.need(size, name, k.Wire(false, false)) {
 			d.pos += size
 		}
 		return
@@ -674,7 +625,7 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 	// The section's node; a shallow decode makes it at its first kept tag.
 	var n *Node
 	section := func() {
-		n = d.node(Node{Name: "_tagged_fields", Type: "tagged_fields", Offset: start, Value: intValue(int64(count)), Children: d.children(int(min(count, 8)))})
+		n = d.node(Node{Name: "_tagged_fields", Type: wire.TaggedFields, Offset: start, Value: intValue(int64(count)), Children: d.children(int(min(count, 8)))})
 	}
 	if p == nil {
 		section()
@@ -735,20 +686,20 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 		if !keep {
 			continue
 		}
-		t := d.node(Node{Type: "tagged_field", Offset: ts, Size: end - ts, Children: d.children(4)})
+		t := d.node(Node{Type: wire.TaggedField, Offset: ts, Size: end - ts, Children: d.children(4)})
 		t.Children = append(t.Children,
-			d.node(Node{Name: "tag", Type: "uvarint", Offset: ts, Size: tl, Value: intValue(int64(tag))}),
-			d.node(Node{Name: "size", Type: "uvarint", Offset: ts + tl, Size: sl, Value: intValue(int64(size))}))
+			d.node(Node{Name: "tag", Type: wire.Uvarint, Offset: ts, Size: tl, Value: intValue(int64(tag))}),
+			d.node(Node{Name: "size", Type: wire.Uvarint, Offset: ts + tl, Size: sl, Value: intValue(int64(size))}))
 		if f == nil {
 			t.Name = "unknown tag " + strconv.FormatUint(tag, 10)
-			t.Children = append(t.Children, d.node(Node{Name: "value", Type: "bytes", Offset: vs, Size: int(size), Value: d.b[vs:end]}))
+			t.Children = append(t.Children, d.node(Node{Name: "value", Type: wire.Bytes, Offset: vs, Size: int(size), Value: d.b[vs:end]}))
 		} else {
 			t.Name = f.Name
 			if v != nil {
 				t.Children = append(t.Children, v)
 			}
 			if !failed && stop != end {
-				t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: "bytes", Offset: stop, Size: end - stop, Value: d.b[stop:end]}))
+				t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: wire.Bytes, Offset: stop, Size: end - stop, Value: d.b[stop:end]}))
 			}
 		}
 		if n == nil {

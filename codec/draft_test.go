@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // draftFile is the project's own KIP-draft fixture: a response definition in Kafka's JSON
@@ -100,7 +101,7 @@ func TestDraftDecodes(t *testing.T) {
 			t.Errorf("%s = %s, want %s", name, got, w)
 		}
 	}
-	if n := Find(m.Fields, "ErrorMessage"); n == nil || n.Value != nil || n.Type != "compact_nullable_string" {
+	if n := Find(m.Fields, "ErrorMessage"); n == nil || n.Value != nil || n.Type != wire.CompactNullableString {
 		t.Errorf("ErrorMessage = %+v, want a null compact_nullable_string", n)
 	}
 	// The tagged field: a node for the tag with its tag number, size and value.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // ErrorCode is one of Kafka's error codes.
@@ -113,5 +115,5 @@ func ErrorName(code int16) string {
 // IsErrorCode reports whether a field holds an error code, by Kafka's naming convention
 // (ErrorCode, TopLevelErrorCode, ...): such fields get the error's name beside the number.
 func IsErrorCode(n *Node) bool {
-	return n.Type == "int16" && strings.HasSuffix(n.Name, "ErrorCode")
+	return n.Type == wire.Int16 && strings.HasSuffix(n.Name, "ErrorCode")
 }

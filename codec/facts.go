@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Facts are what a message says about the things people look for in a capture: topics and
@@ -57,14 +58,12 @@ func partitionName(name string) bool {
 // partitionArray reports whether name is one of an int32 array that lists partition numbers.
 func partitionArray(name string) bool { return name == "Partitions" || name == "PartitionIndexes" }
 
-var codecNames = [8]string{"none", "gzip", "snappy", "lz4", "zstd", "codec5", "codec6", "codec7"}
-
-// codecLists holds, for each codec, a list of that codec alone: most record sets have one,
-// and share its list rather than allocate one. Each list's capacity is 1, so that adding a
+// codecLists holds, for each codec, a list of that codec's name alone: most record sets have
+// one, and share its list rather than allocate one. Each list's capacity is 1, so that adding a
 // second codec copies it. Never written.
 var codecLists = func() (l [8][]string) {
 	for i := range l {
-		l[i] = codecNames[i : i+1 : i+1]
+		l[i] = []string{wire.Codec(i).String()}[:1:1]
 	}
 	return l
 }()
@@ -175,7 +174,7 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 				s.id = v
 			}
 		case int64:
-			if n.Type == "int32" && partitionName(n.Name) {
+			if n.Type == wire.Int32 && partitionName(n.Name) {
 				s.partition = int32(v)
 			}
 		}
@@ -210,19 +209,19 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			switch {
 			case IsErrorCode(n) && v != 0:
 				w.seenErrors.add(&f.Errors, int16(v))
-			case n.Type == "int32" && partitionName(n.Name):
+			case n.Type == wire.Int32 && partitionName(n.Name):
 				w.addPartition(&s, int32(v))
 			}
 		}
 		if n.Def != nil && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 && partitionArray(n.Name) {
 			for _, c := range n.Children {
-				if p, ok := c.Value.(int64); ok && c.Type == "int32" {
+				if p, ok := c.Value.(int64); ok && c.Type == wire.Int32 {
 					w.addPartition(&s, int32(p))
 				}
 			}
 			continue
 		}
-		if n.Type == "records" || n.Type == "compact_records" {
+		if n.Type == wire.Records || n.Type == wire.CompactRecords {
 			if len(n.Children) > 0 {
 				f.RecordSets = append(f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
 			}
@@ -307,23 +306,23 @@ func recordSet(n *Node, topic string, id UUID, partition int32) RecordSet {
 func (r *RecordSet) count(nodes []*Node) {
 	for _, c := range nodes {
 		switch c.Type {
-		case "record":
+		case wire.Record:
 			r.Records++
 			continue
-		case "message":
+		case wire.Message:
 			// A legacy message counts unless it is a compressed wrapper around others.
 			if !holdsCompressed(c.Children) {
 				r.Records++
 			} else if a := childNamed(c, "attributes"); a != nil {
 				r.codec(a)
 			}
-		case "record_data":
+		case wire.RecordData:
 			// A batch decoded header only: its record count.
 			if v, ok := c.Value.(int64); ok {
 				r.Records += int(v)
 			}
 			continue
-		case "record_batch":
+		case wire.RecordBatch:
 			if a := childNamed(c, "attributes"); a != nil {
 				r.codec(a)
 			}
@@ -335,9 +334,10 @@ func (r *RecordSet) count(nodes []*Node) {
 // codec adds the codec an attributes node names to r.Codecs.
 func (r *RecordSet) codec(attributes *Node) {
 	if v, ok := attributes.Value.(int64); ok {
-		switch name := codecNames[v&7]; {
+		c := wire.Attributes(v).Codec()
+		switch name := c.String(); {
 		case len(r.Codecs) == 0:
-			r.Codecs = codecLists[v&7]
+			r.Codecs = codecLists[c]
 		case !slices.Contains(r.Codecs, name):
 			r.Codecs = append(r.Codecs, name)
 		}
@@ -347,7 +347,7 @@ func (r *RecordSet) codec(attributes *Node) {
 // holdsCompressed reports whether a compressed_records node is among nodes or below them.
 func holdsCompressed(nodes []*Node) bool {
 	for _, x := range nodes {
-		if x.Type == "compressed_records" || holdsCompressed(x.Children) {
+		if x.Type == wire.CompressedRecords || holdsCompressed(x.Children) {
 			return true
 		}
 	}
@@ -397,7 +397,7 @@ func (m *Message) TopicIDNames() []TopicIDName {
 		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !namesTopicIDs(d.Struct, m.Version, 0)) {
 			return false // nothing to learn below
 		}
-		if n.Type != "struct" {
+		if n.Type != wire.Struct {
 			return true
 		}
 		var name string

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 func TestFacts(t *testing.T) {
@@ -82,10 +83,10 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					var name string
 					var id UUID
 					for _, c := range n.Children {
-						if s, ok := c.Value.(string); ok && n.Type == "struct" && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+						if s, ok := c.Value.(string); ok && n.Type == wire.Struct && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
 							name = s
 						}
-						if u, ok := c.Value.(UUID); ok && n.Type == "struct" && c.Name == "TopicId" {
+						if u, ok := c.Value.(UUID); ok && n.Type == wire.Struct && c.Name == "TopicId" {
 							id = u
 						}
 					}

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 var (
@@ -363,29 +364,29 @@ func gotItems(nodes []*Node, frame []byte) []item {
 			continue
 		}
 		switch n.Type {
-		case "array", "compact_array":
+		case wire.Array, wire.CompactArray:
 			if n.Value == nil {
 				out = append(out, item{tok: "null"})
 				continue
 			}
 			out = append(out, item{tok: fmt.Sprintf("len=%d", n.Value)})
 			for _, c := range n.Children {
-				if c.Type == "struct" {
+				if c.Type == wire.Struct {
 					out = append(out, gotItems(c.Children, frame)...)
 				} else {
 					out = append(out, gotItems([]*Node{c}, frame)...)
 				}
 			}
-		case "struct":
+		case wire.Struct:
 			out = append(out, gotItems(n.Children, frame)...)
-		case "nullable_struct":
+		case wire.NullableStruct:
 			if n.Children[0].Value.(int64) < 0 {
 				out = append(out, item{tok: "null-struct"})
 				continue
 			}
 			out = append(out, item{tok: "struct"})
 			out = append(out, gotItems(n.Children[1:], frame)...)
-		case "tagged_fields":
+		case wire.TaggedFields:
 			b := &tagBlock{known: map[int][]item{}, unknown: map[int]string{}}
 			for _, t := range n.Children {
 				tag := int(t.Children[0].Value.(int64))
@@ -397,7 +398,7 @@ func gotItems(nodes []*Node, frame []byte) []item {
 			}
 			out = append(out, item{tags: b})
 		default:
-			out = append(out, item{tok: scalarTok(n), notNullable: n.Type == "string" || n.Type == "compact_string"})
+			out = append(out, item{tok: scalarTok(n), notNullable: n.Type == wire.String || n.Type == wire.CompactString})
 		}
 	}
 	return out
@@ -496,7 +497,7 @@ func checkTiling(nodes []*Node, size int) string {
 			if n.Offset != pos {
 				return fmt.Sprintf("%s starts at 0x%x, expected 0x%x", n.Name, n.Offset, pos)
 			}
-			if len(n.Children) == 0 || n.Type == "compressed_records" {
+			if len(n.Children) == 0 || n.Type == wire.CompressedRecords {
 				pos += n.Size
 				continue
 			}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Codec decodes Kafka frames with one set of definitions. It is safe for concurrent use.
@@ -208,7 +209,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	}
 	m.nodes = a
 	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets}
-	if !d.need(4, "message_size", "int32") {
+	if !d.need(4, "message_size", wire.Int32) {
 		m.HeaderFields = len(m.Fields)
 		return
 	}
@@ -223,7 +224,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	}
 	m.Fields = d.children(room)
 	size := int(int32(binary.BigEndian.Uint32(frame)))
-	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: "int32", Offset: 0, Size: 4, Value: int64(size)}))
+	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: wire.Int32, Offset: 0, Size: 4, Value: int64(size)}))
 	d.pos = 4
 	if size != len(frame)-4 {
 		d.warn(0, "message_size says %d bytes, the frame has %d", size, len(frame)-4)
@@ -249,6 +250,6 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 		}
 	}
 	if !d.failed && d.pos < d.end {
-		m.Fields = append(m.Fields, d.node(Node{Name: "undecoded", Type: "bytes", Offset: d.pos, Size: d.end - d.pos, Value: frame[d.pos:]}))
+		m.Fields = append(m.Fields, d.node(Node{Name: "undecoded", Type: wire.Bytes, Offset: d.pos, Size: d.end - d.pos, Value: frame[d.pos:]}))
 	}
 }

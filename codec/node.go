@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Node is one field of a decoded message. Offsets count from the first byte of the frame's size
@@ -19,10 +20,17 @@ import (
 type Node struct {
 	Name string
 	// Type is the wire type: int32, compact_string, nullable_bytes, compact_array, struct,
-	// tagged_fields, uvarint, ...
-	Type   string
-	Offset int
-	Size   int
+	// tagged_fields, uvarint, record_batch, ...
+	Type wire.Type
+	// Secret marks a redacted value (a password, a proof, an HMAC): its bytes must not be
+	// shown either; see Message.Redact.
+	Secret bool
+	// Decompressed marks a node inside decompressed record data: its offset counts from the
+	// start of the decompressed bytes, not from the frame. The compressed payload that holds
+	// such nodes has type wire.CompressedRecords and counts as a leaf of the frame.
+	Decompressed bool
+	Offset       int
+	Size         int
 	// Value is int64 for integers (and array counts), float64, bool, string, []byte, UUID, or
 	// nil for null values and for structs.
 	Value    any
@@ -32,19 +40,12 @@ type Node struct {
 	Def *schema.Field
 	// Note is a remark to show beside the value (the topic name of a topic id).
 	Note string
-	// Secret marks a redacted value (a password, a proof, an HMAC): its bytes must not be
-	// shown either; see Message.Redact.
-	Secret bool
-	// Decompressed marks a node inside decompressed record data: its offset counts from the
-	// start of the decompressed bytes, not from the frame. The compressed payload that holds
-	// such nodes has type "compressed_records" and counts as a leaf of the frame.
-	Decompressed bool
 }
 
 // Head is the number of bytes of n that belong to no child: the length or count prefix of a
 // string, array or tagged section, or all of n for a leaf.
 func (n *Node) Head() int {
-	if len(n.Children) == 0 || n.Type == "compressed_records" {
+	if len(n.Children) == 0 || n.Type == wire.CompressedRecords {
 		return n.Size
 	}
 	return n.Children[0].Offset - n.Offset

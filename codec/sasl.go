@@ -3,6 +3,8 @@ package codec
 import (
 	"bytes"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Redacted replaces secrets in field values unless the codec was asked to show them.
@@ -59,7 +61,7 @@ func saslToken(data []byte, base int, show bool) ([]*Node, string) {
 	var parts []*Node
 	// piece covers data[from:to] with a node; hidden pieces are redacted.
 	piece := func(name string, from, to int, secret bool) {
-		n := &Node{Name: name, Type: "sasl", Offset: base + from, Size: to - from, Value: string(data[from:to])}
+		n := &Node{Name: name, Type: wire.SASL, Offset: base + from, Size: to - from, Value: string(data[from:to])}
 		if !Printable(data[from:to]) {
 			n.Value = data[from:to] // shown in hex
 		}
@@ -113,7 +115,7 @@ func saslToken(data []byte, base int, show bool) ([]*Node, string) {
 			from = end
 		}
 	default:
-		parts = append(parts, &Node{Name: "opaque token", Type: "bytes", Offset: base, Size: len(data), Value: data})
+		parts = append(parts, &Node{Name: "opaque token", Type: wire.Bytes, Offset: base, Size: len(data), Value: data})
 	}
 	return parts, mech
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
@@ -35,12 +36,8 @@ func (p *twinPipelines) Open(c *reassembly.Conn) (reassembly.Checker, reassembly
 	cv := [2]*codec.Conversation{p.full.NewConversation(), p.shallow.NewConversation()}
 	p.convs[c] = cv
 	// The framer asks the full conversation: both see the same frames.
-	return func(b []byte, synced bool) reassembly.Verdict {
-			return reassembly.Verdict(cv[0].Check(true, b, synced))
-		},
-		func(b []byte, synced bool) reassembly.Verdict {
-			return reassembly.Verdict(cv[0].Check(false, b, synced))
-		}
+	return func(b []byte, synced bool) wire.Verdict { return cv[0].Check(true, b, synced) },
+		func(b []byte, synced bool) wire.Verdict { return cv[0].Check(false, b, synced) }
 }
 
 func (p *twinPipelines) Frame(f reassembly.Frame) {
@@ -138,10 +135,7 @@ func TestShallowCaptures(t *testing.T) {
 					return (port >= 9092 && port <= 9094) || port == 19092 || port == 36333
 				},
 				TLSKeys: keys,
-				Detect: func(b []byte, strict bool) (reassembly.Verdict, string) {
-					v, why := p.full.DetectRequest(b, strict)
-					return reassembly.Verdict(v), why
-				},
+				Detect:  p.full.DetectRequest,
 			})
 			for {
 				seg, err := r.Next()

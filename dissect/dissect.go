@@ -22,6 +22,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
@@ -198,11 +199,8 @@ func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checke
 	cs := &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
 	cs.early = codec.NewEarly(cv, place, d.hold, d.frame)
 	d.convs[c] = cs
-	return func(head []byte, synced bool) reassembly.Verdict {
-			return reassembly.Verdict(cv.Check(true, head, synced))
-		}, func(head []byte, synced bool) reassembly.Verdict {
-			return reassembly.Verdict(cv.Check(false, head, synced))
-		}
+	return func(head []byte, synced bool) wire.Verdict { return cv.Check(true, head, synced) },
+		func(head []byte, synced bool) wire.Verdict { return cv.Check(false, head, synced) }
 }
 
 // place is where a frame is, for pairing's queue of early responses.
@@ -464,10 +462,7 @@ func (p *Pipeline) options() reassembly.Options {
 		opt.IsServerPort = func(uint16) bool { return false }
 	}
 	if p.cfg.Detect {
-		opt.Detect = func(b []byte, strict bool) (reassembly.Verdict, string) {
-			v, why := p.codec.DetectRequest(b, strict)
-			return reassembly.Verdict(v), why
-		}
+		opt.Detect = p.codec.DetectRequest
 	}
 	return opt
 }

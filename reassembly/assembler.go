@@ -17,6 +17,7 @@ import (
 	gpr "github.com/gopacket/gopacket/reassembly"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
@@ -111,7 +112,7 @@ type Options struct {
 	// Detect, when set, looks for Kafka on connections whose ports IsServerPort does not name:
 	// it judges the first bytes one side sent (strict when they may start mid-frame) and gives
 	// the reason for a Yes. Connections it refuses are ignored.
-	Detect func(first []byte, strict bool) (Verdict, string)
+	Detect func(first []byte, strict bool) (wire.Verdict, string)
 	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments (default
 	// 8192 per connection, DefaultMaxPagesTotal in all).
 	MaxPagesPerConn, MaxPagesTotal int

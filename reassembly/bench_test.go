@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // benchSink counts frames; its checker believes any frame whose size fits.
@@ -16,14 +17,14 @@ func (s *benchSink) Frame(f Frame)                 { s.frames++; s.bytes += len(
 func (s *benchSink) Notice(Notice)                 {}
 func (s *benchSink) Close(*Conn)                   {}
 
-func benchCheck(head []byte, _ bool) Verdict {
+func benchCheck(head []byte, _ bool) wire.Verdict {
 	if len(head) < 4 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	if int32(binary.BigEndian.Uint32(head)) < 0 {
-		return No
+		return wire.No
 	}
-	return Yes
+	return wire.Yes
 }
 
 // BenchmarkAssembler reassembles and frames a consumer's connection as it looks on a network

@@ -8,6 +8,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	gpr "github.com/gopacket/gopacket/reassembly"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Detection finds Kafka on ports nobody named: a connection on an unknown port is held back
@@ -100,10 +102,10 @@ func (s *stream) decide() {
 		for i := 0; i < scan; i++ {
 			v, reason := s.a.opt.Detect(b.data[i:], i > 0 || !s.syn[d])
 			switch v {
-			case Yes:
+			case wire.Yes:
 				s.accept(d, reason)
 				return
-			case NeedMore, Weak:
+			case wire.NeedMore, wire.Weak:
 				needMore = true
 			}
 			if needMore && i == 0 && s.syn[d] {

@@ -10,6 +10,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly"
 )
 
@@ -26,8 +27,8 @@ type conversations struct {
 func (h *conversations) Open(c *reassembly.Conn) (reassembly.Checker, reassembly.Checker) {
 	cv := h.c.NewConversation()
 	h.convs[c] = cv
-	return func(b []byte, synced bool) reassembly.Verdict { return reassembly.Verdict(cv.Check(true, b, synced)) },
-		func(b []byte, synced bool) reassembly.Verdict { return reassembly.Verdict(cv.Check(false, b, synced)) }
+	return func(b []byte, synced bool) wire.Verdict { return cv.Check(true, b, synced) },
+		func(b []byte, synced bool) wire.Verdict { return cv.Check(false, b, synced) }
 }
 
 func (h *conversations) Frame(f reassembly.Frame) {
@@ -90,10 +91,7 @@ func FuzzDissect(f *testing.F) {
 			h := &conversations{c: c, convs: map[*reassembly.Conn]*codec.Conversation{}, t: t, release: lent}
 			asm := reassembly.New(h, reassembly.Options{IsServerPort: func(p uint16) bool { return p == 9092 },
 				ReuseFrames: lent,
-				Detect: func(b []byte, strict bool) (reassembly.Verdict, string) {
-					v, why := c.DetectRequest(b, strict)
-					return reassembly.Verdict(v), why
-				}})
+				Detect:      c.DetectRequest})
 			for {
 				seg, err := r.Next()
 				if err != nil {

@@ -5,25 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
-)
-
-// Verdict is a protocol's judgement on the first bytes of a candidate frame; see Checker.
-type Verdict uint8
-
-// The verdicts a Checker gives, weakest first.
-const (
-	No Verdict = iota
-	NeedMore
-	Weak // plausible, but believed only when a plausible frame follows it
-	Yes
 )
 
 // Checker judges candidate frames for one direction of a connection. head holds the first bytes
 // of the candidate, size prefix included: at most 64 when the framer is in step, and when it is
 // looking for a frame, the whole candidate frame if it is buffered; synced says the framer is in
 // step with the stream, so only gross violations should give No.
-type Checker func(head []byte, synced bool) Verdict
+type Checker func(head []byte, synced bool) wire.Verdict
 
 // maxResyncBuffer bounds the bytes held while looking for a frame boundary.
 const maxResyncBuffer = 1 << 20
@@ -201,11 +191,11 @@ func (f *framer) cut(eof bool) {
 		}
 		size := int(int32(binary.BigEndian.Uint32(f.buf)))
 		v := f.check(f.buf[:min(len(f.buf), 64)], true)
-		if v == NeedMore {
+		if v == wire.NeedMore {
 			// Wait for more bytes; at the end of the stream, finish reports a partial frame.
 			return
 		}
-		if v == No || size < 0 || size > f.maxSize {
+		if v == wire.No || size < 0 || size > f.maxSize {
 			f.notice(Notice{Kind: NoticeResync, Packet: f.packetAt(0), Time: f.timeAt(0),
 				Msg: fmt.Sprintf("bytes at stream offset %d do not start a plausible frame (size %d): looking for the next frame", f.base, size)})
 			f.synced = false
@@ -235,14 +225,14 @@ func (f *framer) cut(eof bool) {
 func (f *framer) resync(eof bool) bool {
 	for i := 0; i+4 <= len(f.buf); i++ {
 		switch f.judge(i, eof) {
-		case NeedMore:
+		case wire.NeedMore:
 			f.skip(i)
 			if len(f.buf) <= maxResyncBuffer {
 				return false
 			}
 			f.skip(1) // a candidate that never completes: give up on it
 			i = -1    // and go on from the new start of the buffer
-		case Yes:
+		case wire.Yes:
 			f.skip(i)
 			f.reportSkipped()
 			f.synced = true
@@ -258,7 +248,7 @@ func (f *framer) resync(eof bool) bool {
 }
 
 // judge decides whether a frame starts at buf[i]; a Weak candidate needs a plausible successor.
-func (f *framer) judge(i int, eof bool) Verdict {
+func (f *framer) judge(i int, eof bool) wire.Verdict {
 	head := f.buf[i:]
 	// The checker sees the whole candidate frame when it is buffered (at least 64 bytes
 	// otherwise): a frame that is all there can be decoded, which says much more than its
@@ -270,41 +260,41 @@ func (f *framer) judge(i int, eof bool) Verdict {
 	}
 	v := f.check(head[:min(len(head), n)], false)
 	// The size bound holds whatever the checker says: cut would refuse the frame.
-	if (v == Yes || v == Weak) && (size < 0 || size > f.maxSize) {
-		return No
+	if (v == wire.Yes || v == wire.Weak) && (size < 0 || size > f.maxSize) {
+		return wire.No
 	}
-	if v != Weak {
+	if v != wire.Weak {
 		return v
 	}
 	next := 4 + size
 	switch {
 	case len(head) == next && eof:
-		return Yes
+		return wire.Yes
 	case len(head) < next+8:
 		if eof {
-			return No
+			return wire.No
 		}
-		return NeedMore
+		return wire.NeedMore
 	}
 	nv := f.check(head[next:min(len(head), next+64)], false)
 	switch nv {
-	case Yes:
-		return Yes
-	case Weak:
+	case wire.Yes:
+		return wire.Yes
+	case wire.Weak:
 		// Two weak candidates that both start inside packets do not vouch for each other:
 		// inside a body (after a gap), chains of plausible-looking sizes are common. Senders
 		// write each frame with its own write, so a real frame usually starts a packet.
 		if f.startsPacket(i) || f.startsPacket(i+next) {
-			return Yes
+			return wire.Yes
 		}
-		return No
-	case NeedMore:
+		return wire.No
+	case wire.NeedMore:
 		if eof {
-			return No
+			return wire.No
 		}
-		return NeedMore
+		return wire.NeedMore
 	}
-	return No
+	return wire.No
 }
 
 // skip drops n bytes in which no frame starts; they are reported once the framer is in step

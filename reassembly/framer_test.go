@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // update is accepted by every test package so that "go test ./... -update" (which rewrites the
@@ -23,27 +25,27 @@ var _ = update
 // sizes from 1 to 1000, and nothing else.
 const maxTestSize = 1000
 
-func testCheck(head []byte, synced bool) Verdict {
+func testCheck(head []byte, synced bool) wire.Verdict {
 	if len(head) < 4 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	size := int32(binary.BigEndian.Uint32(head))
 	if size < 1 || size > maxTestSize {
-		return No
+		return wire.No
 	}
 	if len(head) < 5 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	switch head[4] {
 	case 'K':
-		return Yes
+		return wire.Yes
 	case 'k':
 		if synced {
-			return Yes
+			return wire.Yes
 		}
-		return Weak
+		return wire.Weak
 	}
-	return No
+	return wire.No
 }
 
 // tframe builds a test frame of the given type with n body bytes (the type byte included in
@@ -385,14 +387,14 @@ func TestFramerStreamEndsInsideFrame(t *testing.T) {
 
 // trusting believes any frame of type 'K', whatever its size: the framer's own size bound is
 // all that protects it.
-func trusting(head []byte, synced bool) Verdict {
+func trusting(head []byte, synced bool) wire.Verdict {
 	if len(head) < 5 {
-		return NeedMore
+		return wire.NeedMore
 	}
 	if head[4] != 'K' {
-		return No
+		return wire.No
 	}
-	return Yes
+	return wire.Yes
 }
 
 func TestFramerHugeSize(t *testing.T) {
@@ -447,12 +449,12 @@ func TestFramerHugeSize(t *testing.T) {
 // never completes) is given up after maxResyncBuffer bytes, and the frames in those bytes are
 // found, including one that starts at the candidate's second byte.
 func TestFramerResyncBufferBound(t *testing.T) {
-	weakHuge := func(head []byte, synced bool) Verdict {
+	weakHuge := func(head []byte, synced bool) wire.Verdict {
 		if len(head) < 5 {
-			return NeedMore
+			return wire.NeedMore
 		}
 		if head[4] == 'W' && !synced {
-			return Weak
+			return wire.Weak
 		}
 		return testCheck(head, synced)
 	}
@@ -490,7 +492,7 @@ func TestFramerResyncBufferBound(t *testing.T) {
 
 // chaotic is a checker whose verdicts follow no rule but are a function of the bytes it sees:
 // the framer must survive any protocol's judgement.
-func chaotic(head []byte, synced bool) Verdict {
+func chaotic(head []byte, synced bool) wire.Verdict {
 	h := uint32(2166136261)
 	for _, b := range head[:min(len(head), 6)] {
 		h = (h ^ uint32(b)) * 16777619
@@ -498,7 +500,7 @@ func chaotic(head []byte, synced bool) Verdict {
 	if synced {
 		h ^= 0x9e3779b9
 	}
-	return Verdict(h % 4)
+	return wire.Verdict(h % 4)
 }
 
 // FuzzFramer feeds arbitrary bytes in arbitrary chunkings, with lost chunks, to a framer with
@@ -698,7 +700,7 @@ func TestFramerLargeFrameAllocations(t *testing.T) {
 	big := tframe('K', 1<<20, 7)
 	packets := chunks(big, 1448)
 	// testCheck refuses frames this large; the framer needs only a yes to cut.
-	h := newHarness(func([]byte, bool) Verdict { return Yes }, 1<<21, true)
+	h := newHarness(func([]byte, bool) wire.Verdict { return wire.Yes }, 1<<21, true)
 	spans := make([][]span, len(packets))
 	off := int64(0)
 	for i, p := range packets {
@@ -730,7 +732,7 @@ func TestFramerLargeFrameAllocations(t *testing.T) {
 func TestFramerLentFrames(t *testing.T) {
 	big := tframe('K', 1<<20, 7)
 	small := tframe('K', 100, 8)
-	h := newHarness(func([]byte, bool) Verdict { return Yes }, 1<<21, true)
+	h := newHarness(func([]byte, bool) wire.Verdict { return wire.Yes }, 1<<21, true)
 	h.f.pool = &framePool{}
 	var lent [][]byte
 	h.f.emit = func(fr Frame) {

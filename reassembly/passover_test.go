@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // TestOversizedFramePassedOver: a frame larger than the buffer limit is skipped as it streams
@@ -13,7 +15,7 @@ func TestOversizedFramePassedOver(t *testing.T) {
 	var frames []Frame
 	var notices []Notice
 	f := &framer{
-		check:     func([]byte, bool) Verdict { return Yes },
+		check:     func([]byte, bool) wire.Verdict { return wire.Yes },
 		maxSize:   1 << 30,
 		maxBuffer: 1000,
 		synced:    true,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
@@ -19,14 +20,14 @@ type kafkaSink struct{ sink }
 
 func (s *kafkaSink) Open(c *Conn) (Checker, Checker) {
 	s.conns = append(s.conns, c)
-	chk := func(head []byte, synced bool) Verdict {
+	chk := func(head []byte, synced bool) wire.Verdict {
 		if len(head) < 4 {
-			return NeedMore
+			return wire.NeedMore
 		}
 		if n := int32(binary.BigEndian.Uint32(head)); n < 8 || n > 16<<20 {
-			return No
+			return wire.No
 		}
-		return Yes
+		return wire.Yes
 	}
 	return chk, chk
 }

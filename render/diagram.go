@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // DiagramOptions says how a Diagram looks.
@@ -65,8 +66,8 @@ func (d *Diagram) Message(e *Entry) error {
 	m := e.Msg
 	if m == nil { // a SASL token without a description of its own
 		m = &codec.Message{Size: len(e.SASLToken) + 4, HeaderFields: 1, Fields: []*codec.Node{
-			{Name: "message_size", Type: "int32", Size: 4, Value: int64(len(e.SASLToken))},
-			{Name: "token", Type: "bytes", Offset: 4, Size: len(e.SASLToken), Value: e.SASLToken},
+			{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(e.SASLToken))},
+			{Name: "token", Type: wire.Bytes, Offset: 4, Size: len(e.SASLToken), Value: e.SASLToken},
 		}}
 	}
 	if e.SASLToken != nil || e.Msg == nil {
@@ -185,7 +186,7 @@ func (d *Diagram) fieldCol() int {
 // walk adds n and its children in depth-first order.
 func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) {
 	g.add(d.fieldCells(frame, n, depth, parent, header)...)
-	if n.Type == "compressed_records" && len(n.Children) > 0 && n.Children[0].Decompressed {
+	if n.Type == wire.CompressedRecords && len(n.Children) > 0 && n.Children[0].Decompressed {
 		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",
 			indent(depth+1), n.Value), styleNote)
 	}
@@ -207,7 +208,7 @@ func (d *Diagram) fieldCells(frame []byte, n *codec.Node, depth int, parent *cod
 		size = strconv.Itoa(h)
 	}
 	name := n.Name
-	if parent != nil && strings.HasPrefix(name, "[") && strings.HasSuffix(parent.Type, "array") {
+	if parent != nil && strings.HasPrefix(name, "[") && parent.Type.IsArray() {
 		name = parent.Name + name // Groups[0]
 	}
 	nameStyle := ""
@@ -219,13 +220,13 @@ func (d *Diagram) fieldCells(frame []byte, n *codec.Node, depth int, parent *cod
 	if d.opt.Hex {
 		cells = append(cells, cell{text: d.rawHex(frame, n)})
 	}
-	return append(cells, cell{text: n.Type}, cell{text: indent(depth) + name, style: nameStyle}, cell{text: value, style: style})
+	return append(cells, cell{text: n.Type.String()}, cell{text: indent(depth) + name, style: nameStyle}, cell{text: value, style: style})
 }
 
 // rawHex is a leaf's bytes in hex, cut after 16 bytes; empty for containers and for nodes inside
 // decompressed data, whose bytes are not in the frame.
 func (d *Diagram) rawHex(frame []byte, n *codec.Node) string {
-	if n.Decompressed || (len(n.Children) > 0 && n.Type != "compressed_records") {
+	if n.Decompressed || (len(n.Children) > 0 && n.Type != wire.CompressedRecords) {
 		return ""
 	}
 	end := n.Offset + n.Size
@@ -248,7 +249,7 @@ func (d *Diagram) value(n *codec.Node, parent *codec.Node) (string, string) {
 }
 
 func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) {
-	if n.Type == "tagged_field" {
+	if n.Type == wire.TaggedField {
 		for _, c := range n.Children {
 			if c.Name == "tag" {
 				return fmt.Sprintf("tag %v", c.Value), styleNumber
@@ -258,10 +259,9 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 	switch v := n.Value.(type) {
 	case nil:
 		switch {
-		case n.Type == "nullable_struct" && len(n.Children) > 0 && isNegative(n.Children[0].Value):
+		case n.Type == wire.NullableStruct && len(n.Children) > 0 && isNegative(n.Children[0].Value):
 			return "null", styleNumber
-		case strings.Contains(n.Type, "string"), strings.Contains(n.Type, "bytes"),
-			strings.HasSuffix(n.Type, "array"), strings.HasSuffix(n.Type, "records"):
+		case n.Type.IsString(), n.Type.IsBytes(), n.Type.IsArray(), n.Type.IsRecords():
 			return "null", styleNumber
 		}
 		return "", ""
@@ -272,16 +272,16 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 				return "0 " + codec.ErrorName(0), styleNumber
 			}
 			return fmt.Sprintf("%d %s", v, codec.ErrorName(int16(v))), styleError
-		case strings.HasSuffix(n.Type, "array"):
+		case n.Type.IsArray():
 			if v == 1 {
 				return "1 item", styleNumber
 			}
 			return fmt.Sprintf("%d items", v), styleNumber
-		case strings.HasSuffix(n.Type, "records"):
+		case n.Type.IsRecords():
 			return fmt.Sprintf("%d bytes", v), styleNumber
-		case n.Name == "attributes" && parent != nil && parent.Type == "record_batch":
+		case n.Name == "attributes" && parent != nil && parent.Type == wire.RecordBatch:
 			return BatchAttributes(v), styleNumber
-		case n.Type == "int64" && IsTimestampName(n.Name):
+		case n.Type == wire.Int64 && IsTimestampName(n.Name):
 			return Timestamp(v), styleNumber
 		}
 		return strconv.FormatInt(v, 10), styleNumber
@@ -290,7 +290,7 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 	case bool:
 		return strconv.FormatBool(v), styleNumber
 	case string:
-		if n.Secret || noteTypes[n.Type] {
+		if n.Secret || holdsNote(n.Type) {
 			return v, styleNote
 		}
 		return d.text([]byte(v), true), styleString
@@ -302,9 +302,15 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 	return fmt.Sprint(n.Value), ""
 }
 
-// noteTypes hold a string Value that is a note, not bytes of the frame: a record's absolute
-// offset and timestamp, a compressed payload's codec.
-var noteTypes = map[string]bool{"record": true, "message": true, "record_batch": true, "compressed_records": true}
+// holdsNote reports whether nodes of type t hold a string Value that is a note, not bytes of the
+// frame: a record's absolute offset and timestamp, a compressed payload's codec.
+func holdsNote(t wire.Type) bool {
+	switch t {
+	case wire.Record, wire.Message, wire.RecordBatch, wire.CompressedRecords:
+		return true
+	}
+	return false
+}
 
 func isNegative(v any) bool {
 	i, ok := v.(int64)
@@ -359,25 +365,24 @@ func Timestamp(ms int64) string {
 	return fmt.Sprintf("%d (%s UTC)", ms, t.Format("2006-01-02 15:04:05.000"))
 }
 
-var codecNames = []string{"none", "gzip", "snappy", "lz4", "zstd"}
-
 // BatchAttributes shows a record batch's attributes and their bits: compression codec (bits
 // 0-2), timestamp type (bit 3), transactional (bit 4) and control (bit 5).
 func BatchAttributes(v int64) string {
-	c := fmt.Sprintf("unknown(%d)", v&7)
-	if int(v&7) < len(codecNames) {
-		c = codecNames[v&7]
+	a := wire.Attributes(v)
+	c := a.Codec().String()
+	if !a.Codec().Known() {
+		c = fmt.Sprintf("unknown(%d)", a.Codec())
 	}
 	s := fmt.Sprintf("0x%04x codec=%s timestamp=", v, c)
-	if v&0x08 != 0 {
+	if a.Has(wire.LogAppendTime) {
 		s += "log-append"
 	} else {
 		s += "create"
 	}
-	if v&0x10 != 0 {
+	if a.Has(wire.Transactional) {
 		s += " transactional"
 	}
-	if v&0x20 != 0 {
+	if a.Has(wire.Control) {
 		s += " control"
 	}
 	return s

@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 func TestDiagramValues(t *testing.T) {
-	batch := &codec.Node{Name: "batch", Type: "record_batch"}
-	record := &codec.Node{Name: "[0]", Type: "record"}
+	batch := &codec.Node{Name: "batch", Type: wire.RecordBatch}
+	record := &codec.Node{Name: "[0]", Type: wire.Record}
 	long := bytes.Repeat([]byte("a"), 70)
 	binary := []byte{0, 1, 2, 0xff}
 	uuid := codec.UUID{15: 1}
@@ -22,49 +23,49 @@ func TestDiagramValues(t *testing.T) {
 		parent *codec.Node
 		want   string
 	}{
-		{"int32", &codec.Node{Name: "ThrottleTimeMs", Type: "int32", Value: int64(0)}, nil, "0"},
-		{"negative", &codec.Node{Name: "NodeId", Type: "int32", Value: int64(-1)}, nil, "-1"},
-		{"no error", &codec.Node{Name: "ErrorCode", Type: "int16", Value: int64(0)}, nil, "0 NONE"},
-		{"error", &codec.Node{Name: "ErrorCode", Type: "int16", Value: int64(16)}, nil, "16 NOT_COORDINATOR"},
-		{"top-level error", &codec.Node{Name: "TopLevelErrorCode", Type: "int16", Value: int64(15)}, nil, "15 COORDINATOR_NOT_AVAILABLE"},
-		{"unknown error", &codec.Node{Name: "ErrorCode", Type: "int16", Value: int64(999)}, nil, "999 UNKNOWN_ERROR_CODE(999)"},
-		{"int16 not an error", &codec.Node{Name: "ApiKey", Type: "int16", Value: int64(16)}, nil, "16"},
-		{"array of 1", &codec.Node{Name: "Groups", Type: "compact_array", Value: int64(1)}, nil, "1 item"},
-		{"array of 3", &codec.Node{Name: "Groups", Type: "array", Value: int64(3)}, nil, "3 items"},
-		{"empty array", &codec.Node{Name: "Groups", Type: "array", Value: int64(0)}, nil, "0 items"},
-		{"null array", &codec.Node{Name: "Topics", Type: "compact_array"}, nil, "null"},
-		{"record headers", &codec.Node{Name: "headers", Type: "varint_array", Value: int64(2)}, record, "2 items"},
-		{"struct", &codec.Node{Name: "[0]", Type: "struct"}, nil, ""},
-		{"null struct", &codec.Node{Name: "Assignment", Type: "nullable_struct", Children: []*codec.Node{{Name: "present", Type: "int8", Value: int64(-1)}}}, nil, "null"},
-		{"present struct", &codec.Node{Name: "Assignment", Type: "nullable_struct", Children: []*codec.Node{{Name: "present", Type: "int8", Value: int64(1)}}}, nil, ""},
-		{"null string", &codec.Node{Name: "ErrorMessage", Type: "compact_nullable_string"}, nil, "null"},
-		{"null bytes", &codec.Node{Name: "key", Type: "varint_bytes"}, record, "null"},
-		{"string", &codec.Node{Name: "GroupId", Type: "compact_string", Value: "order-processors"}, nil, `"order-processors"`},
-		{"string with quote", &codec.Node{Name: "GroupId", Type: "string", Value: "a\"b\n"}, nil, `"a\"b\n"`},
-		{"long string", &codec.Node{Name: "GroupId", Type: "string", Value: string(long)}, nil, `"` + strings.Repeat("a", 64) + `"… (70 bytes)`},
-		{"text bytes", &codec.Node{Name: "MemberMetadata", Type: "compact_bytes", Value: []byte("<metadata>")}, nil, `"<metadata>"`},
-		{"empty bytes", &codec.Node{Name: "MemberMetadata", Type: "compact_bytes", Value: []byte{}}, nil, `""`},
-		{"binary bytes", &codec.Node{Name: "MemberMetadata", Type: "bytes", Value: binary}, nil, "000102ff"},
-		{"long bytes", &codec.Node{Name: "value", Type: "bytes", Value: append(long, 0)}, nil, strings.Repeat("61", 64) + "… (71 bytes)"},
-		{"uuid", &codec.Node{Name: "TopicId", Type: "uuid", Value: uuid}, nil, "AAAAAAAAAAAAAAAAAAAAAQ (00000000-0000-0000-0000-000000000001)"},
-		{"bool", &codec.Node{Name: "IsInternal", Type: "bool", Value: true}, nil, "true"},
-		{"float", &codec.Node{Name: "Ratio", Type: "float64", Value: 0.25}, nil, "0.25"},
-		{"timestamp", &codec.Node{Name: "baseTimestamp", Type: "int64", Value: int64(1795946401234)}, batch, "1795946401234 (2026-11-29 10:00:01.234 UTC)"},
-		{"timestamp -1", &codec.Node{Name: "maxTimestamp", Type: "int64", Value: int64(-1)}, batch, "-1"},
-		{"legacy timestamp", &codec.Node{Name: "timestamp", Type: "int64", Value: int64(946684800000)}, nil, "946684800000 (2000-01-01 00:00:00.000 UTC)"},
-		{"TimestampMs", &codec.Node{Name: "MaxTimestampMs", Type: "int64", Value: int64(1795946401234)}, nil, "1795946401234 (2026-11-29 10:00:01.234 UTC)"},
-		{"TimeMs", &codec.Node{Name: "LogAppendTimeMs", Type: "int64", Value: int64(1795946401234)}, nil, "1795946401234 (2026-11-29 10:00:01.234 UTC)"},
-		{"implausible", &codec.Node{Name: "LogAppendTimeMs", Type: "int64", Value: int64(5000)}, nil, "5000"},
-		{"after 2100", &codec.Node{Name: "Timestamp", Type: "int64", Value: int64(9e12)}, nil, "9000000000000"},
-		{"TimeoutMs", &codec.Node{Name: "TransactionTimeoutMs", Type: "int64", Value: int64(1795946401234)}, nil, "1795946401234"},
-		{"int32 TimeMs", &codec.Node{Name: "RebalanceTimeMs", Type: "int32", Value: int64(60000)}, nil, "60000"},
-		{"batch attributes", &codec.Node{Name: "attributes", Type: "int16", Value: int64(0x14)}, batch, "0x0014 codec=zstd timestamp=create transactional"},
-		{"record attributes", &codec.Node{Name: "attributes", Type: "int8", Value: int64(0)}, record, "0"},
-		{"tagged field", &codec.Node{Name: "ClusterId", Type: "tagged_field", Children: []*codec.Node{{Name: "tag", Type: "uvarint", Value: int64(0)}}}, nil, "tag 0"},
-		{"record note", &codec.Node{Name: "[0]", Type: "record", Value: "offset 5, timestamp 2026-11-29T10:00:01.234Z"}, nil, "offset 5, timestamp 2026-11-29T10:00:01.234Z"},
-		{"codec", &codec.Node{Name: "records", Type: "compressed_records", Value: "lz4"}, batch, "lz4"},
-		{"decoded records", &codec.Node{Name: "Records", Type: "compact_records", Value: int64(227)}, nil, "227 bytes"},
-		{"secret", &codec.Node{Name: "Hmac", Type: "compact_bytes", Value: codec.Redacted, Secret: true}, nil, codec.Redacted},
+		{"int32", &codec.Node{Name: "ThrottleTimeMs", Type: wire.Int32, Value: int64(0)}, nil, "0"},
+		{"negative", &codec.Node{Name: "NodeId", Type: wire.Int32, Value: int64(-1)}, nil, "-1"},
+		{"no error", &codec.Node{Name: "ErrorCode", Type: wire.Int16, Value: int64(0)}, nil, "0 NONE"},
+		{"error", &codec.Node{Name: "ErrorCode", Type: wire.Int16, Value: int64(16)}, nil, "16 NOT_COORDINATOR"},
+		{"top-level error", &codec.Node{Name: "TopLevelErrorCode", Type: wire.Int16, Value: int64(15)}, nil, "15 COORDINATOR_NOT_AVAILABLE"},
+		{"unknown error", &codec.Node{Name: "ErrorCode", Type: wire.Int16, Value: int64(999)}, nil, "999 UNKNOWN_ERROR_CODE(999)"},
+		{"int16 not an error", &codec.Node{Name: "ApiKey", Type: wire.Int16, Value: int64(16)}, nil, "16"},
+		{"array of 1", &codec.Node{Name: "Groups", Type: wire.CompactArray, Value: int64(1)}, nil, "1 item"},
+		{"array of 3", &codec.Node{Name: "Groups", Type: wire.Array, Value: int64(3)}, nil, "3 items"},
+		{"empty array", &codec.Node{Name: "Groups", Type: wire.Array, Value: int64(0)}, nil, "0 items"},
+		{"null array", &codec.Node{Name: "Topics", Type: wire.CompactArray}, nil, "null"},
+		{"record headers", &codec.Node{Name: "headers", Type: wire.VarintArray, Value: int64(2)}, record, "2 items"},
+		{"struct", &codec.Node{Name: "[0]", Type: wire.Struct}, nil, ""},
+		{"null struct", &codec.Node{Name: "Assignment", Type: wire.NullableStruct, Children: []*codec.Node{{Name: "present", Type: wire.Int8, Value: int64(-1)}}}, nil, "null"},
+		{"present struct", &codec.Node{Name: "Assignment", Type: wire.NullableStruct, Children: []*codec.Node{{Name: "present", Type: wire.Int8, Value: int64(1)}}}, nil, ""},
+		{"null string", &codec.Node{Name: "ErrorMessage", Type: wire.CompactNullableString}, nil, "null"},
+		{"null bytes", &codec.Node{Name: "key", Type: wire.VarintBytes}, record, "null"},
+		{"string", &codec.Node{Name: "GroupId", Type: wire.CompactString, Value: "order-processors"}, nil, `"order-processors"`},
+		{"string with quote", &codec.Node{Name: "GroupId", Type: wire.String, Value: "a\"b\n"}, nil, `"a\"b\n"`},
+		{"long string", &codec.Node{Name: "GroupId", Type: wire.String, Value: string(long)}, nil, `"` + strings.Repeat("a", 64) + `"… (70 bytes)`},
+		{"text bytes", &codec.Node{Name: "MemberMetadata", Type: wire.CompactBytes, Value: []byte("<metadata>")}, nil, `"<metadata>"`},
+		{"empty bytes", &codec.Node{Name: "MemberMetadata", Type: wire.CompactBytes, Value: []byte{}}, nil, `""`},
+		{"binary bytes", &codec.Node{Name: "MemberMetadata", Type: wire.Bytes, Value: binary}, nil, "000102ff"},
+		{"long bytes", &codec.Node{Name: "value", Type: wire.Bytes, Value: append(long, 0)}, nil, strings.Repeat("61", 64) + "… (71 bytes)"},
+		{"uuid", &codec.Node{Name: "TopicId", Type: wire.UUID, Value: uuid}, nil, "AAAAAAAAAAAAAAAAAAAAAQ (00000000-0000-0000-0000-000000000001)"},
+		{"bool", &codec.Node{Name: "IsInternal", Type: wire.Bool, Value: true}, nil, "true"},
+		{"float", &codec.Node{Name: "Ratio", Type: wire.Float64, Value: 0.25}, nil, "0.25"},
+		{"timestamp", &codec.Node{Name: "baseTimestamp", Type: wire.Int64, Value: int64(1795946401234)}, batch, "1795946401234 (2026-11-29 10:00:01.234 UTC)"},
+		{"timestamp -1", &codec.Node{Name: "maxTimestamp", Type: wire.Int64, Value: int64(-1)}, batch, "-1"},
+		{"legacy timestamp", &codec.Node{Name: "timestamp", Type: wire.Int64, Value: int64(946684800000)}, nil, "946684800000 (2000-01-01 00:00:00.000 UTC)"},
+		{"TimestampMs", &codec.Node{Name: "MaxTimestampMs", Type: wire.Int64, Value: int64(1795946401234)}, nil, "1795946401234 (2026-11-29 10:00:01.234 UTC)"},
+		{"TimeMs", &codec.Node{Name: "LogAppendTimeMs", Type: wire.Int64, Value: int64(1795946401234)}, nil, "1795946401234 (2026-11-29 10:00:01.234 UTC)"},
+		{"implausible", &codec.Node{Name: "LogAppendTimeMs", Type: wire.Int64, Value: int64(5000)}, nil, "5000"},
+		{"after 2100", &codec.Node{Name: "Timestamp", Type: wire.Int64, Value: int64(9e12)}, nil, "9000000000000"},
+		{"TimeoutMs", &codec.Node{Name: "TransactionTimeoutMs", Type: wire.Int64, Value: int64(1795946401234)}, nil, "1795946401234"},
+		{"int32 TimeMs", &codec.Node{Name: "RebalanceTimeMs", Type: wire.Int32, Value: int64(60000)}, nil, "60000"},
+		{"batch attributes", &codec.Node{Name: "attributes", Type: wire.Int16, Value: int64(0x14)}, batch, "0x0014 codec=zstd timestamp=create transactional"},
+		{"record attributes", &codec.Node{Name: "attributes", Type: wire.Int8, Value: int64(0)}, record, "0"},
+		{"tagged field", &codec.Node{Name: "ClusterId", Type: wire.TaggedField, Children: []*codec.Node{{Name: "tag", Type: wire.Uvarint, Value: int64(0)}}}, nil, "tag 0"},
+		{"record note", &codec.Node{Name: "[0]", Type: wire.Record, Value: "offset 5, timestamp 2026-11-29T10:00:01.234Z"}, nil, "offset 5, timestamp 2026-11-29T10:00:01.234Z"},
+		{"codec", &codec.Node{Name: "records", Type: wire.CompressedRecords, Value: "lz4"}, batch, "lz4"},
+		{"decoded records", &codec.Node{Name: "Records", Type: wire.CompactRecords, Value: int64(227)}, nil, "227 bytes"},
+		{"secret", &codec.Node{Name: "Hmac", Type: wire.CompactBytes, Value: codec.Redacted, Secret: true}, nil, codec.Redacted},
 	}
 	d := NewDiagram(nil, DiagramOptions{MaxBytes: 64})
 	for _, tt := range tests {
@@ -111,17 +112,18 @@ func TestIsTimestampName(t *testing.T) {
 // and a container's children follow its head. Nodes under a compressed_records node count from
 // 0 and are marked Decompressed.
 type spec struct {
-	name, typ string
-	head      int // leaf size, or a container's prefix
-	value     any
-	kids      []spec
+	name  string
+	typ   wire.Type
+	head  int // leaf size, or a container's prefix
+	value any
+	kids  []spec
 }
 
 func build(specs []spec, off int, decompressed bool) ([]*codec.Node, int) {
 	var out []*codec.Node
 	for _, s := range specs {
 		n := &codec.Node{Name: s.name, Type: s.typ, Offset: off, Value: s.value, Decompressed: decompressed}
-		if s.typ == "compressed_records" {
+		if s.typ == wire.CompressedRecords {
 			n.Children, _ = build(s.kids, 0, true)
 			n.Size = s.head
 		} else {
@@ -142,38 +144,38 @@ func build(specs []spec, off int, decompressed bool) ([]*codec.Node, int) {
 func sample(t *testing.T) *Entry {
 	t.Helper()
 	specs := []spec{
-		{"message_size", "int32", 4, int64(0), nil},
-		{"correlation_id", "int32", 4, int64(7), nil},
-		{"_tagged_fields", "tagged_fields", 1, int64(0), nil},
-		{"ThrottleTimeMs", "int32", 4, int64(0), nil},
-		{"ErrorCode", "int16", 2, int64(16), nil},
-		{"Responses", "compact_array", 1, int64(1), []spec{
-			{"[0]", "struct", 0, nil, []spec{
-				{"TopicId", "uuid", 16, codec.UUID{15: 1}, nil},
-				{"Records", "compact_records", 2, int64(80), []spec{
-					{"batch", "record_batch", 0, nil, []spec{
-						{"baseOffset", "int64", 8, int64(5), nil},
-						{"attributes", "int16", 2, int64(0x13), nil},
-						{"baseTimestamp", "int64", 8, int64(1795946401234), nil},
-						{"records", "compressed_records", 62, "lz4", []spec{
-							{"[0]", "record", 0, "offset 5, timestamp 2026-11-29T10:00:01.234Z", []spec{
-								{"length", "varint", 1, int64(12), nil},
-								{"key", "varint_bytes", 1, nil, nil},
-								{"value", "varint_bytes", 6, []byte("hello"), nil},
+		{"message_size", wire.Int32, 4, int64(0), nil},
+		{"correlation_id", wire.Int32, 4, int64(7), nil},
+		{"_tagged_fields", wire.TaggedFields, 1, int64(0), nil},
+		{"ThrottleTimeMs", wire.Int32, 4, int64(0), nil},
+		{"ErrorCode", wire.Int16, 2, int64(16), nil},
+		{"Responses", wire.CompactArray, 1, int64(1), []spec{
+			{"[0]", wire.Struct, 0, nil, []spec{
+				{"TopicId", wire.UUID, 16, codec.UUID{15: 1}, nil},
+				{"Records", wire.CompactRecords, 2, int64(80), []spec{
+					{"batch", wire.RecordBatch, 0, nil, []spec{
+						{"baseOffset", wire.Int64, 8, int64(5), nil},
+						{"attributes", wire.Int16, 2, int64(0x13), nil},
+						{"baseTimestamp", wire.Int64, 8, int64(1795946401234), nil},
+						{"records", wire.CompressedRecords, 62, "lz4", []spec{
+							{"[0]", wire.Record, 0, "offset 5, timestamp 2026-11-29T10:00:01.234Z", []spec{
+								{"length", wire.Varint, 1, int64(12), nil},
+								{"key", wire.VarintBytes, 1, nil, nil},
+								{"value", wire.VarintBytes, 6, []byte("hello"), nil},
 							}},
 						}},
 					}},
 				}},
-				{"_tagged_fields", "tagged_fields", 1, int64(1), []spec{
-					{"ClusterId", "tagged_field", 0, nil, []spec{
-						{"tag", "uvarint", 1, int64(0), nil},
-						{"size", "uvarint", 1, int64(4), nil},
-						{"ClusterId", "compact_nullable_string", 4, "abc", nil},
+				{"_tagged_fields", wire.TaggedFields, 1, int64(1), []spec{
+					{"ClusterId", wire.TaggedField, 0, nil, []spec{
+						{"tag", wire.Uvarint, 1, int64(0), nil},
+						{"size", wire.Uvarint, 1, int64(4), nil},
+						{"ClusterId", wire.CompactNullableString, 4, "abc", nil},
 					}},
 				}},
 			}},
 		}},
-		{"_tagged_fields", "tagged_fields", 1, int64(0), nil},
+		{"_tagged_fields", wire.TaggedFields, 1, int64(0), nil},
 	}
 	nodes, size := build(specs, 0, false)
 	nodes[0].Value = int64(size - 4)

@@ -154,7 +154,7 @@ func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = j.nodeStart(b, n.Name, n.Type, n.Offset, n.Size)
+		b = j.nodeStart(b, n.Name, n.Type.String(), n.Offset, n.Size)
 		if v, ok := n.Value.([]byte); ok {
 			b = j.bytesValue(b, v)
 		} else {

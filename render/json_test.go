@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // TestJSONValues: the hand-built lines are valid JSON, every value reads back as it was, and
@@ -16,18 +17,18 @@ func TestJSONValues(t *testing.T) {
 	strs := []string{"plain", `quo"te`, `back\slash`, "tab\tnew\nline", "é and 日本", "<&>", "line\u2028sep", "bad \xff utf8", ""}
 	var fields []*codec.Node
 	for _, s := range strs {
-		fields = append(fields, &codec.Node{Name: "s", Type: "string", Value: s})
+		fields = append(fields, &codec.Node{Name: "s", Type: wire.String, Value: s})
 	}
 	uuid := codec.UUID{1, 2, 3}
 	fields = append(fields,
-		&codec.Node{Name: "f", Type: "float64", Value: 1.5e300},
-		&codec.Node{Name: "n", Type: "nullable_string"},
-		&codec.Node{Name: "b", Type: "bool", Value: true},
-		&codec.Node{Name: "u", Type: "uuid", Value: uuid},
-		&codec.Node{Name: "text", Type: "bytes", Value: []byte("hello")},
-		&codec.Node{Name: "bin", Type: "bytes", Value: []byte{0, 1, 0xff}},
-		&codec.Node{Name: "ErrorCode", Type: "int16", Value: int64(3), Note: "a \"note\"",
-			Children: []*codec.Node{{Name: "x", Type: "int8", Value: int64(-1)}}},
+		&codec.Node{Name: "f", Type: wire.Float64, Value: 1.5e300},
+		&codec.Node{Name: "n", Type: wire.NullableString},
+		&codec.Node{Name: "b", Type: wire.Bool, Value: true},
+		&codec.Node{Name: "u", Type: wire.UUID, Value: uuid},
+		&codec.Node{Name: "text", Type: wire.Bytes, Value: []byte("hello")},
+		&codec.Node{Name: "bin", Type: wire.Bytes, Value: []byte{0, 1, 0xff}},
+		&codec.Node{Name: "ErrorCode", Type: wire.Int16, Value: int64(3), Note: "a \"note\"",
+			Children: []*codec.Node{{Name: "x", Type: wire.Int8, Value: int64(-1)}}},
 	)
 	cid := "client \"1\""
 	m := &codec.Message{APIKey: 3, APIName: "Metadata", Version: 12, CorrelationID: 7, ClientID: &cid, Size: 99,

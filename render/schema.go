@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Layout is what a message looks like on the wire at one version, with no bytes: the header,
@@ -36,7 +37,7 @@ type Part struct {
 // tagged section's fields).
 type LayoutField struct {
 	Name     string         `json:"name"`
-	Type     string         `json:"type"`
+	Type     wire.Type      `json:"type"`
 	Size     string         `json:"size"`
 	Nullable bool           `json:"nullable,omitempty"`
 	Tag      *int           `json:"tag,omitempty"`
@@ -56,7 +57,7 @@ func NewLayout(api string, m *schema.Message, v int16, header *schema.Message, h
 		Header: Part{Name: hdrName, Version: int16(hv)},
 		Body:   Part{Name: m.Name, Version: v},
 	}
-	l.Header.Fields = append([]*LayoutField{{Name: "message_size", Type: "int32", Size: "4B",
+	l.Header.Fields = append([]*LayoutField{{Name: "message_size", Type: wire.Int32, Size: "4B",
 		About: "The number of bytes that follow: header and body."}},
 		layoutStruct(header.Body, int16(hv), header.Flexible(int16(hv)))...)
 	l.Body.Fields = layoutStruct(m.Body, v, m.Flexible(v))
@@ -80,7 +81,7 @@ func layoutStruct(s *schema.StructDef, v int16, flex bool) []*LayoutField {
 	if !flex {
 		return out
 	}
-	section := &LayoutField{Name: "_tagged_fields", Type: "tagged_fields", Size: "var"}
+	section := &LayoutField{Name: "_tagged_fields", Type: wire.TaggedFields, Size: "var"}
 	slices.SortStableFunc(tagged, func(a, b *schema.Field) int { return a.Tag - b.Tag })
 	for _, f := range tagged {
 		lf := layoutField(f, v, true) // tagged values use the compact encodings
@@ -92,77 +93,25 @@ func layoutStruct(s *schema.StructDef, v int16, flex bool) []*LayoutField {
 }
 
 // layoutField lays out one field (any kind) at v; flex says whether the message is flexible at v.
+// The field's wire type is the one the interpreter gives its node (schema.Field.WireType).
 func layoutField(f *schema.Field, v int16, flex bool) *LayoutField {
-	compact := flex
-	if f.FlexibleVersions != nil {
-		compact = f.FlexibleVersions.Contains(v)
-	}
-	lf := &LayoutField{Name: f.Name, Nullable: f.NullableVersions.Contains(v), About: f.About, Size: "var"}
+	lf := &LayoutField{Name: f.Name, Type: f.WireType(v, flex), Nullable: f.NullableVersions.Contains(v), About: f.About, Size: "var"}
 	switch f.Kind {
 	case schema.Array:
-		lf.Type = "array"
-		if compact {
-			lf.Type = "compact_array"
-		}
 		if f.Elem == schema.Struct {
 			lf.Fields = layoutStruct(f.Struct, v, flex)
 		} else {
-			lf.Fields = []*LayoutField{{Name: "[i]", Type: WireType(f.Elem, false, compact), Size: kindSize(f.Elem)}}
+			lf.Fields = []*LayoutField{{Name: "[i]", Type: f.Elem.Wire(false, f.Compact(v, flex)), Size: kindSize(f.Elem)}}
 		}
 	case schema.Struct:
-		lf.Type = "struct"
 		if lf.Nullable {
-			lf.Type = "nullable_struct"
-			lf.Fields = []*LayoutField{{Name: "present", Type: "int8", Size: "1B", About: "-1 for null, 1 when the struct follows"}}
+			lf.Fields = []*LayoutField{{Name: "present", Type: wire.Int8, Size: "1B", About: "-1 for null, 1 when the struct follows"}}
 		}
 		lf.Fields = append(lf.Fields, layoutStruct(f.Struct, v, flex)...)
 	default:
-		lf.Type = WireType(f.Kind, lf.Nullable, compact)
 		lf.Size = kindSize(f.Kind)
 	}
 	return lf
-}
-
-// WireType names a scalar kind's encoding as the interpreter's nodes do: int32, uuid, string,
-// nullable_string, compact_string, compact_nullable_bytes, records, compact_records, ...
-func WireType(k schema.Kind, nullable, compact bool) string {
-	var t string
-	switch k {
-	case schema.Bool:
-		return "bool"
-	case schema.Int8:
-		return "int8"
-	case schema.Int16:
-		return "int16"
-	case schema.Uint16:
-		return "uint16"
-	case schema.Int32:
-		return "int32"
-	case schema.Uint32:
-		return "uint32"
-	case schema.Int64:
-		return "int64"
-	case schema.Float64:
-		return "float64"
-	case schema.UUID:
-		return "uuid"
-	case schema.String:
-		t = "string"
-	case schema.Bytes:
-		t = "bytes"
-	case schema.Records:
-		t = "records" // records are nullable on the wire without saying so in the type
-		nullable = false
-	default:
-		return "?"
-	}
-	if nullable {
-		t = "nullable_" + t
-	}
-	if compact {
-		t = "compact_" + t
-	}
-	return t
 }
 
 func kindSize(k schema.Kind) string {
@@ -199,7 +148,7 @@ func (l *Layout) WriteText(w io.Writer) error {
 		if f.Nullable {
 			name += "?"
 		}
-		cells := []cell{{text: name}, {text: f.Type}, {text: f.Size}}
+		cells := []cell{{text: name}, {text: f.Type.String()}, {text: f.Size}}
 		if tags {
 			tag := ""
 			if f.Tag != nil {
@@ -297,7 +246,7 @@ func (l *Layout) paths() []pathType {
 		for _, f := range fs {
 			p := joinPath(prefix, f.Name)
 			out = append(out, pathType{p, describe(f)})
-			if f.Type == "tagged_fields" {
+			if f.Type == wire.TaggedFields {
 				p = prefix // tagged fields are named as if they were not in a tagged section
 			}
 			walk(p, f.Fields)
@@ -321,8 +270,8 @@ func joinPath(prefix, name string) string {
 // describe is a field's encoding in a diff: "compact_string", "compact_array?" (nullable),
 // "int32 tag 0".
 func describe(f *LayoutField) string {
-	s := f.Type
-	if f.Nullable && !strings.Contains(f.Type, "nullable") {
+	s := f.Type.String()
+	if f.Nullable && !f.Type.Nullable() {
 		s += "?"
 	}
 	if f.Tag != nil {

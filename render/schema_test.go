@@ -3,13 +3,13 @@ package render
 import (
 	"encoding/binary"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 func embedded(t *testing.T) *codec.Codec {
@@ -51,8 +51,8 @@ func match(path string, nodes []*codec.Node, fields []*LayoutField) string {
 			return fmt.Sprintf("%s: decoded %s %s, layout %s %s", p, n.Type, n.Name, f.Type, f.Name)
 		}
 		switch {
-		case n.Type == "tagged_fields":
-		case strings.HasSuffix(n.Type, "array"):
+		case n.Type == wire.TaggedFields:
+		case n.Type.IsArray():
 			for _, e := range n.Children {
 				if len(f.Fields) == 1 && f.Fields[0].Name == "[i]" {
 					if e.Type != f.Fields[0].Type {
@@ -62,7 +62,7 @@ func match(path string, nodes []*codec.Node, fields []*LayoutField) string {
 					return d
 				}
 			}
-		case n.Type == "nullable_struct" && len(n.Children) == 1:
+		case n.Type == wire.NullableStruct && len(n.Children) == 1:
 			// null: only the marker
 		default:
 			if d := match(p, n.Children, f.Fields); d != "" {
@@ -181,29 +181,6 @@ func TestLayoutMatchesDecoderDeep(t *testing.T) {
 		l := layoutOf(c, a, tt.response, tt.v)
 		if d := match(a.Name, msg.Fields[msg.HeaderFields:], l.Body.Fields); d != "" {
 			t.Error(d)
-		}
-	}
-}
-
-func TestWireType(t *testing.T) {
-	tests := []struct {
-		k                 schema.Kind
-		nullable, compact bool
-		want              string
-	}{
-		{schema.Int32, true, true, "int32"},
-		{schema.UUID, false, false, "uuid"},
-		{schema.String, false, false, "string"},
-		{schema.String, true, false, "nullable_string"},
-		{schema.String, false, true, "compact_string"},
-		{schema.String, true, true, "compact_nullable_string"},
-		{schema.Bytes, true, true, "compact_nullable_bytes"},
-		{schema.Records, true, false, "records"},
-		{schema.Records, true, true, "compact_records"},
-	}
-	for _, tt := range tests {
-		if got := WireType(tt.k, tt.nullable, tt.compact); got != tt.want {
-			t.Errorf("WireType(%v, %v, %v) = %s, want %s", tt.k, tt.nullable, tt.compact, got, tt.want)
 		}
 	}
 }

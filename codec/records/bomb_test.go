@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 type zeros struct{}
@@ -79,7 +80,7 @@ func TestDecompressionBomb(t *testing.T) {
 				t.Fatalf("warnings: %v", ws)
 			}
 			t.Logf("%d-byte payload: %s; allocated %d KiB", len(payload), ws[0].Msg, allocated>>10)
-			if r := find(nodes[0], "records"); r.Type != "compressed_records" || len(r.Children) != 0 {
+			if r := find(nodes[0], "records"); r.Type != wire.CompressedRecords || len(r.Children) != 0 {
 				t.Fatalf("\n%s", dump(nodes))
 			}
 			if allocated > 16<<20 {

@@ -13,22 +13,22 @@ import (
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
-var codecNames = [...]string{1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
-
-func codecName(id int) string {
-	if id > 0 && id < len(codecNames) {
-		return codecNames[id]
+// codecName names a codec for the compressed payload's node and warnings.
+func codecName(id wire.Codec) string {
+	if id.Known() {
+		return id.String()
 	}
 	return fmt.Sprintf("unknown codec %d", id)
 }
 
 // compressed makes the node for the compressed payload b[p:end]: a leaf of the frame whose
 // children are decode's nodes for the decompressed bytes, counted from their start.
-func (s *space) compressed(p, end, id int, what string, decode func(*space) []*codec.Node) *codec.Node {
-	n := s.node("records", "compressed_records", p, end-p, codecName(id))
-	if id >= len(codecNames) {
+func (s *space) compressed(p, end int, id wire.Codec, what string, decode func(*space) []*codec.Node) *codec.Node {
+	n := s.node("records", wire.CompressedRecords, p, end-p, codecName(id))
+	if !id.Known() {
 		s.warn(p, "%s: unknown compression codec %d; records not decoded", what, id)
 		return n
 	}
@@ -64,15 +64,15 @@ func (e errTooBig) Error() string {
 
 var errSnappyShort = errors.New("xerial snappy framing cut short")
 
-// decompress returns the decompressed form of src for codec id 1..4, never more than limit
-// bytes and never allocating much more than that.
-func (d *Decoder) decompress(id int, src []byte, limit int64) ([]byte, error) {
+// decompress returns the decompressed form of src for codec id (gzip to zstd), never more than
+// limit bytes and never allocating much more than that.
+func (d *Decoder) decompress(id wire.Codec, src []byte, limit int64) ([]byte, error) {
 	switch id {
-	case 1:
+	case wire.Gzip:
 		return d.gunzip(src, limit)
-	case 2:
+	case wire.Snappy:
 		return unsnappy(src, limit)
-	case 3:
+	case wire.LZ4:
 		out, err := d.unlz4(src, limit)
 		if errors.Is(err, lz4.ErrInvalidHeaderChecksum) {
 			if fixed := fixLZ4Checksum(src); fixed != nil {
@@ -80,7 +80,7 @@ func (d *Decoder) decompress(id int, src []byte, limit int64) ([]byte, error) {
 			}
 		}
 		return out, err
-	case 4:
+	case wire.Zstd:
 		return d.unzstd(src, limit)
 	}
 	return nil, fmt.Errorf("unknown codec %d", id)

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // TestHeadersOnly: with HeadersOnly a batch is its header and one record_data node holding the
@@ -33,7 +34,7 @@ func TestHeadersOnly(t *testing.T) {
 		}
 		pos += n.Size
 		last := n.Children[len(n.Children)-1]
-		if last.Type != "record_data" || last.Offset+last.Size != n.Offset+n.Size {
+		if last.Type != wire.RecordData || last.Offset+last.Size != n.Offset+n.Size {
 			t.Errorf("batch %d ends with %s %s at %d+%d", i, last.Name, last.Type, last.Offset, last.Size)
 		}
 		want := counts[[]string{"none", "zstd"}[i]]
@@ -41,7 +42,7 @@ func TestHeadersOnly(t *testing.T) {
 			t.Errorf("batch %d: record count %v, want %d", i, last.Value, want)
 		}
 		codec.Walk(n.Children, func(c *codec.Node, _ int) bool {
-			if c.Decompressed || c.Type == "record" {
+			if c.Decompressed || c.Type == wire.Record {
 				t.Errorf("batch %d: %s %s decoded", i, c.Name, c.Type)
 			}
 			return true
@@ -87,12 +88,12 @@ func TestCountsOnly(t *testing.T) {
 				if c.Name != f.Name || c.Type != f.Type || c.Offset != f.Offset || c.Size != f.Size {
 					t.Errorf("entry %d: %s %s %d+%d, want %s %s %d+%d", i, c.Name, c.Type, c.Offset, c.Size, f.Name, f.Type, f.Offset, f.Size)
 				}
-				if f.Type != "record_batch" {
+				if f.Type != wire.RecordBatch {
 					continue
 				}
 				var want []string
 				for _, k := range f.Children {
-					if k.Name == "attributes" || k.Type == "record_data" {
+					if k.Name == "attributes" || k.Type == wire.RecordData {
 						want = append(want, fmt.Sprintf("%s %s %d+%d %v", k.Name, k.Type, k.Offset, k.Size, k.Value))
 					}
 				}

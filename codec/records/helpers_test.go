@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Codecs as the tests name them: "snappy" is raw snappy, "xerial" snappy in xerial framing.
@@ -200,10 +201,10 @@ func collect(t testing.TB, nodes []*codec.Node) []want {
 	t.Helper()
 	var out []want
 	codec.Walk(nodes, func(n *codec.Node, _ int) bool {
-		if n.Type != "record" && n.Type != "message" {
+		if n.Type != wire.Record && n.Type != wire.Message {
 			return true
 		}
-		if v := find(n, "value"); n.Type == "message" && v != nil && v.Type == "records" {
+		if v := find(n, "value"); n.Type == wire.Message && v != nil && v.Type == wire.Records {
 			return true // a wrapper: its inner messages count
 		}
 		s, _ := n.Value.(string)
@@ -221,12 +222,12 @@ func collect(t testing.TB, nodes []*codec.Node) []want {
 			}
 			w.timestamp = tm.UnixMilli()
 		}
-		if n.Type == "record" && m[2] == "" && m[3] == "" {
+		if n.Type == wire.Record && m[2] == "" && m[3] == "" {
 			t.Errorf("record %q has no timestamp", s)
 		}
-		if n.Type == "message" && !strings.Contains(m[4], "wrapper") {
+		if n.Type == wire.Message && !strings.Contains(m[4], "wrapper") {
 			w.control = m[4]
-		} else if n.Type == "record" {
+		} else if n.Type == wire.Record {
 			w.control = m[4]
 		}
 		if w.control == "" {
@@ -298,7 +299,7 @@ func checkTiling(nodes []*codec.Node, start, end int, dec bool) error {
 		if n.Decompressed != dec {
 			return fmt.Errorf("%s (%s) at %d: Decompressed=%v, want %v", n.Name, n.Type, n.Offset, n.Decompressed, dec)
 		}
-		if n.Type == "compressed_records" {
+		if n.Type == wire.CompressedRecords {
 			if err := checkTiling(n.Children, 0, 1<<40, true); err != nil && len(n.Children) > 0 {
 				return fmt.Errorf("in %s at %d: %w", n.Name, n.Offset, err)
 			}

@@ -5,38 +5,39 @@ import (
 	"hash/crc32"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // message decodes a legacy message (magic 0 or 1) at b[p:end]. A compressed wrapper's value is
 // itself a message set, decoded into the decompressed space.
 func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
-	n := s.node("message", "message", p, end-p, nil)
+	n := s.node("message", wire.Message, p, end-p, nil)
 	r := reader{s: s, pos: p, end: end, kids: s.nodes.List(8)}
-	offset := r.int("offset", "int64")
-	r.int("messageSize", "int32")
-	crc := uint32(r.int("crc", "uint32"))
-	r.int("magic", "int8")
-	attrs := r.int("attributes", "int8")
+	offset := r.int("offset", wire.Int64)
+	r.int("messageSize", wire.Int32)
+	crc := uint32(r.int("crc", wire.Uint32))
+	r.int("magic", wire.Int8)
+	attrs := r.int("attributes", wire.Int8)
 	ts := int64(-1)
 	if magic == 1 {
-		ts = r.int("timestamp", "int64")
+		ts = r.int("timestamp", wire.Int64)
 	}
 	what := func() string { return fmt.Sprintf("message at offset %d", s.base+p) }
 	if c := crc32.ChecksumIEEE(s.b[p+16 : end]); c != crc {
 		s.warn(p+12, "%s: crc 0x%08x does not match computed 0x%08x", what(), crc, c)
 	}
 	r.bytes32("key")
-	id := int(attrs & 7)
+	id := wire.Attributes(attrs).Codec()
 	value, data, present := r.bytes32("value")
 	extra := ""
-	if id != 0 && r.bad == "" {
+	if id != wire.NoCompression && r.bad == "" {
 		extra = codecName(id) + " wrapper"
 		if !present {
 			s.warn(value.Offset-s.base, "%s: compressed wrapper with a null value", what())
 		} else {
 			// The value holds a message set, like a records field: its length, then the
 			// compressed payload.
-			value.Type, value.Value = "records", int64(len(data))
+			value.Type, value.Value = wire.Records, int64(len(data))
 			value.Children = []*codec.Node{s.compressed(r.pos-len(data), r.pos, id, what(), func(in *space) []*codec.Node {
 				nodes, inner := in.entries()
 				setInnerOffsets(s.times, inner, magic, offset, ts, attrs)
@@ -66,7 +67,7 @@ func setInnerOffsets(a *timeCache, inner []msgInfo, magic int8, offset, ts, attr
 	}
 	for _, m := range inner {
 		t := m.timestamp
-		if magic == 1 && attrs&0x08 != 0 {
+		if magic == 1 && wire.Attributes(attrs).Has(wire.LogAppendTime) {
 			t = ts
 		}
 		m.node.Value = a.describe(shift+m.offset, t, m.magic == 1, "")

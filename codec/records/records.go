@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // DefaultMaxDecompressed is the cap on the decompressed size of one batch or wrapper message
@@ -112,12 +113,12 @@ func (s *space) warn(off int, format string, args ...any) {
 }
 
 // node makes a node at buffer offset off.
-func (s *space) node(name, typ string, off, size int, v any) *codec.Node {
+func (s *space) node(name string, typ wire.Type, off, size int, v any) *codec.Node {
 	return s.nodes.Add(codec.Node{Name: name, Type: typ, Offset: s.base + off, Size: size, Value: v, Decompressed: s.dec})
 }
 
 func (s *space) undecoded(p, end int) *codec.Node {
-	return s.node("undecoded", "bytes", p, end-p, s.b[p:end])
+	return s.node("undecoded", wire.Bytes, p, end-p, s.b[p:end])
 }
 
 // timeCache keeps the last second appendTime formatted: the records of a batch mostly share it.
@@ -193,7 +194,7 @@ func (s *space) partial(p int, magic int8, length int64) *codec.Node {
 	if s.dec {
 		s.warn(p, "%s", v)
 	}
-	return s.node("partial batch", "bytes", p, have, v)
+	return s.node("partial batch", wire.Bytes, p, have, v)
 }
 
 // batchInfo is what each record needs from its batch.
@@ -204,26 +205,26 @@ type batchInfo struct {
 
 // batch decodes a record batch (magic 2) at b[p:end]; end-p is at least batchHeader.
 func (s *space) batch(p, end int) *codec.Node {
-	n := s.node("batch", "record_batch", p, end-p, nil)
+	n := s.node("batch", wire.RecordBatch, p, end-p, nil)
 	if s.d.opt.HeadersOnly && s.d.opt.CountsOnly {
 		return s.batchCounts(n, p, end)
 	}
 	r := reader{s: s, pos: p, end: end, kids: s.nodes.List(14)}
 	var bi batchInfo
-	bi.baseOffset = r.int("baseOffset", "int64")
-	r.int("batchLength", "int32")
-	r.int("partitionLeaderEpoch", "int32")
-	r.int("magic", "int8")
-	crc := uint32(r.int("crc", "uint32"))
-	attrs := r.int("attributes", "int16")
-	r.int("lastOffsetDelta", "int32")
-	bi.baseTimestamp = r.int("baseTimestamp", "int64")
-	bi.maxTimestamp = r.int("maxTimestamp", "int64")
-	r.int("producerId", "int64")
-	r.int("producerEpoch", "int16")
-	r.int("baseSequence", "int32")
-	bi.logAppendTime = attrs&0x08 != 0
-	bi.control = attrs&0x20 != 0
+	bi.baseOffset = r.int("baseOffset", wire.Int64)
+	r.int("batchLength", wire.Int32)
+	r.int("partitionLeaderEpoch", wire.Int32)
+	r.int("magic", wire.Int8)
+	crc := uint32(r.int("crc", wire.Uint32))
+	attrs := r.int("attributes", wire.Int16)
+	r.int("lastOffsetDelta", wire.Int32)
+	bi.baseTimestamp = r.int("baseTimestamp", wire.Int64)
+	bi.maxTimestamp = r.int("maxTimestamp", wire.Int64)
+	r.int("producerId", wire.Int64)
+	r.int("producerEpoch", wire.Int16)
+	r.int("baseSequence", wire.Int32)
+	bi.logAppendTime = wire.Attributes(attrs).Has(wire.LogAppendTime)
+	bi.control = wire.Attributes(attrs).Has(wire.Control)
 	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
 		s.warn(p+17, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
@@ -231,16 +232,16 @@ func (s *space) batch(p, end int) *codec.Node {
 	if s.d.opt.HeadersOnly {
 		// The batch header says all a summary needs: the records are neither decompressed
 		// nor walked.
-		r.kids = append(r.kids, s.node("records", "record_data", r.pos, end-r.pos, count))
+		r.kids = append(r.kids, s.node("records", wire.RecordData, r.pos, end-r.pos, count))
 		n.Children = r.kids
 		return n
 	}
-	if id := int(attrs & 7); id == 0 {
-		arr := s.node("records", "array", r.pos, end-r.pos, count)
+	if id := wire.Attributes(attrs).Codec(); id == wire.NoCompression {
+		arr := s.node("records", wire.Array, r.pos, end-r.pos, count)
 		arr.Children = s.records(r.pos+4, end, count, &bi)
 		r.kids = append(r.kids, arr)
 	} else {
-		r.int("recordCount", "int32")
+		r.int("recordCount", wire.Int32)
 		what := fmt.Sprintf("batch at offset %d", s.base+p)
 		r.kids = append(r.kids, s.compressed(r.pos, end, id, what, func(in *space) []*codec.Node {
 			return in.records(0, len(in.b), count, &bi)
@@ -267,8 +268,8 @@ func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 	attrs := int64(int16(binary.BigEndian.Uint16(s.b[p+batchAttrsAt:])))
 	count := int64(int32(binary.BigEndian.Uint32(s.b[p+batchCountAt:])))
 	n.Children = append(s.nodes.List(2),
-		s.node("attributes", "int16", p+batchAttrsAt, 2, attrs),
-		s.node("records", "record_data", p+batchCountAt, end-p-batchCountAt, count))
+		s.node("attributes", wire.Int16, p+batchAttrsAt, 2, attrs),
+		s.node("records", wire.RecordData, p+batchCountAt, end-p-batchCountAt, count))
 	return n
 }
 
@@ -315,12 +316,12 @@ func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
 		return nil, p
 	}
 	r.end = r.pos + int(length)
-	rec := s.node(indexName(i), "record", p, r.end-p, nil)
-	r.int("attributes", "int8")
+	rec := s.node(wire.IndexName(i), wire.Record, p, r.end-p, nil)
+	r.int("attributes", wire.Int8)
 	tsDelta := r.varint("timestampDelta", true)
 	offDelta := r.varint("offsetDelta", false)
-	key, kb := r.varBytes("key", "varint_bytes")
-	val, vb := r.varBytes("value", "varint_bytes")
+	key, kb := r.varBytes("key", wire.VarintBytes)
+	val, vb := r.varBytes("value", wire.VarintBytes)
 	if r.bad == "" {
 		r.headers()
 	}
@@ -354,17 +355,17 @@ func (r *reader) headers() {
 		r.bad = fmt.Sprintf("header count %d cannot fit in the %d bytes left", count, r.end-r.pos-size)
 		return
 	}
-	h := s.node("headers", "varint_array", start, 0, count)
+	h := s.node("headers", wire.VarintArray, start, 0, count)
 	r.pos += size
 	outer := r.kids
 	h.Children = s.nodes.List(int(count))
 	for i := 0; i < int(count) && r.bad == ""; i++ {
 		hs := r.pos
 		r.kids = s.nodes.List(2)
-		r.varBytes("headerKey", "varint_string")
-		r.varBytes("value", "varint_bytes")
+		r.varBytes("headerKey", wire.VarintString)
+		r.varBytes("value", wire.VarintBytes)
 		if len(r.kids) > 0 {
-			hn := s.node(indexName(i), "header", hs, r.pos-hs, nil)
+			hn := s.node(wire.IndexName(i), wire.Header, hs, r.pos-hs, nil)
 			hn.Children = r.kids
 			h.Children = append(h.Children, hn)
 		}
@@ -383,7 +384,7 @@ func (s *space) control(p, i int, key *codec.Node, kb []byte, val *codec.Node, v
 	kp := key.Offset - s.base + key.Size - len(kb)
 	typ := int64(int16(binary.BigEndian.Uint16(kb[2:])))
 	key.Value = nil
-	key.Children = s.fields(kp, kp+len(kb), []field{{"version", "int16"}, {"type", "int16"}})
+	key.Children = s.fields(kp, kp+len(kb), []field{{"version", wire.Int16}, {"type", wire.Int16}})
 	name := fmt.Sprintf("control type %d", typ)
 	if typ >= 0 && typ < int64(len(controlTypes)) {
 		name = controlTypes[typ]
@@ -391,12 +392,15 @@ func (s *space) control(p, i int, key *codec.Node, kb []byte, val *codec.Node, v
 	if (typ == 0 || typ == 1) && len(vb) >= 6 {
 		vp := val.Offset - s.base + val.Size - len(vb)
 		val.Value = nil
-		val.Children = s.fields(vp, vp+len(vb), []field{{"version", "int16"}, {"coordinatorEpoch", "int32"}})
+		val.Children = s.fields(vp, vp+len(vb), []field{{"version", wire.Int16}, {"coordinatorEpoch", wire.Int32}})
 	}
 	return name
 }
 
-type field struct{ name, typ string }
+type field struct {
+	name string
+	typ  wire.Type
+}
 
 // fields decodes fixed-size fields from b[p:end] (which holds them all), then any rest as
 // "undecoded".
@@ -445,21 +449,6 @@ func (a *timeCache) appendTime(b []byte, ms int64) []byte {
 	return append(b, byte('0'+milli/100), byte('0'+milli/10%10), byte('0'+milli%10), 'Z')
 }
 
-var indexNames = func() []string {
-	n := make([]string, 1024)
-	for i := range n {
-		n[i] = "[" + strconv.Itoa(i) + "]"
-	}
-	return n
-}()
-
-func indexName(i int) string {
-	if i < len(indexNames) {
-		return indexNames[i]
-	}
-	return "[" + strconv.Itoa(i) + "]"
-}
-
 // reader walks fields within b[pos:end], appending a node per field to kids. At the first field
 // that does not fit it stops and says why in bad; finish then turns the rest into "undecoded".
 type reader struct {
@@ -470,19 +459,19 @@ type reader struct {
 }
 
 // int reads a fixed-size integer of type typ.
-func (r *reader) int(name, typ string) int64 {
+func (r *reader) int(name string, typ wire.Type) int64 {
 	if r.bad != "" {
 		return 0
 	}
 	var size int
 	switch typ {
-	case "int8":
+	case wire.Int8:
 		size = 1
-	case "int16":
+	case wire.Int16:
 		size = 2
-	case "int32", "uint32":
+	case wire.Int32, wire.Uint32:
 		size = 4
-	case "int64":
+	case wire.Int64:
 		size = 8
 	}
 	if r.end-r.pos < size {
@@ -492,15 +481,15 @@ func (r *reader) int(name, typ string) int64 {
 	b := r.s.b[r.pos : r.pos+size]
 	var v int64
 	switch typ {
-	case "int8":
+	case wire.Int8:
 		v = int64(int8(b[0]))
-	case "int16":
+	case wire.Int16:
 		v = int64(int16(binary.BigEndian.Uint16(b)))
-	case "int32":
+	case wire.Int32:
 		v = int64(int32(binary.BigEndian.Uint32(b)))
-	case "uint32":
+	case wire.Uint32:
 		v = int64(binary.BigEndian.Uint32(b))
-	case "int64":
+	case wire.Int64:
 		v = int64(binary.BigEndian.Uint64(b))
 	}
 	r.kids = append(r.kids, r.s.node(name, typ, r.pos, size, v))
@@ -545,9 +534,9 @@ func (r *reader) varint(name string, long bool) int64 {
 		r.bad = name + ": " + r.bad
 		return 0
 	}
-	typ := "varint"
+	typ := wire.Varint
 	if long {
-		typ = "varlong"
+		typ = wire.Varlong
 	}
 	r.kids = append(r.kids, r.s.node(name, typ, r.pos, size, v))
 	r.pos += size
@@ -556,7 +545,7 @@ func (r *reader) varint(name string, long bool) int64 {
 
 // varBytes reads varint-length-prefixed bytes (typ varint_bytes) or a string (varint_string):
 // one node covering the length and the data, with a nil Value for null (length -1).
-func (r *reader) varBytes(name, typ string) (*codec.Node, []byte) {
+func (r *reader) varBytes(name string, typ wire.Type) (*codec.Node, []byte) {
 	if r.bad != "" {
 		return nil, nil
 	}
@@ -574,7 +563,7 @@ func (r *reader) varBytes(name, typ string) (*codec.Node, []byte) {
 	var data []byte
 	if length >= 0 {
 		data = r.s.b[r.pos+size : r.pos+size+int(length)]
-		if typ == "varint_string" {
+		if typ == wire.VarintString {
 			v = string(data)
 		} else {
 			v = data
@@ -602,7 +591,7 @@ func (r *reader) bytes32(name string) (*codec.Node, []byte, bool) {
 		r.bad = fmt.Sprintf("%s: length %d with %d bytes left", name, length, left)
 		return nil, nil, false
 	}
-	n := r.s.node(name, "nullable_bytes", r.pos, 4, nil)
+	n := r.s.node(name, wire.NullableBytes, r.pos, 4, nil)
 	var data []byte
 	if length >= 0 {
 		data = r.s.b[r.pos+4 : r.pos+4+int(length)]

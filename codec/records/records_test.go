@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 const t0 = 1795946401234 // 2026-11-29T10:00:01.234Z
@@ -91,7 +92,7 @@ func TestBatches(t *testing.T) {
 // checkBatchFields checks the batch node's children: names, types, sizes and a few values.
 func checkBatchFields(t *testing.T, b *codec.Node, spec batchSpec, codecName string) {
 	t.Helper()
-	if b.Name != "batch" || b.Type != "record_batch" {
+	if b.Name != "batch" || b.Type != wire.RecordBatch {
 		t.Fatalf("batch node is %s %s", b.Name, b.Type)
 	}
 	fields := []struct {
@@ -120,7 +121,7 @@ func checkBatchFields(t *testing.T, b *codec.Node, spec batchSpec, codecName str
 	}
 	for i, f := range fields {
 		n := b.Children[i]
-		if n.Name != f.name || n.Type != f.typ || n.Size != f.size {
+		if n.Name != f.name || n.Type.String() != f.typ || n.Size != f.size {
 			t.Errorf("batch field %d: %s %s %d, want %s %s %d", i, n.Name, n.Type, n.Size, f.name, f.typ, f.size)
 		}
 	}
@@ -139,7 +140,7 @@ func checkBatchFields(t *testing.T, b *codec.Node, spec batchSpec, codecName str
 		t.Errorf("compressed records value %v", recs.Value)
 	}
 	for i, r := range recs.Children {
-		if r.Type != "record" || r.Name != fmt.Sprintf("[%d]", i) {
+		if r.Type != wire.Record || r.Name != fmt.Sprintf("[%d]", i) {
 			t.Errorf("record %d is %s %s", i, r.Name, r.Type)
 		}
 	}
@@ -167,7 +168,7 @@ func TestRecordFields(t *testing.T) {
 	}
 	for i, w := range want {
 		n := r.Children[i]
-		if n.Name != w.name || n.Type != w.typ || n.Size != w.size {
+		if n.Name != w.name || n.Type.String() != w.typ || n.Size != w.size {
 			t.Errorf("child %d: %s %s %d, want %s %s %d", i, n.Name, n.Type, n.Size, w.name, w.typ, w.size)
 		}
 		if w.value != nil && n.Value != w.value {
@@ -178,7 +179,7 @@ func TestRecordFields(t *testing.T) {
 		t.Errorf("null key has value %#v", v)
 	}
 	h := find(find(r, "headers"), "[0]")
-	if h.Type != "header" || find(h, "headerKey").Type != "varint_string" || find(h, "headerKey").Value != "h" {
+	if h.Type != wire.Header || find(h, "headerKey").Type != wire.VarintString || find(h, "headerKey").Value != "h" {
 		t.Errorf("header:\n%s", dump([]*codec.Node{h}))
 	}
 	if r.Value != "offset 310, timestamp 2026-11-29T10:00:01.233Z" {
@@ -206,7 +207,7 @@ func TestControlBatches(t *testing.T) {
 				t.Errorf("control key:\n%s", dump([]*codec.Node{key}))
 			}
 			val := codec.Find(nodes, "coordinatorEpoch")
-			if val == nil || val.Value != int64(9) || val.Type != "int32" {
+			if val == nil || val.Value != int64(9) || val.Type != wire.Int32 {
 				t.Errorf("coordinatorEpoch: %+v", val)
 			}
 		})
@@ -232,7 +233,7 @@ func TestLegacy(t *testing.T) {
 					}
 					sameRecords(t, collect(t, nodes), wants)
 					m := nodes[0]
-					if m.Type != "message" {
+					if m.Type != wire.Message {
 						t.Fatalf("entry type %s", m.Type)
 					}
 					names := []string{"offset", "messageSize", "crc", "magic", "attributes", "timestamp", "key", "value"}
@@ -330,7 +331,7 @@ func TestPartial(t *testing.T) {
 					t.Fatal(warnings(ws))
 				}
 				last := nodes[len(nodes)-1]
-				if len(nodes) != 2 || last.Name != "partial batch" || last.Type != "bytes" || last.Size != cut {
+				if len(nodes) != 2 || last.Name != "partial batch" || last.Type != wire.Bytes || last.Size != cut {
 					t.Fatalf("\n%s", dump(nodes))
 				}
 				if s, _ := last.Value.(string); !strings.HasPrefix(s, "truncated") {
@@ -380,7 +381,7 @@ func TestTruncatedPayload(t *testing.T) {
 				t.Fatalf("warnings: %v", ws)
 			}
 			t.Log(ws[0])
-			if r := find(nodes[0], "records"); r.Type != "compressed_records" || len(r.Children) != 0 {
+			if r := find(nodes[0], "records"); r.Type != wire.CompressedRecords || len(r.Children) != 0 {
 				t.Fatalf("\n%s", dump(nodes))
 			}
 		})
