@@ -105,7 +105,7 @@ func TestDraftDecodes(t *testing.T) {
 		t.Errorf("ErrorMessage = %+v, want a null compact_nullable_string", n)
 	}
 	// The tagged field: a node for the tag with its tag number, size and value.
-	if n := Find(m.Fields, "SampledAtMs"); n == nil || n.Type != "tagged_field" || len(n.Children) != 3 ||
+	if n := Find(m.Fields, "SampledAtMs"); n == nil || n.Type != wire.TaggedField || len(n.Children) != 3 ||
 		scalarTok(n.Children[2]) != "1767225600000" {
 		t.Errorf("SampledAtMs = %+v, want a tagged field holding 1767225600000", n)
 	}
