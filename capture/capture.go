@@ -4,7 +4,9 @@
 // A capture is a pcap file (either byte order, microsecond or nanosecond
 // timestamps) or a pcapng file (any number of interfaces, each with its own
 // link type and timestamp resolution), optionally gzipped. The format is
-// chosen by the leading magic bytes, never by the file name.
+// chosen by the leading magic bytes, never by the file name. pcapng is read with
+// pcapgo; pcap with a reader of this package (pcap.go), which also takes the
+// records some tools write with a captured length above the original length.
 //
 // Packets are decoded with gopacket's DecodingLayerParser and reused layer
 // structs, through the link layer (Ethernet with any number of 802.1Q/802.1ad

@@ -1,13 +1,15 @@
 // Command kdissect dissects the Apache Kafka wire protocol: from capture files, or raw frames,
 // it prints every message field by field with offsets, sizes, types and values.
 //
-//	kdissect [flags] CAPTURE...         dissect pcap/pcapng files (gzipped too)
+//	kdissect [flags] CAPTURE...         dissect pcap/pcapng files (gzipped too; - is stdin)
 //	kdissect decode [flags] [FILE]      decode raw Kafka frames (binary or hex text)
 //	kdissect schema [API] [flags]       the APIs, or one message's layout at a version
-//	kdissect errors                     Kafka's error codes
+//	kdissect errors [CODE|NAME]         Kafka's error codes and what they mean
 //	kdissect live -i IFACE [flags]      capture on a network interface (Linux)
+//	kdissect version                    the version, and the Kafka versions known
 //
-// Run "kdissect help" for the flags.
+// Every subcommand takes --help. The subcommands, their usage and the one way out (exit
+// statuses 0, 1 and 2) are in cli.go.
 package main
 
 import (
