@@ -4,7 +4,9 @@
 // A capture is a pcap file (either byte order, microsecond or nanosecond
 // timestamps) or a pcapng file (any number of interfaces, each with its own
 // link type and timestamp resolution), optionally gzipped. The format is
-// chosen by the leading magic bytes, never by the file name.
+// chosen by the leading magic bytes, never by the file name. pcapng is read with
+// pcapgo; pcap with a reader of this package (pcap.go), which also takes the
+// records some tools write with a captured length above the original length.
 //
 // Packets are decoded with gopacket's DecodingLayerParser and reused layer
 // structs, through the link layer (Ethernet with any number of 802.1Q/802.1ad
@@ -123,6 +125,20 @@ type Reader struct {
 	counter *countingReader
 	total   int64
 	gzipped bool
+	// pcap is the source of a pcap file (nil for pcapng), for Overlong.
+	pcap *pcapReader
+}
+
+// Overlong reports the pcap records read so far whose captured length exceeds the packet's
+// original length, which some capture tools write (tshark warns "Frame length is less than
+// captured length"): how many, and the first one's packet number and two lengths. They are
+// read like any other: the decoder trusts the IP header's length, not the capture's.
+func (r *Reader) Overlong() (n, packet, capLen, length int) {
+	if r.pcap == nil {
+		return 0, 0, 0, 0
+	}
+	p := r.pcap
+	return p.overlong, p.firstOverlong, p.firstCap, p.firstLen
 }
 
 // source is a pcap or pcapng reader. read returns a buffer that is reused by
@@ -197,20 +213,14 @@ func newReader(r io.Reader, name string, bufSize int) (*Reader, error) {
 
 	switch m := binary.BigEndian.Uint32(magic); m {
 	case magicPcapMicro, magicPcapMicroSwapped, magicPcapNano, magicPcapNanoSwapped:
-		pr, err := pcapgo.NewReader(br)
+		pr, err := newPcapReader(br)
 		if err != nil {
-			return nil, fmt.Errorf("%s: pcap header: %w", name, headerErr(err))
+			return nil, fmt.Errorf("%s: pcap header: %w", name, err)
 		}
-		if !supported(pr.LinkType()) {
-			return nil, fmt.Errorf("%s: link type %s (%d): %w", name, pr.LinkType(), uint16(pr.LinkType()), ErrUnsupportedLinkType)
+		if !supported(pr.linkType) {
+			return nil, fmt.Errorf("%s: link type %s (%d): %w", name, pr.linkType, uint16(pr.linkType), ErrUnsupportedLinkType)
 		}
-		// pcapgo accepts records up to the larger of the snap length and
-		// MaxCaptureLength; a huge snap length in the header would let a
-		// damaged record claim gigabytes.
-		if pr.Snaplen() > MaxCaptureLength {
-			pr.SetSnaplen(MaxCaptureLength)
-		}
-		rd.src = pcapSource{pr}
+		rd.src, rd.pcap = pr, pr
 	case magicPcapng:
 		rd.dsb = &dsbScanner{r: br}
 		nr, err := pcapgo.NewNgReader(rd.dsb, pcapgo.NgReaderOptions{WantMixedLinkType: true})
@@ -322,13 +332,6 @@ func (r *Reader) readErr(err error, ci gopacket.CaptureInfo) error {
 		return fmt.Errorf("%s: truncated after packet %d: %w", r.name, last, io.ErrUnexpectedEOF)
 	}
 	return fmt.Errorf("%s: after packet %d: %w", r.name, last, err)
-}
-
-type pcapSource struct{ r *pcapgo.Reader }
-
-func (s pcapSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, error) {
-	data, ci, err := s.r.ZeroCopyReadPacketData()
-	return data, ci, s.r.LinkType(), err
 }
 
 type ngSource struct{ r *pcapgo.NgReader }

@@ -1,7 +1,9 @@
 package codec
 
 import (
+	_ "embed"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/kdissect/kdissect/codec/wire"
@@ -12,7 +14,14 @@ type ErrorCode struct {
 	Code      int16
 	Name      string
 	Retriable bool
+	// About says in one line what the error means.
+	About string
 }
+
+// errorAbout holds a line per error name: the name, a tab, what the error means.
+//
+//go:embed errors.txt
+var errorAbout string
 
 // errorNames lists Kafka's error names in code order from -1; a "+" suffix marks an error a
 // client may retry. The position is the code, so the table cannot drift out of order.
@@ -62,12 +71,35 @@ GROUP_DELETION_FAILED STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED CONTROLLER_ID_N
 
 // ErrorCodes is Kafka's error table, from -1 (UNKNOWN_SERVER_ERROR) up.
 func ErrorCodes() []ErrorCode {
+	about := map[string]string{}
+	for _, l := range strings.Split(errorAbout, "\n") {
+		if name, text, ok := strings.Cut(l, "\t"); ok && !strings.HasPrefix(l, "#") {
+			about[name] = text
+		}
+	}
 	var out []ErrorCode
 	for i, f := range strings.Fields(errorNames) {
 		name, retriable := strings.CutSuffix(f, "+")
-		out = append(out, ErrorCode{Code: int16(i - 1), Name: name, Retriable: retriable})
+		out = append(out, ErrorCode{Code: int16(i - 1), Name: name, Retriable: retriable, About: about[name]})
 	}
 	return out
+}
+
+// LookupError finds an error by its code ("3", "-1") or its name, case ignored
+// ("UNKNOWN_TOPIC_OR_PARTITION", "not_coordinator").
+func LookupError(codeOrName string) (ErrorCode, bool) {
+	if n, err := strconv.Atoi(codeOrName); err == nil {
+		if i := n + 1; i >= 0 && i < len(errorTable) {
+			return errorTable[i], true
+		}
+		return ErrorCode{}, false
+	}
+	for _, e := range errorTable {
+		if strings.EqualFold(e.Name, codeOrName) {
+			return e, true
+		}
+	}
+	return ErrorCode{}, false
 }
 
 var errorTable = ErrorCodes()

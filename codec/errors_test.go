@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -39,5 +40,47 @@ func TestErrorCodesAgainstKerr(t *testing.T) {
 	}
 	if got := ErrorName(9999); got != "UNKNOWN_ERROR_CODE(9999)" {
 		t.Errorf("ErrorName(9999) = %s", got)
+	}
+}
+
+// TestErrorAbout: every error has exactly one description, and errors.txt names no error the
+// table lacks (a misspelt name would leave its error without one).
+func TestErrorAbout(t *testing.T) {
+	known := map[string]bool{}
+	for _, c := range ErrorCodes() {
+		known[c.Name] = true
+		if c.About == "" || strings.Contains(c.About, "\n") {
+			t.Errorf("%d %s: description %q, want one line", c.Code, c.Name, c.About)
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range strings.Split(errorAbout, "\n") {
+		name, _, ok := strings.Cut(l, "\t")
+		if !ok || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if !known[name] {
+			t.Errorf("errors.txt describes %s, which is not in the table", name)
+		}
+		if seen[name] {
+			t.Errorf("errors.txt describes %s twice", name)
+		}
+		seen[name] = true
+	}
+}
+
+func TestLookupError(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		code int16
+		ok   bool
+	}{
+		{"3", 3, true}, {"-1", -1, true}, {"UNKNOWN_TOPIC_OR_PARTITION", 3, true},
+		{"not_coordinator", 16, true}, {"9999", 0, false}, {"-2", 0, false}, {"NO_SUCH_ERROR", 0, false},
+	} {
+		e, ok := LookupError(tt.in)
+		if ok != tt.ok || ok && e.Code != tt.code {
+			t.Errorf("LookupError(%q) = %d %v, want %d %v", tt.in, e.Code, ok, tt.code, tt.ok)
+		}
 	}
 }

@@ -95,6 +95,8 @@ type Pipeline struct {
 	// progress, while a file is read, is told after each packet how far it is.
 	progress func()
 	keys     *tlsdec.KeyLog
+	// seen counts what was read and found, shown or not (see Seen).
+	seen Seen
 }
 
 // pairKey finds a held request: its connection and correlation id.
@@ -302,6 +304,7 @@ func (p *Pipeline) setStart(t time.Time) {
 
 // handle shows one event. Events come in capture order.
 func (p *Pipeline) handle(ev event) {
+	p.seen.event(ev)
 	switch ev.kind {
 	case evStart:
 		ev.conn.ID = p.nextStream
@@ -446,6 +449,32 @@ func (p *Pipeline) File(name string) (packets int, err error) {
 		return 0, err
 	}
 	defer r.Close()
+	return p.file(r, name)
+}
+
+// FileFrom is File for a capture read from in rather than a named file (stdin, gzipped or not); name is
+// used in messages.
+func (p *Pipeline) FileFrom(in io.Reader, name string) (packets int, err error) {
+	r, err := capture.NewReader(in, name)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return p.file(r, name)
+}
+
+// file runs an opened capture file through the pipeline, and counts what it read.
+func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error) {
+	defer func() {
+		st := r.Stats()
+		p.seen.Files++
+		p.seen.Packets += st.Packets
+		p.seen.TCP += st.TCP
+		if n, pkt, capLen, length := r.Overlong(); n > 0 {
+			p.cfg.Warn(fmt.Errorf("%s: %d packet records claim more captured bytes than the packet had (the first: packet %d, %d > %d bytes), as some capture tools write them; read anyway, trusting the IP header's length",
+				name, n, pkt, capLen, length))
+		}
+	}()
 	if p.cfg.Progress != nil {
 		update, done := p.cfg.Progress(name)
 		p.progress = func() {

@@ -64,11 +64,16 @@ func (s *Selection) build(c *codec.Codec) (*filter, error) {
 			f.apis[a.Key] = true
 		}
 	}
-	if f.apis == nil && s.Topic == "" && s.Group == "" && s.ClientID == "" && !s.Errors && s.MinLatency == 0 &&
-		s.CorrelationID < 0 && s.Stream < 0 && !s.Requests && !s.Responses {
+	if !s.Filters() {
 		return nil, nil
 	}
 	return f, nil
+}
+
+// Filters reports whether the selection leaves any message out.
+func (s *Selection) Filters() bool {
+	return len(s.APIs) > 0 || s.Topic != "" || s.Group != "" || s.ClientID != "" || s.Errors || s.MinLatency != 0 ||
+		s.CorrelationID >= 0 || s.Stream >= 0 || s.Requests || s.Responses
 }
 
 // pairOnly says whether the filter needs to see the response before it can decide on a

@@ -19,10 +19,22 @@ type Frames struct {
 	// APIKey and Version, when APIKey is not negative, say that the frames are responses of
 	// that API and version; otherwise they are requests, which say what they are.
 	APIKey, Version int16
+	// Unclean, when set, is told of each request that decodes with warnings, before it is
+	// shown: it may be a response given without its API.
+	Unclean func(offset int, frame []byte)
 }
 
+// InputError is an error in the frames given, as opposed to one writing the output.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputError(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+
 // Decode shows each frame of data, the input called name; data may be hex text (hex digits
-// and white space). It stops at a frame cut short, or when the output cannot be written.
+// and white space). It stops at a frame cut short (an InputError), or when the output cannot be
+// written.
 func (fr Frames) Decode(name string, data []byte) error {
 	// Hex text is told from binary frames by its bytes: a binary frame starts with its size
 	// prefix, whose first byte is 0x00 for any frame under 16 MiB and never a hex digit or white
@@ -36,22 +48,30 @@ func (fr Frames) Decode(name string, data []byte) error {
 		}, string(data))
 		var err error
 		if data, err = hex.DecodeString(clean); err != nil {
-			return fmt.Errorf("%s: not hex: %v", name, err)
+			return inputError("%s: not hex: %v", name, err)
 		}
+	} else if off, ok := notHexText(data); ok {
+		// Text, but not hex: as binary, its first four characters would be a size of more than
+		// 500 MB. It is neither.
+		return inputError("%s: neither hex text nor binary frames: %q at offset %d is not a hex digit, and text read as a binary frame would claim %d bytes",
+			name, data[off], off, binary.BigEndian.Uint32(append(data[:min(4, len(data)):min(4, len(data))], 0, 0, 0, 0)))
 	}
 	for off, i := 0, 0; off < len(data); i++ {
 		if len(data)-off < 4 {
-			return fmt.Errorf("%s: offset %d: %d bytes left, too few for a size prefix", name, off, len(data)-off)
+			return inputError("%s: offset %d: %d bytes left, too few for a size prefix", name, off, len(data)-off)
 		}
 		size := int(int32(binary.BigEndian.Uint32(data[off:])))
 		end := off + 4 + size
 		if size < 0 || end > len(data) {
-			return fmt.Errorf("%s: offset %d: frame of %d bytes, but %d bytes are left", name, off, size, len(data)-off-4)
+			return inputError("%s: offset %d: frame of %d bytes, but %d bytes are left", name, off, size, len(data)-off-4)
 		}
 		frame := data[off:end]
 		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
 		if e.Request {
 			e.Msg = fr.Codec.DecodeRequest(frame)
+			if len(e.Msg.Warnings) > 0 && fr.Unclean != nil {
+				fr.Unclean(off, frame)
+			}
 		} else {
 			e.Msg = fr.Codec.DecodeResponse(frame, fr.APIKey, fr.Version)
 		}
@@ -76,4 +96,20 @@ func isHexText(data []byte) bool {
 		}
 	}
 	return digits
+}
+
+// notHexText reports whether data is text (printable ASCII and white space) that is not hex,
+// and where its first character that is not a hex digit is.
+func notHexText(data []byte) (int, bool) {
+	first := -1
+	for i, c := range data {
+		switch {
+		case c == ' ', c == '\t', c == '\n', c == '\r':
+		case c < 0x20 || c > 0x7e:
+			return 0, false
+		case first < 0 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'):
+			first = i
+		}
+	}
+	return first, first >= 0
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -1199,10 +1200,12 @@ func TestRobustBadFiles(t *testing.T) {
 		{"random bytes", random, 1, []string{"not a pcap or pcapng file"}, 0},
 		{"text", []byte("This is a README, not a capture.\nSecond line.\n"), 1, []string{"text"}, 0},
 		{"pcap header only, cut", content[:20], 1, nil, 0},
-		{"cut inside a record's data", content[:ends[half-1]+16+10], 0, []string{"truncated"}, half},
-		{"cut inside a record header", content[:ends[half-1]+9], 0, []string{"truncated"}, half},
-		{"cut inside the first record", content[:24+16+5], 1, []string{"truncated"}, 0},
-		{"damaged record length", slices.Concat(content[:ends[half-1]+8], []byte{0xff, 0xff, 0xff, 0x7f}, content[ends[half-1]+12:]), 0, []string{"damaged"}, half},
+		// One rule wherever the damage is: what can be read is shown, the error names the file
+		// and the packet, and the exit status is 1.
+		{"cut inside a record's data", content[:ends[half-1]+16+10], 1, []string{"truncated after packet " + strconv.Itoa(half)}, half},
+		{"cut inside a record header", content[:ends[half-1]+9], 1, []string{"truncated after packet " + strconv.Itoa(half)}, half},
+		{"cut inside the first record", content[:24+16+5], 1, []string{"truncated after packet 0"}, 0},
+		{"damaged record length", slices.Concat(content[:ends[half-1]+8], []byte{0xff, 0xff, 0xff, 0x7f}, content[ends[half-1]+12:]), 1, []string{"damaged", "after packet " + strconv.Itoa(half)}, half},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,10 +81,17 @@ func (s *stream) decide() {
 		if len(b.data) == 0 {
 			continue
 		}
-		if s.syn[d] && s.a.opt.TLSKeys != nil && s.a.opt.TLSKeys.Len() > 0 && looksTLS(b.data) {
-			// TLS from the first byte, and keys to read it: the decrypted stream decides on
-			// frames as any other once the connection is open.
-			s.accept(d, "TLS connection, to be decrypted with the key log")
+		if s.syn[d] && looksTLS(b.data) {
+			if s.a.opt.TLSKeys != nil && s.a.opt.TLSKeys.Len() > 0 {
+				// TLS from the first byte, and keys to read it: the decrypted stream decides on
+				// frames as any other once the connection is open.
+				s.accept(d, "TLS connection, to be decrypted with the key log")
+				return
+			}
+			// TLS without keys: whether Kafka is inside cannot be told, but the connection gets
+			// the one-line report a named port's TLS gets (version, server name, cipher, and
+			// how to decrypt it), without taking the port as Kafka.
+			s.accept(d, "")
 			return
 		}
 		scan := 1
@@ -117,7 +124,9 @@ func (s *stream) decide() {
 	}
 }
 
-// accept opens the connection with side d as the client and replays the held bytes.
+// accept opens the connection with side d as the client and replays the held bytes. The first
+// connection accepted on a port reports the port as Kafka, and why (reason), unless reason is
+// empty.
 func (s *stream) accept(d Dir, reason string) {
 	if d == ToClient {
 		// The first packet seen came from the server: swap the sides.
@@ -135,15 +144,18 @@ func (s *stream) accept(d Dir, reason string) {
 	}
 	s.undecided = false
 	s.open()
-	// Every connection detected says so; the handler, which sees all of a capture's
-	// connections, reports each port once.
+	// Every connection detected says so, unless reason is empty (TLS without keys, which is
+	// not known to be Kafka); the handler, which sees all of a capture's connections, reports
+	// each port once.
 	var pkt int
 	var t time.Time
 	if first := s.pending[ToServer].spans; len(first) > 0 {
 		pkt, t = first[0].pkt, first[0].time
 	}
-	s.a.h.Notice(Notice{Conn: s.conn, Dir: ToServer, Kind: NoticeDetected, Packet: pkt, Time: t,
-		Msg: fmt.Sprintf("port %d taken as Kafka: %s", s.conn.Server.Port(), reason)})
+	if reason != "" {
+		s.a.h.Notice(Notice{Conn: s.conn, Dir: ToServer, Kind: NoticeDetected, Packet: pkt, Time: t,
+			Msg: fmt.Sprintf("port %d taken as Kafka: %s", s.conn.Server.Port(), reason)})
+	}
 	for dir := range s.pending {
 		f, b := s.framers[dir], s.pending[dir]
 		if !f.started {

@@ -137,6 +137,13 @@ func (d *Diagram) Notice(n *Notice) error {
 	return err
 }
 
+// File writes a header line saying that the messages that follow come from the named capture
+// file. kdissect calls it when it reads several files.
+func (d *Diagram) File(name string) error {
+	_, err := d.w.Write(fileHeader(nil, name))
+	return err
+}
+
 // Flush writes out what is buffered.
 func (d *Diagram) Flush() error { return d.w.Flush() }
 

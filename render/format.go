@@ -32,6 +32,9 @@ type Format struct {
 	APIs   func(w io.Writer, apis []*schema.API) error
 	Layout func(l *Layout, w io.Writer) error
 	Diff   func(w io.Writer, a, b *Layout) error
+	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
+	// blank line unless the format is Silent).
+	Stats func(s *Stats, w io.Writer) error
 }
 
 // Needs says what a format reads of each message.
@@ -65,7 +68,7 @@ func Formats() []Format {
 			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable},
 		{Name: "summary", New: newSummary, Needs: Needs{Facts: true}, Records: "headers"},
 		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
-			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON},
+			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Stats: (*Stats).WriteJSON},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}
 }

@@ -24,6 +24,8 @@ type JSON struct {
 	enc   *json.Encoder
 	// MaxBytes cuts byte and string values longer than this (0: never).
 	MaxBytes int
+	// file names the capture file the lines come from, when there are several (see File).
+	file string
 }
 
 // NewJSON writes to w.
@@ -105,7 +107,19 @@ func (j *JSON) head(b []byte, t time.Time, stream int, src, dst string) []byte {
 	b = append(b, `,"src":`...)
 	b = j.str(b, src)
 	b = append(b, `,"dst":`...)
-	return j.str(b, dst)
+	b = j.str(b, dst)
+	if j.file != "" {
+		b = append(b, `,"file":`...)
+		b = j.str(b, j.file)
+	}
+	return b
+}
+
+// File says that the lines that follow come from the named capture file: each then carries a
+// "file" key. kdissect calls it when it reads several files.
+func (j *JSON) File(name string) error {
+	j.file = name
+	return nil
 }
 
 func (j *JSON) warnings(b []byte, framing []string, ws []codec.Warning) []byte {

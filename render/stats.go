@@ -1,16 +1,12 @@
 package render
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/kdissect/kdissect/codec"
 )
 
 // Stats gathers counts over a whole capture and writes them as tables: per API and version,
@@ -145,44 +141,37 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
-func ms(d time.Duration) string {
-	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)
+// us shows microseconds as milliseconds, to the microsecond.
+func us(v int64) string {
+	return strconv.FormatFloat(float64(v)/1000, 'f', 3, 64)
 }
 
 // Write writes the four tables.
 func (s *Stats) Write(w io.Writer) error {
+	r := s.rows()
 	var apiRows [][]string
-	apiKeys := slices.SortedFunc(maps.Keys(s.apis), func(a, b [2]int16) int {
-		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
-	})
-	for _, k := range apiKeys {
-		a := s.apis[k]
-		slices.Sort(a.latencies)
+	for _, a := range r.apis {
 		lat := []string{"", "", "", ""}
-		if n := len(a.latencies); n > 0 {
-			lat = []string{ms(percentile(a.latencies, 0.5)), ms(percentile(a.latencies, 0.9)), ms(percentile(a.latencies, 0.99)), ms(a.latencies[n-1])}
+		if a.P50 != nil {
+			lat = []string{us(*a.P50), us(*a.P90), us(*a.P99), us(*a.Max)}
 		}
-		unanswered := max(0, a.requests-a.noResponse-a.answered)
-		apiRows = append(apiRows, append([]string{strconv.Itoa(int(k[0])), a.name, strconv.Itoa(int(k[1])), strconv.Itoa(a.requests),
-			strconv.Itoa(a.responses), strconv.Itoa(unanswered), strconv.FormatInt(a.bytes, 10)}, lat...))
+		apiRows = append(apiRows, append([]string{strconv.Itoa(int(a.APIKey)), a.APIName, strconv.Itoa(int(a.APIVersion)),
+			strconv.Itoa(a.Requests), strconv.Itoa(a.Responses), strconv.Itoa(a.Unanswered), strconv.FormatInt(a.Bytes, 10)}, lat...))
 	}
 	var errRows [][]string
-	for _, c := range slices.Sorted(maps.Keys(s.errors)) {
-		e := s.errors[c]
-		errRows = append(errRows, []string{strconv.Itoa(int(c)), codec.ErrorName(c), strconv.Itoa(e.count), strings.Join(e.apis, ", ")})
+	for _, e := range r.errors {
+		errRows = append(errRows, []string{strconv.Itoa(int(e.ErrorCode)), e.ErrorName, strconv.Itoa(e.Count), strings.Join(e.APINames, ", ")})
 	}
 	var connRows [][]string
-	for _, id := range slices.Sorted(maps.Keys(s.conns)) {
-		c := s.conns[id]
-		span := c.first.UTC().Format("15:04:05.000") + " - " + c.last.UTC().Format("15:04:05.000")
-		connRows = append(connRows, []string{strconv.Itoa(id), c.client, c.server, c.clientID, c.software,
-			strconv.Itoa(c.messages), strconv.FormatInt(c.bytes, 10), span})
+	for _, c := range r.conns {
+		span := c.FirstTime.Format("15:04:05.000") + " - " + c.LastTime.Format("15:04:05.000")
+		connRows = append(connRows, []string{strconv.Itoa(c.Stream), c.Client, c.Broker, c.ClientID, c.Software,
+			strconv.Itoa(c.Messages), strconv.FormatInt(c.Bytes, 10), span})
 	}
 	var topicRows [][]string
-	for _, n := range slices.Sorted(maps.Keys(s.topics)) {
-		tp := s.topics[n]
-		topicRows = append(topicRows, []string{n, strconv.Itoa(tp.produced), strconv.FormatInt(tp.producedBytes, 10),
-			strconv.Itoa(tp.fetched), strconv.FormatInt(tp.fetchedBytes, 10)})
+	for _, tp := range r.topics {
+		topicRows = append(topicRows, []string{tp.Topic, strconv.Itoa(tp.ProducedRecords), strconv.FormatInt(tp.ProducedBytes, 10),
+			strconv.Itoa(tp.FetchedRecords), strconv.FormatInt(tp.FetchedBytes, 10)})
 	}
 	tables := []struct {
 		title   string

@@ -162,6 +162,16 @@ func (s *Summary) Notice(n *Notice) error {
 	return s.write(b)
 }
 
+// File writes a header line saying that the lines that follow come from the named capture
+// file. kdissect calls it when it reads several files.
+func (s *Summary) File(name string) error { return s.write(fileHeader(s.line[:0], name)) }
+
+// fileHeader is the line before the output of each of several capture files, as head(1) and
+// tail(1) mark theirs.
+func fileHeader(b []byte, name string) []byte {
+	return append(append(append(b, "==> "...), name...), " <==\n"...)
+}
+
 // Close flushes.
 func (s *Summary) Close() error { return s.w.Flush() }
 

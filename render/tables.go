@@ -69,16 +69,17 @@ func APIJSON(w io.Writer, apis []*schema.API) error {
 	return writeJSON(w, out)
 }
 
-// ErrorTable writes Kafka's error codes: code, name, and whether a client may retry.
+// ErrorTable writes Kafka's error codes: code, name, whether a client may retry, and what the
+// error means.
 func ErrorTable(w io.Writer, codes []codec.ErrorCode) error {
-	t := newTable(w, 3, true)
-	t.Header("code", "name", "retriable")
+	t := newTable(w, 4, true)
+	t.Header("code", "name", "retriable", "meaning")
 	for _, c := range codes {
 		r := "no"
 		if c.Retriable {
 			r = "yes"
 		}
-		if err := t.Append(strconv.Itoa(int(c.Code)), c.Name, r); err != nil {
+		if err := t.Append(strconv.Itoa(int(c.Code)), c.Name, r, c.About); err != nil {
 			return err
 		}
 	}

@@ -1,13 +1,15 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/render"
 )
@@ -18,29 +20,36 @@ type decodeOptions struct {
 	version int
 }
 
-func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o.register(fs, render.Formats()[0].Name)
+	// decode has no --stats: no format hint mentions it.
+	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), " or ", false)
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	hideDefault(fs, "api-version", "api-key")
+	return fs, o
+}
+
+func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := decodeFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "kdissect decode: "+format+"\n", a...)
-		return 1
+	fail := func(format string, a ...any) int { return failed(stderr, "decode: "+format, a...) }
+	if fs.NArg() > 1 {
+		return cmd.usageError(stderr, "one input file at most, got %q", fs.Args())
+	}
+	if o.api == "" && fs.Changed("api-version") {
+		return cmd.usageError(stderr, "--api-version goes with --api")
 	}
 	c, err := o.codec()
 	if err != nil {
-		return fail("%v", err)
+		return cmd.report(stderr, err)
 	}
 	name, in := "stdin", stdin
-	if fs.NArg() > 1 {
-		return fail("one input file at most")
-	}
-	if fs.NArg() == 1 {
+	if fs.NArg() == 1 && fs.Arg(0) != "-" {
 		name = fs.Arg(0)
 		f, err := os.Open(name)
 		if err != nil {
@@ -53,30 +62,82 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%s: %v", name, err)
 	}
+	if len(data) == 0 {
+		return fail("%s: no input", name)
+	}
 	var key, version int16 = -1, -1
 	if o.api != "" {
 		a, err := c.Schemas.Lookup(o.api)
 		if err != nil {
-			return fail("--api: %v", err)
+			return cmd.usageError(stderr, "--api: %v", err)
 		}
 		if o.version < 0 {
-			return fail("--api needs --api-version")
+			return cmd.usageError(stderr, "--api needs --api-version")
 		}
 		key, version = a.Key, int16(o.version)
 	}
 	_, out, err := o.output(stdout)
 	if err != nil {
-		return fail("%v", err)
+		return cmd.usageError(stderr, "%v", err)
 	}
 	status := 0
-	if err := (dissect.Frames{Codec: c, Out: out, APIKey: key, Version: version}).Decode(name, data); err != nil {
+	fr := dissect.Frames{Codec: c, Out: out, APIKey: key, Version: version, Unclean: func(off int, frame []byte) {
+		if fits := responsesThatFit(c, frame); len(fits) > 0 {
+			fmt.Fprintf(stderr, "kdissect: decode: %s: offset %d: not a clean request; if it is a response, say which API answers it with --api and --api-version (a response does not name its API). It decodes cleanly as: %s\n",
+				name, off, strings.Join(fits, ", "))
+		}
+	}}
+	if err := fr.Decode(name, data); err != nil {
+		var ie *dissect.InputError
+		if !errors.As(err, &ie) {
+			return fail("%v", err)
+		}
 		status = fail("%v", err)
 	}
 	if err := out.Close(); err != nil {
 		return fail("%v", err)
 	}
-	if bytes.Equal(data, nil) {
-		return fail("%s: no input", name)
-	}
 	return status
+}
+
+// maxFits bounds the APIs a decode hint lists.
+const maxFits = 6
+
+// responsesThatFit lists the API versions whose response decodes the frame cleanly (every byte
+// used, no warning), each API with its versions, as in "Heartbeat v0-v2": a frame that is not a
+// clean request may be a response given without --api.
+func responsesThatFit(c *codec.Codec, frame []byte) []string {
+	var fits []string
+	for _, a := range c.Schemas.APIs() {
+		if a.Response == nil {
+			continue
+		}
+		r := a.Versions()
+		var vs []int16
+		for v := r.Lo; v <= r.Latest(); v++ {
+			if !a.Response.ValidVersions.Contains(v) {
+				continue
+			}
+			m := c.DecodeResponse(frame, a.Key, v)
+			if len(m.Warnings) == 0 {
+				vs = append(vs, v)
+			}
+			c.Release(m)
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		if len(fits) == maxFits {
+			return append(fits, "and more")
+		}
+		s := fmt.Sprintf("%s v%d", a.Name, vs[0])
+		if len(vs) > 1 {
+			s += fmt.Sprintf("-v%d", vs[len(vs)-1])
+			if int(vs[len(vs)-1]-vs[0])+1 != len(vs) {
+				s = fmt.Sprintf("%s (%d versions)", s, len(vs))
+			}
+		}
+		fits = append(fits, s)
+	}
+	return fits
 }

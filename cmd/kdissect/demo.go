@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,17 +10,22 @@ import (
 
 // runDemo dissects the capture built into the binary, with the capture command's flags, so
 // that kdissect shows what it does before the user has a capture of their own.
-func runDemo(args []string, stdout, stderr io.Writer) int {
+func runDemo(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := captureFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
+	}
+	if fs.NArg() > 0 || len(o.read) > 0 {
+		return cmd.usageError(stderr, "demo reads its own capture; to dissect files: kdissect FILE...")
+	}
 	dir, err := os.MkdirTemp("", "kdissect-demo")
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect demo: %v\n", err)
-		return 1
+		return failed(stderr, "demo: %v", err)
 	}
 	defer os.RemoveAll(dir)
 	name := filepath.Join(dir, pcaps.DemoName)
 	if err := os.WriteFile(name, pcaps.Demo, 0o600); err != nil {
-		fmt.Fprintf(stderr, "kdissect demo: %v\n", err)
-		return 1
+		return failed(stderr, "demo: %v", err)
 	}
-	return runCapture(append(args, name), stdout, stderr)
+	return o.dissect(cmd, []string{name}, stdin, stdout, stderr)
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // describeGroupsV6 is the example of the reference wire diagram
-// (shared/reference/DescribeGroupsResponse-v6-wire-diagram.txt) as a frame: the body encoded by
+// the project started from (DescribeGroups v6 response) as a frame: the body encoded by
 // kmsg, after a response header v1 built by hand (correlation id, empty tagged fields).
 func describeGroupsV6() []byte {
 	resp := kmsg.NewPtrDescribeGroupsResponse()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,14 +16,6 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 )
 
-const liveUsage = `Usage: kdissect live -i INTERFACE [flags]
-
-Captures Kafka traffic on a network interface (Linux, AF_PACKET; needs root or
-CAP_NET_RAW) and prints each message as it completes. Ctrl-C stops.
-
-Flags:
-`
-
 type liveOptions struct {
 	common
 	sel      dissect.Selection
@@ -36,14 +27,9 @@ type liveOptions struct {
 	write    string
 }
 
-func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
+func liveFlags() (*flag.FlagSet, *liveOptions) {
 	o := &liveOptions{}
 	fs := flag.NewFlagSet("kdissect live", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, liveUsage)
-		fs.PrintDefaults()
-	}
 	o.register(fs, "summary")
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
@@ -52,31 +38,23 @@ func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
 	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h)")
 	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file")
+	hideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
 
 // runLive is "kdissect live": capture on an interface until Ctrl-C, SIGTERM, --count or
 // --duration, through the same pipeline as files.
-func runLive(args []string, stdout, stderr io.Writer) int {
-	fs, o := liveFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := liveFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "kdissect: "+format+"\n", a...)
-		return 2
-	}
+	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
 	if fs.NArg() > 0 {
 		return fail("live takes no arguments (got %q); to dissect files: kdissect FILE...", strings.Join(fs.Args(), " "))
 	}
 	if o.iface == "" {
 		return fail("live needs an interface: -i INTERFACE (interfaces here: %s)", strings.Join(capture.Interfaces(), ", "))
-	}
-	if o.count < 0 || o.duration < 0 {
-		return fail("--count and --duration cannot be negative")
 	}
 	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
@@ -88,11 +66,11 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 	c, err := o.codec()
 	if err != nil {
-		return fail("%v", err)
+		return cmd.report(stderr, err)
 	}
 	keys, err := o.tls.keys(true, stderr)
 	if err != nil {
-		return fail("%v", err)
+		return failed(stderr, "%v", err)
 	}
 	f, inner, err := o.output(stdout)
 	if err != nil {
@@ -157,8 +135,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	p, err := dissect.New(dissect.Config{Codec: c, Out: inner, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has, Keys: keys,
 		Limit: o.count, Flush: true, Stop: stop, Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }})
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return cmd.usageError(stderr, "%v", err)
 	}
 	_, readErr := p.Read(r, o.iface)
 	status := 0
@@ -179,7 +156,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 	writeErr := p.Close()
 	if stats := p.Stats(); stats != nil && writeErr == nil {
-		writeErr = stats.Write(stdout)
+		writeErr = writeStats(f, stats, stdout)
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()
@@ -189,8 +166,7 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, o.write)
 	}
 	if writeErr != nil {
-		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", writeErr)
-		return 1
+		return failed(stderr, "writing output: %v", writeErr)
 	}
 	return status
 }

@@ -1,13 +1,15 @@
 // Command kdissect dissects the Apache Kafka wire protocol: from capture files, or raw frames,
 // it prints every message field by field with offsets, sizes, types and values.
 //
-//	kdissect [flags] CAPTURE...         dissect pcap/pcapng files (gzipped too)
+//	kdissect [flags] CAPTURE...         dissect pcap/pcapng files (gzipped too; - is stdin)
 //	kdissect decode [flags] [FILE]      decode raw Kafka frames (binary or hex text)
 //	kdissect schema [API] [flags]       the APIs, or one message's layout at a version
-//	kdissect errors                     Kafka's error codes
+//	kdissect errors [CODE|NAME]         Kafka's error codes and what they mean
 //	kdissect live -i IFACE [flags]      capture on a network interface (Linux)
+//	kdissect version                    the version, and the Kafka versions known
 //
-// Run "kdissect help" for the flags.
+// Every subcommand takes --help. The subcommands, their usage and the one way out (exit
+// statuses 0, 1 and 2) are in cli.go.
 package main
 
 import (
@@ -30,46 +32,6 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-}
-
-const usage = `kdissect dissects the Apache Kafka wire protocol.
-
-Usage:
-  kdissect [flags] CAPTURE...        dissect pcap or pcapng files (gzipped too)
-  kdissect decode [flags] [FILE]     decode raw frames (size prefix + header + body; binary or hex
-                                     text); stdin if no FILE
-  kdissect schema [API] [flags]      without API: every API; with one (name or key): the layout of
-                                     its request or response (--response) at a version (--version)
-  kdissect errors                    Kafka's error codes
-  kdissect live -i IFACE [flags]     capture on a network interface (Linux; root or CAP_NET_RAW);
-                                     "kdissect live --help" for its flags
-  kdissect demo [flags]              dissect a capture built into kdissect (a franz-go client and a broker)
-  kdissect help                      this text
-
-`
-
-// run is main without the process: arguments, streams, exit status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "demo":
-			return runDemo(args[1:], stdout, stderr)
-		case "decode":
-			return runDecode(args[1:], stdin, stdout, stderr)
-		case "schema":
-			return runSchema(args[1:], stdout, stderr)
-		case "errors":
-			return runErrors(args[1:], stdout, stderr)
-		case "live":
-			return runLive(args[1:], stdout, stderr)
-		case "help", "-h", "--help":
-			fmt.Fprint(stdout, usage)
-			fs, _ := captureFlags(stdout)
-			fs.PrintDefaults()
-			return 0
-		}
-	}
-	return runCapture(args, stdout, stderr)
 }
 
 // common holds the flags every subcommand shares.
@@ -107,14 +69,18 @@ func (c *common) codec() (*codec.Codec, error) {
 			return nil, err
 		}
 	} else if c.apiKey >= 0 {
-		return nil, fmt.Errorf("--api-key goes with --schema-dir")
+		return nil, flagError("--api-key goes with --schema-dir")
 	}
 	// An unknown format is reported by output; until then it counts as one that shows all.
 	f, known := render.LookupFormat(c.format)
 	if !known {
 		f = render.Formats()[0]
 	}
-	return dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
+	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
+	if err != nil {
+		return nil, flagError(err.Error())
+	}
+	return cc, nil
 }
 
 // output returns the format chosen and its renderer, writing to w.
@@ -157,26 +123,31 @@ type captureOptions struct {
 	// workers is how many assemblers share the reading of a capture file; roundPackets, when
 	// set, changes how many segments they are given at a time (tests).
 	workers, roundPackets int
+	// read holds the files of -r; version is --version.
+	read    []string
+	version bool
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
 }
 
-func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
+func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o := &captureOptions{}
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	o.register(fs, render.Formats()[0].Name)
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
+	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	fs.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
+	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the newest Kafka versions it knows, and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
 	fs.MarkHidden("cpuprofile")
 	fs.MarkHidden("memprofile")
+	hideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
 
@@ -195,39 +166,35 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic")
 }
 
-func runCapture(args []string, stdout, stderr io.Writer) int {
-	fs, o := captureFlags(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2
+func runCapture(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := captureFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprint(stderr, usage)
-		fmt.Fprintln(stderr, "kdissect: no capture file given")
-		return 2
+	if o.version {
+		v := subcommand{name: "version", flags: noFlags("version")}
+		return runVersion(&v, fs.Args(), stdin, stdout, stderr)
 	}
-	return o.dissect(fs.Args(), stdout, stderr)
+	files := append(o.read, fs.Args()...)
+	if len(files) == 0 {
+		return cmd.usageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
+	}
+	return o.dissect(cmd, files, stdin, stdout, stderr)
 }
 
 // dissect runs the capture command on files with the options parsed.
-func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
-	}
+func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
-		return fail(err)
+		return cmd.usageError(stderr, "%v", err)
 	}
 	c, err := o.codec()
 	if err != nil {
-		return fail(err)
+		return cmd.report(stderr, err)
 	}
 	f, out, err := o.output(stdout)
 	if err != nil {
-		return fail(err)
-	}
-	if o.workers < 1 {
-		return fail(fmt.Errorf("--workers %d: at least 1", o.workers))
+		return cmd.usageError(stderr, "%v", err)
 	}
 	if c.Shallow {
 		tuneGC()
@@ -250,19 +217,19 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := o.sel.Check(c); err != nil {
-		return fail(err)
+		return cmd.usageError(stderr, "%v", err)
 	}
 	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
-		return fail(err)
+		return failed(stderr, "%v", err)
 	}
 	p, err := dissect.New(cfg)
 	if err != nil {
-		return fail(err)
+		return cmd.usageError(stderr, "%v", err)
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			return fail(err)
+			return failed(stderr, "%v", err)
 		}
 		defer stop()
 	}
@@ -270,31 +237,59 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		runtime.MemProfileRate = 64 << 10
 		defer writeHeapProfile(o.memProfile, stderr)
 	}
-	status := 0
+	// A damaged file (cut short, a record that cannot be read) is shown up to where it can be
+	// read, the error names the file and the packet, and the exit status is 1, wherever the
+	// damage is; the other files are read all the same.
+	status := exitOK
+	stdinTaken := false
 	for _, name := range files {
-		n, err := p.File(name)
-		if err != nil {
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			if n == 0 {
-				status = 1
+		if len(files) > 1 {
+			if fo, ok := out.(interface{ File(string) error }); ok {
+				if err := fo.File(name); err != nil {
+					return failed(stderr, "writing output: %v", err)
+				}
 			}
+		}
+		var err error
+		switch {
+		case name != "-":
+			_, err = p.File(name)
+		case stdinTaken:
+			err = fmt.Errorf("stdin (-) given twice: it can be read once")
+		default:
+			stdinTaken = true
+			_, err = p.FileFrom(stdin, "stdin")
+		}
+		if err != nil {
+			status = failed(stderr, "%v", err)
 		}
 	}
 	p.Close()
-	if st := p.Stats(); st != nil && p.Err() == nil {
-		if !f.Silent {
+	shown, _ := p.Shown()
+	if why := explain(p.Seen(), shown, o.ports, o.sel.Filters()); why != "" && status == exitOK {
+		fmt.Fprintf(stderr, "kdissect: %s\n", why)
+	}
+	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
+		if !f.Silent && f.Stats == nil {
 			fmt.Fprintln(stdout)
 		}
-		if err := st.Write(stdout); err != nil {
-			fmt.Fprintf(stderr, "kdissect: writing output: %v\n", err)
-			return 1
+		if err := writeStats(f, st, stdout); err != nil {
+			return failed(stderr, "writing output: %v", err)
 		}
 	}
 	if err := p.Err(); err != nil {
-		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", err)
-		return 1
+		return failed(stderr, "writing output: %v", err)
 	}
 	return status
+}
+
+// writeStats writes the statistics after the messages, as the format writes them: JSON lines
+// after JSON lines, tables otherwise.
+func writeStats(f render.Format, st *render.Stats, w io.Writer) error {
+	if f.Stats != nil {
+		return f.Stats(st, w)
+	}
+	return st.Write(w)
 }
 
 // tuneGC trades memory the summaries and statistics do not use for fewer collections: they

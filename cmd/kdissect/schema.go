@@ -20,15 +20,9 @@ type schemaOptions struct {
 	diff              string
 }
 
-// runSchema is "kdissect schema [API] [flags]": the table of APIs, or one message's layout.
-func runSchema(args []string, stdout, stderr io.Writer) int {
+func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	o := &schemaOptions{}
 	fs := flag.NewFlagSet("kdissect schema", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: kdissect schema [API] [flags]\n\nWithout an API, the table of every API. With an API (name or key), the layout of its\nrequest or response at one version, header first.\n\n")
-		fs.PrintDefaults()
-	}
 	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+render.ListFormats(schemaFormats(), " or ", false))
 	fs.IntVar(&o.version, "version", -1, "the API version (default: the latest)")
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
@@ -36,62 +30,64 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.diff, "diff", "", "list the fields added, removed and changed between versions `A..B`")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
 	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
-	}
-	fail := func(status int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "kdissect schema: "+format+"\n", a...)
+	hideDefault(fs, "version", "api-key")
+	return fs, o
+}
+
+// runSchema is "kdissect schema [API] [flags]": the table of APIs, or one message's layout.
+func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, o := schemaFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
 		return status
 	}
+	// Every mistake here is in the command line, an API or version that does not exist included.
+	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
 	f, ok := render.LookupFormat(o.format)
 	if !ok || f.Layout == nil {
-		return fail(2, "unknown --format %q (%s)", o.format, render.ListFormats(schemaFormats(), " or ", false))
+		return fail("unknown --format %q (%s)", o.format, render.ListFormats(schemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
-		return fail(2, "--request or --response, not both")
+		return fail("--request or --response, not both")
 	}
 	if fs.NArg() > 1 {
-		return fail(2, "one API at most, got %q", fs.Args())
+		return fail("one API at most, got %q", fs.Args())
 	}
 	c, err := o.codec()
 	if err != nil {
-		return fail(1, "%v", err)
+		return cmd.report(stderr, err)
 	}
 	if fs.NArg() == 0 {
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
-			return fail(2, "--version, --diff, --request and --response need an API")
+			return fail("--version, --diff, --request and --response need an API")
 		}
 		return status(f.APIs(stdout, c.Schemas.APIs()), stderr)
 	}
 	a, err := c.Schemas.Lookup(fs.Arg(0))
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail("%v", err)
 	}
 	m, dir := a.Request, "request"
 	if o.response {
 		m, dir = a.Response, "response"
 	}
 	if m == nil {
-		return fail(1, "%s has no %s definition", a.Name, dir)
+		return fail("%s has no %s definition", a.Name, dir)
 	}
 	if o.diff != "" {
 		if o.version >= 0 {
-			return fail(2, "--diff names its versions; drop --version")
+			return fail("--diff names its versions; drop --version")
 		}
 		va, vb, err := parseDiff(o.diff)
 		if err != nil {
-			return fail(2, "--diff: %v", err)
+			return fail("--diff: %v", err)
 		}
 		la, err := render.LayoutAt(c, a, m, va)
 		if err != nil {
-			return fail(1, "%v", err)
+			return fail("%v", err)
 		}
 		lb, err := render.LayoutAt(c, a, m, vb)
 		if err != nil {
-			return fail(1, "%v", err)
+			return fail("%v", err)
 		}
 		return status(f.Diff(stdout, la, lb), stderr)
 	}
@@ -101,7 +97,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 	}
 	l, err := render.LayoutAt(c, a, m, v)
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail("%v", err)
 	}
 	return status(f.Layout(l, stdout), stderr)
 }
@@ -140,23 +136,27 @@ func status(err error, stderr io.Writer) int {
 	return 0
 }
 
-// runErrors is "kdissect errors": Kafka's error codes.
-func runErrors(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kdissect errors", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+func errorsFlags() *flag.FlagSet { return flag.NewFlagSet("kdissect errors", flag.ContinueOnError) }
+
+// runErrors is "kdissect errors [CODE|NAME]": Kafka's error codes, or one of them.
+func runErrors(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := errorsFlags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
 	}
+	codes := codec.ErrorCodes()
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "kdissect errors: takes no arguments")
-		return 2
+		codes = codes[:0]
+		for _, a := range fs.Args() {
+			e, ok := codec.LookupError(a)
+			if !ok {
+				return cmd.usageError(stderr, "no Kafka error has the code or name %q", a)
+			}
+			codes = append(codes, e)
+		}
 	}
-	if err := render.ErrorTable(stdout, codec.ErrorCodes()); err != nil {
-		fmt.Fprintf(stderr, "kdissect errors: writing output: %v\n", err)
-		return 1
+	if err := render.ErrorTable(stdout, codes); err != nil {
+		return failed(stderr, "errors: writing output: %v", err)
 	}
-	return 0
+	return exitOK
 }

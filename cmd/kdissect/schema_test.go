@@ -69,7 +69,7 @@ func TestSchemaGoldens(t *testing.T) {
 }
 
 // TestSchemaDescribeGroupsV6 checks the layout against the reference wire diagram
-// (shared/reference/DescribeGroupsResponse-v6-wire-diagram.txt): every field it draws, in the
+// (the DescribeGroups v6 response wire diagram the project started from): every field it draws, in the
 // real wire order and nesting, the response header v1 first.
 func TestSchemaDescribeGroupsV6(t *testing.T) {
 	out, errOut, code := kdissect(t, "schema", "DescribeGroups", "--version", "6", "--response")
@@ -204,18 +204,21 @@ func TestSchemaErrors(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{"unknown API", []string{"schema", "NoSuchApi"}, 1, "no API named"},
-		{"unknown key", []string{"schema", "999"}, 1, "no API with key"},
-		{"version too new", []string{"schema", "DescribeGroups", "--version", "99"}, 1, "valid versions are 0-6"},
+		{"unknown API", []string{"schema", "NoSuchApi"}, 2, "no API named"},
+		{"unknown key", []string{"schema", "999"}, 2, "no API with key"},
+		{"version too new", []string{"schema", "DescribeGroups", "--version", "99"}, 2, "valid versions are 0-6"},
 		{"both directions", []string{"schema", "Metadata", "--request", "--response"}, 2, "not both"},
 		{"two APIs", []string{"schema", "Metadata", "Fetch"}, 2, "one API"},
 		{"bad diff", []string{"schema", "Metadata", "--diff", "8-9"}, 2, "A..B"},
-		{"diff out of range", []string{"schema", "Metadata", "--diff", "8..99"}, 1, "valid versions"},
+		{"diff out of range", []string{"schema", "Metadata", "--diff", "8..99"}, 2, "valid versions"},
 		{"diff and version", []string{"schema", "Metadata", "--diff", "8..9", "--version", "3"}, 2, "--diff"},
 		{"version without API", []string{"schema", "--version", "3"}, 2, "need an API"},
 		{"bad format", []string{"schema", "Metadata", "--format", "summary"}, 2, "diagram or json"},
-		{"api key without dir", []string{"schema", "--api-key", "68"}, 1, "--schema-dir"},
-		{"errors with an argument", []string{"errors", "x"}, 2, "no arguments"},
+		{"api key without dir", []string{"schema", "--api-key", "68"}, 2, "--schema-dir"},
+		{"schema dir missing", []string{"schema", "--schema-dir", "testdata/no-such-dir"}, 1, "schema dir"},
+		{"negative version", []string{"schema", "Fetch", "--version", "-3"}, 2, "--version -3: cannot be negative"},
+		{"unknown error", []string{"errors", "x"}, 2, `no Kafka error has the code or name "x"`},
+		{"unknown error code", []string{"errors", "9999"}, 2, `"9999"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,6 +228,9 @@ func TestSchemaErrors(t *testing.T) {
 			}
 			if !strings.Contains(errOut, tt.msg) {
 				t.Errorf("stderr %q lacks %q", errOut, tt.msg)
+			}
+			if tt.code == exitUsage && !strings.Contains(errOut, "Run 'kdissect "+tt.args[0]+" --help' for usage.") {
+				t.Errorf("stderr %q does not point to --help", errOut)
 			}
 		})
 	}
@@ -268,41 +274,41 @@ func TestSchemaTables(t *testing.T) {
 	}
 }
 
-// TestSchemaDraft draws the KIP draft of the shared reference folder, loaded with --schema-dir
-// and an API key.
+// TestSchemaDraft draws the project's KIP-draft fixture (codec/testdata/draft), loaded with
+// --schema-dir and an API key.
 func TestSchemaDraft(t *testing.T) {
-	src := filepath.Join("..", "..", "..", "shared", "reference", "ConsumerGroupHeartbeatResponse-draft.json.txt")
+	src := filepath.Join("..", "..", "codec", "testdata", "draft", "GroupLagDescribeResponse-draft.json.txt")
 	data, err := os.ReadFile(src)
 	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skipf("shared reference folder not beside the repository: %v", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, filepath.Base(src)), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := kdissect(t, "schema", "--schema-dir", dir, "ConsumerGroupHeartbeat", "--response")
+	_, errOut, code := kdissect(t, "schema", "--schema-dir", dir, "GroupLagDescribe", "--response")
 	if code == 0 || !strings.Contains(errOut, "--api-key") {
 		t.Errorf("a TBD apiKey without --api-key: exit %d, stderr %q", code, errOut)
 	}
-	out, errOut, code := kdissect(t, "schema", "--schema-dir", dir, "--api-key", "68", "ConsumerGroupHeartbeat", "--response")
+	// Flags before the subcommand's name, as well as after it.
+	out, errOut, code := kdissect(t, "--schema-dir", dir, "--api-key", "95", "schema", "GroupLagDescribe", "--response")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, w := range []string{
-		"ConsumerGroupHeartbeat Response v0  (API key 68, flexible)",
-		"  Assignment?",
+		"GroupLagDescribe Response v1  (API key 95, flexible)",
+		"  Summary?",
 		"    present",
-		"    AssignedTopicPartitions ",
+		"    MaxLagTopic ",
 		"      TopicId ",
 		"      Partitions ",
 		"        [i] ",
+		"  Cursor?",
+		"  SampledAtMs",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q in:\n%s", w, out)
 		}
 	}
-	schemaGolden(t, "draft-ConsumerGroupHeartbeat-v0-response.txt", out)
+	schemaGolden(t, "draft-GroupLagDescribe-v1-response.txt", out)
 }

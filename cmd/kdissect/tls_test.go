@@ -294,8 +294,8 @@ func TestTLSKeyLogFlag(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{filepath.Join(dir, "missing"), 2, "--tls-keylog: open"},
-		{junk, 2, "--tls-keylog: not a key log: "},
+		{filepath.Join(dir, "missing"), 1, "--tls-keylog: open"},
+		{junk, 1, "--tls-keylog: not a key log: "},
 		{mixed, 0, "key log line 1: 2 fields, want 3 (LABEL CLIENT_RANDOM SECRET) (the other lines are used)"},
 		{empty, 0, "holds no secrets"},
 	} {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// runVersion is "kdissect version" (and "kdissect --version").
+func runVersion(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := cmd.flags()
+	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return cmd.usageError(stderr, "version takes no arguments, got %q", fs.Args())
+	}
+	set, err := schema.Embedded()
+	if err != nil {
+		return failed(stderr, "%v", err)
+	}
+	info, _ := debug.ReadBuildInfo()
+	if _, err := io.WriteString(stdout, versionText(info, set)); err != nil {
+		return failed(stderr, "writing output: %v", err)
+	}
+	return exitOK
+}
+
+// versionText says which kdissect this is, from the build info the Go toolchain records (the
+// module version for "go install ...@version", the VCS revision for a build in a checkout), and
+// which Kafka versions its definitions know, from the definitions themselves.
+func versionText(info *debug.BuildInfo, set *schema.Set) string {
+	var b strings.Builder
+	version, goVersion := "(unknown)", "(unknown)"
+	var settings map[string]string
+	if info != nil {
+		version, goVersion = info.Main.Version, info.GoVersion
+		settings = map[string]string{}
+		for _, s := range info.Settings {
+			settings[s.Key] = s.Value
+		}
+	}
+	if version == "" {
+		version = "(devel)"
+	}
+	fmt.Fprintf(&b, "kdissect %s\n", version)
+	if rev := settings["vcs.revision"]; rev != "" {
+		fmt.Fprintf(&b, "revision %s", rev)
+		if t := settings["vcs.time"]; t != "" {
+			fmt.Fprintf(&b, " (%s)", t)
+		}
+		if settings["vcs.modified"] == "true" {
+			b.WriteString(", with uncommitted changes")
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("revision unknown (not built from a version-controlled checkout)\n")
+	}
+	fmt.Fprintf(&b, "built with %s\n", goVersion)
+
+	apis := set.APIs()
+	if len(apis) == 0 {
+		return b.String()
+	}
+	newest := func(key int16) string {
+		a := set.API(key)
+		if a == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s v%d", a.Name, a.Versions().Latest())
+	}
+	var known []string
+	for _, key := range []int16{0, 1, 3, 18} { // Produce, Fetch, Metadata, ApiVersions
+		if s := newest(key); s != "" {
+			known = append(known, s)
+		}
+	}
+	last := apis[len(apis)-1]
+	fmt.Fprintf(&b, "Kafka protocol: %d APIs, keys %d to %d (the highest: %s)\n", len(apis), apis[0].Key, last.Key, newest(last.Key))
+	fmt.Fprintf(&b, "newest versions: %s\n", strings.Join(known, ", "))
+	return b.String()
+}
