@@ -492,6 +492,37 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 	return p.Read(r, name)
 }
 
+// Files runs capture files through the pipeline one after another, "-" naming stdin, which
+// can be read once. With several files, an output that has a method File(name string) error
+// is told each name first. Each file's error goes to fail and the next file is read all the
+// same; an error telling the output stops the run.
+func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) error {
+	stdinTaken := false
+	for _, name := range names {
+		if len(names) > 1 {
+			if fo, ok := p.out.(interface{ File(string) error }); ok {
+				if err := fo.File(name); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		switch {
+		case name != "-":
+			_, err = p.File(name)
+		case stdinTaken:
+			err = fmt.Errorf("stdin (-) given twice: it can be read once")
+		default:
+			stdinTaken = true
+			_, err = p.FileFrom(stdin, "stdin")
+		}
+		if err != nil {
+			fail(err)
+		}
+	}
+	return nil
+}
+
 // options are the assembler's options for one capture.
 func (p *Pipeline) options() reassembly.Options {
 	opt := reassembly.Options{IsServerPort: p.cfg.IsServerPort, TLSKeys: p.keys, ManualFlush: true, ReuseFrames: p.lendFrames}

@@ -19,9 +19,9 @@ type Frames struct {
 	// APIKey and Version, when APIKey is not negative, say that the frames are responses of
 	// that API and version; otherwise they are requests, which say what they are.
 	APIKey, Version int16
-	// Unclean, when set, is told of each request that decodes with warnings, before it is
-	// shown: it may be a response given without its API.
-	Unclean func(offset int, frame []byte)
+	// Warn, when set, is told of each request that decodes with warnings but as a response of
+	// some API cleanly: it may be a response given without its API.
+	Warn func(error)
 }
 
 // InputError is an error in the frames given, as opposed to one writing the output.
@@ -69,8 +69,11 @@ func (fr Frames) Decode(name string, data []byte) error {
 		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
 		if e.Request {
 			e.Msg = fr.Codec.DecodeRequest(frame)
-			if len(e.Msg.Warnings) > 0 && fr.Unclean != nil {
-				fr.Unclean(off, frame)
+			if len(e.Msg.Warnings) > 0 && fr.Warn != nil {
+				if fits := responsesThatFit(fr.Codec, frame); len(fits) > 0 {
+					fr.Warn(fmt.Errorf("%s: offset %d: not a clean request; if it is a response, say which API answers it with --api and --api-version (a response does not name its API). It decodes cleanly as: %s",
+						name, off, strings.Join(fits, ", ")))
+				}
 			}
 		} else {
 			e.Msg = fr.Codec.DecodeResponse(frame, fr.APIKey, fr.Version)
@@ -112,4 +115,46 @@ func notHexText(data []byte) (int, bool) {
 		}
 	}
 	return first, first >= 0
+}
+
+// maxFits bounds the APIs a decode hint lists.
+const maxFits = 6
+
+// responsesThatFit lists the API versions whose response decodes the frame cleanly (every byte
+// used, no warning), each API with its versions, as in "Heartbeat v0-v2": a frame that is not a
+// clean request may be a response given without --api.
+func responsesThatFit(c *codec.Codec, frame []byte) []string {
+	var fits []string
+	for _, a := range c.Schemas.APIs() {
+		if a.Response == nil {
+			continue
+		}
+		r := a.Versions()
+		var vs []int16
+		for v := r.Lo; v <= r.Latest(); v++ {
+			if !a.Response.ValidVersions.Contains(v) {
+				continue
+			}
+			m := c.DecodeResponse(frame, a.Key, v)
+			if len(m.Warnings) == 0 {
+				vs = append(vs, v)
+			}
+			c.Release(m)
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		if len(fits) == maxFits {
+			return append(fits, "and more")
+		}
+		s := fmt.Sprintf("%s v%d", a.Name, vs[0])
+		if len(vs) > 1 {
+			s += fmt.Sprintf("-v%d", vs[len(vs)-1])
+			if int(vs[len(vs)-1]-vs[0])+1 != len(vs) {
+				s = fmt.Sprintf("%s (%d versions)", s, len(vs))
+			}
+		}
+		fits = append(fits, s)
+	}
+	return fits
 }

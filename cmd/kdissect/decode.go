@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/render"
 )
@@ -81,12 +79,8 @@ func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		return cmd.usageError(stderr, "%v", err)
 	}
 	status := 0
-	fr := dissect.Frames{Codec: c, Out: out, APIKey: key, Version: version, Unclean: func(off int, frame []byte) {
-		if fits := responsesThatFit(c, frame); len(fits) > 0 {
-			fmt.Fprintf(stderr, "kdissect: decode: %s: offset %d: not a clean request; if it is a response, say which API answers it with --api and --api-version (a response does not name its API). It decodes cleanly as: %s\n",
-				name, off, strings.Join(fits, ", "))
-		}
-	}}
+	fr := dissect.Frames{Codec: c, Out: out, APIKey: key, Version: version,
+		Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: decode: %v\n", err) }}
 	if err := fr.Decode(name, data); err != nil {
 		var ie *dissect.InputError
 		if !errors.As(err, &ie) {
@@ -98,46 +92,4 @@ func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		return fail("%v", err)
 	}
 	return status
-}
-
-// maxFits bounds the APIs a decode hint lists.
-const maxFits = 6
-
-// responsesThatFit lists the API versions whose response decodes the frame cleanly (every byte
-// used, no warning), each API with its versions, as in "Heartbeat v0-v2": a frame that is not a
-// clean request may be a response given without --api.
-func responsesThatFit(c *codec.Codec, frame []byte) []string {
-	var fits []string
-	for _, a := range c.Schemas.APIs() {
-		if a.Response == nil {
-			continue
-		}
-		r := a.Versions()
-		var vs []int16
-		for v := r.Lo; v <= r.Latest(); v++ {
-			if !a.Response.ValidVersions.Contains(v) {
-				continue
-			}
-			m := c.DecodeResponse(frame, a.Key, v)
-			if len(m.Warnings) == 0 {
-				vs = append(vs, v)
-			}
-			c.Release(m)
-		}
-		if len(vs) == 0 {
-			continue
-		}
-		if len(fits) == maxFits {
-			return append(fits, "and more")
-		}
-		s := fmt.Sprintf("%s v%d", a.Name, vs[0])
-		if len(vs) > 1 {
-			s += fmt.Sprintf("-v%d", vs[len(vs)-1])
-			if int(vs[len(vs)-1]-vs[0])+1 != len(vs) {
-				s = fmt.Sprintf("%s (%d versions)", s, len(vs))
-			}
-		}
-		fits = append(fits, s)
-	}
-	return fits
 }

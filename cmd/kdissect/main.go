@@ -241,32 +241,12 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	// read, the error names the file and the packet, and the exit status is 1, wherever the
 	// damage is; the other files are read all the same.
 	status := exitOK
-	stdinTaken := false
-	for _, name := range files {
-		if len(files) > 1 {
-			if fo, ok := out.(interface{ File(string) error }); ok {
-				if err := fo.File(name); err != nil {
-					return failed(stderr, "writing output: %v", err)
-				}
-			}
-		}
-		var err error
-		switch {
-		case name != "-":
-			_, err = p.File(name)
-		case stdinTaken:
-			err = fmt.Errorf("stdin (-) given twice: it can be read once")
-		default:
-			stdinTaken = true
-			_, err = p.FileFrom(stdin, "stdin")
-		}
-		if err != nil {
-			status = failed(stderr, "%v", err)
-		}
+	if err := p.Files(files, stdin, func(err error) { status = failed(stderr, "%v", err) }); err != nil {
+		return failed(stderr, "writing output: %v", err)
 	}
 	p.Close()
 	shown, _ := p.Shown()
-	if why := explain(p.Seen(), shown, o.ports, o.sel.Filters()); why != "" && status == exitOK {
+	if why := p.Seen().Explain(shown, o.ports, o.sel.Filters()); why != "" && status == exitOK {
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
