@@ -166,7 +166,7 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 	for _, n := range nodes {
 		switch v := n.Value.(type) {
 		case string:
-			if n.Def != nil && n.Def.EntityType == "topicName" && n.Def.Kind == schema.String {
+			if n.Def != nil && n.Def.Entity() == schema.TopicName && n.Def.Kind == schema.String {
 				s.topic = v
 			}
 		case UUID:
@@ -194,9 +194,9 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 		switch v := n.Value.(type) {
 		case string:
 			switch {
-			case n.Def != nil && n.Def.EntityType == "topicName":
+			case n.Def != nil && n.Def.Entity() == schema.TopicName:
 				w.seenTopics.add(&f.Topics, v)
-			case n.Def != nil && n.Def.EntityType == "groupId":
+			case n.Def != nil && n.Def.Entity() == schema.GroupID:
 				w.seenGroups.add(&f.Groups, v)
 			case n.Name == "MemberId" && v != "":
 				w.seenMembers.add(&f.Members, v)
@@ -403,7 +403,7 @@ func (m *Message) TopicIDNames() []TopicIDName {
 		var name string
 		var id UUID
 		for _, c := range n.Children {
-			if s, ok := c.Value.(string); ok && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+			if s, ok := c.Value.(string); ok && c.Def != nil && c.Def.Entity() == schema.TopicName && c.Def.Kind == schema.String {
 				name = s
 			}
 			if u, ok := c.Value.(UUID); ok && c.Name == "TopicId" {
@@ -430,7 +430,7 @@ func namesTopicIDs(s *schema.StructDef, v int16, depth int) bool {
 		if !f.Versions.Contains(v) {
 			continue
 		}
-		name = name || f.EntityType == "topicName" && f.Kind == schema.String
+		name = name || f.Entity() == schema.TopicName && f.Kind == schema.String
 		id = id || f.Name == "TopicId"
 		if f.Struct != nil && namesTopicIDs(f.Struct, v, depth+1) {
 			return true

@@ -83,7 +83,7 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					var name string
 					var id UUID
 					for _, c := range n.Children {
-						if s, ok := c.Value.(string); ok && n.Type == wire.Struct && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+						if s, ok := c.Value.(string); ok && n.Type == wire.Struct && c.Def != nil && c.Def.Entity() == schema.TopicName && c.Def.Kind == schema.String {
 							name = s
 						}
 						if u, ok := c.Value.(UUID); ok && n.Type == wire.Struct && c.Name == "TopicId" {

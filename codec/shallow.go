@@ -34,7 +34,7 @@ var keptNames = map[string]bool{
 // holds. Such a field is decoded whole.
 func keptItself(f *schema.Field) bool {
 	switch {
-	case f.EntityType == "topicName" || f.EntityType == "groupId":
+	case f.Entity() == schema.TopicName || f.Entity() == schema.GroupID:
 		return true
 	case keptNames[f.Name]:
 		return true
