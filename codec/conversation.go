@@ -83,7 +83,7 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if len(m.Warnings) == 0 && (!cv.sawRequest || m.CorrelationID > cv.maxCorr) {
 		cv.maxCorr, cv.sawRequest = m.CorrelationID, true
 	}
-	if m.APIKey == 0 {
+	if m.APIKey == KeyProduce {
 		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
 			r.NoResponse = true
 			return r
@@ -134,7 +134,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 	}
 	cv.forget(corr)
 	m := cv.c.DecodeResponse(frame, p.APIKey, p.Version)
-	if p.APIKey == 17 && p.Version == 0 {
+	if p.APIKey == KeySaslHandshake && p.Version == 0 {
 		// SaslHandshake v0 succeeded: the tokens that follow travel without Kafka headers.
 		if n := Find(m.Fields[m.HeaderFields:], "ErrorCode"); n != nil && n.Value == int64(0) {
 			cv.saslRaw = true

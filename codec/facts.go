@@ -80,7 +80,7 @@ func (m *Message) Facts() Facts {
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
-	if m.APIKey == 18 && !m.Response {
+	if m.APIKey == KeyApiVersions && !m.Response {
 		name, version := Find(body, "ClientSoftwareName"), Find(body, "ClientSoftwareVersion")
 		if name != nil && version != nil {
 			w.f.Software = fmt.Sprintf("%v %v", name.Value, version.Value)
@@ -265,7 +265,7 @@ func (s *onceSet[T]) add(list *[]T, v T) {
 // place where a group id is not annotated as such, because KeyType says what they are: 0 (the
 // default, and the only kind before v1) is a group, 1 a transactional id, 2 a share group.
 func coordinatorGroups(m *Message, body []*Node) []string {
-	if m.APIKey != 10 || m.Response {
+	if m.APIKey != KeyFindCoordinator || m.Response {
 		return nil
 	}
 	keyType := int64(0)

@@ -99,7 +99,7 @@ var ErrShortHeader = errors.New("frame too short for a Kafka request header")
 // RequestHeaderVersion is the request header version an API version uses: 2 for flexible
 // versions, 1 otherwise, and 0 for ControlledShutdown v0, which predates the client id.
 func (c *Codec) RequestHeaderVersion(key, version int16) int {
-	if key == 7 && version == 0 {
+	if key == KeyControlledShutdown && version == 0 {
 		return 0
 	}
 	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
@@ -111,7 +111,7 @@ func (c *Codec) RequestHeaderVersion(key, version int16) int {
 // ResponseHeaderVersion is 1 for flexible versions and 0 otherwise; ApiVersions responses
 // always use 0 so that a client can read the broker's answer whatever version it asked for.
 func (c *Codec) ResponseHeaderVersion(key, version int16) int {
-	if key == 18 {
+	if key == KeyApiVersions {
 		return 0
 	}
 	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {

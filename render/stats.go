@@ -126,12 +126,13 @@ func (s *Stats) Add(e *Entry) {
 			s.topics[r.Key()] = t
 		}
 		switch {
-		case !m.Response && m.APIKey == 0: // Produce
-			t.produced += r.Records
-			t.producedBytes += int64(r.Bytes)
-		case m.Response && (m.APIKey == 1 || m.APIKey == 78): // Fetch, ShareFetch
+		case !codec.CarriesRecords(m.APIKey, m.Response):
+		case m.Response:
 			t.fetched += r.Records
 			t.fetchedBytes += int64(r.Bytes)
+		default:
+			t.produced += r.Records
+			t.producedBytes += int64(r.Bytes)
 		}
 	}
 }
