@@ -59,7 +59,8 @@ func (c *Codec) NewConversation() *Conversation {
 
 // Result is what a frame turned out to be.
 type Result struct {
-	// Msg is the decoded request or response; nil for a SASL token.
+	// Msg is the decoded request or response, or the raw SASL token (a message of its own,
+	// named "SASL token", with SASLToken set); never nil.
 	Msg *Message
 	// SASLToken marks a raw SASL token (after SaslHandshake v0).
 	SASLToken bool

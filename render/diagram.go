@@ -64,17 +64,7 @@ func (d *Diagram) Message(e *Entry) error {
 	}
 	d.line(h, "")
 	m := e.Msg
-	if m == nil { // a SASL token without a description of its own
-		m = &codec.Message{Size: len(e.SASLToken) + 4, HeaderFields: 1, Fields: []*codec.Node{
-			{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(e.SASLToken))},
-			{Name: "token", Type: wire.Bytes, Offset: 4, Size: len(e.SASLToken), Value: e.SASLToken},
-		}}
-	}
-	if e.SASLToken != nil || e.Msg == nil {
-		d.line(fmt.Sprintf("SASL token  %d bytes", m.Size), styleBold)
-	} else {
-		d.line(title(e), styleBold)
-	}
+	d.line(title(e), styleBold)
 	// Secrets are masked in the raw bytes too.
 	frame := e.Bytes
 	if len(frame) > 0 {
@@ -86,9 +76,6 @@ func (d *Diagram) Message(e *Entry) error {
 	}
 	if err := g.write(d.w); err != nil {
 		return err
-	}
-	for _, w := range e.Warnings {
-		d.line("! "+w, styleWarn)
 	}
 	for _, w := range m.Warnings {
 		d.line("! "+w.String(), styleWarn)

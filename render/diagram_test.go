@@ -186,7 +186,6 @@ func sample(t *testing.T) *Entry {
 	return &Entry{
 		Frame: 13, FirstFrame: 12, Time: time.Date(2026, 11, 29, 10, 0, 1, 234567000, time.UTC), Stream: 3,
 		Src: "10.0.0.9:9092", Dst: "10.0.0.5:53422", RequestFrame: 12, Latency: 1204 * time.Microsecond,
-		Warnings: []string{"2 bytes lost before this frame"},
 		Msg: &codec.Message{Response: true, APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 7, Size: size,
 			Fields: nodes, HeaderFields: 3, Warnings: []codec.Warning{{Offset: 0x20, Msg: "something odd"}}},
 		Bytes: frame,
@@ -389,22 +388,4 @@ func TestHexDump(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("hex dump:\n%s\nwant:\n%s", out.String(), want)
 	}
-}
-
-func TestSASLTokenWithoutMessage(t *testing.T) {
-	var out bytes.Buffer
-	d := NewDiagram(&out, DiagramOptions{Hex: true})
-	tok := []byte("\x00user\x00secret")
-	e := &Entry{Frame: 5, Src: "a", Dst: "b", SASLToken: tok, Bytes: append([]byte{0, 0, 0, byte(len(tok))}, tok...)}
-	if err := d.Message(e); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
-	if !strings.Contains(s, "SASL token  16 bytes") {
-		t.Errorf("no SASL title:\n%s", s)
-	}
-	checkOffsets(t, fieldLines(t, s, true), e.Bytes)
 }

@@ -46,16 +46,6 @@ func (j *JSON) Message(e *Entry) error {
 		b = j.str(b, e.TLS)
 	}
 	m := e.Msg
-	if m == nil {
-		b = append(b, `,"kind":"sasl_token","size":`...)
-		b = strconv.AppendInt(b, int64(len(e.SASLToken)+4), 10)
-		b = append(b, `,"fields":[`...)
-		b = j.nodeStart(b, "token", "bytes", 4, len(e.SASLToken))
-		b = j.bytesValue(b, e.SASLToken)
-		b = append(b, "}]"...)
-		b = j.warnings(b, e.Warnings, nil)
-		return j.flush(b)
-	}
 	if m.Response {
 		b = append(b, `,"kind":"response"`...)
 	} else {
@@ -92,7 +82,7 @@ func (j *JSON) Message(e *Entry) error {
 	}
 	b = append(b, `,"fields":`...)
 	b = j.nodes(b, m.Fields)
-	b = j.warnings(b, e.Warnings, m.Warnings)
+	b = j.warnings(b, m.Warnings)
 	return j.flush(b)
 }
 
@@ -108,16 +98,10 @@ func (j *JSON) head(b []byte, t time.Time, stream int, src, dst string) []byte {
 	return j.str(b, dst)
 }
 
-func (j *JSON) warnings(b []byte, framing []string, ws []codec.Warning) []byte {
+func (j *JSON) warnings(b []byte, ws []codec.Warning) []byte {
 	b = append(b, `,"warnings":[`...)
-	for i, w := range framing {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = j.str(b, w)
-	}
 	for i, w := range ws {
-		if i > 0 || len(framing) > 0 {
+		if i > 0 {
 			b = append(b, ',')
 		}
 		b = j.str(b, w.String())

@@ -1,6 +1,7 @@
-// Package render writes dissected Kafka messages for people and programs: one-line summaries,
-// JSON lines, and (later) diagrams and tables. Nothing else in kdissect prints. It knows nothing
-// of TCP: an Entry says where and when a message was seen in plain values.
+// Package render writes dissected Kafka messages for people and programs: wire diagrams,
+// one-line summaries, JSON lines, statistics tables, and the layouts of message definitions.
+// Nothing else in kdissect prints. It knows nothing of TCP: an Entry says where and when a
+// message was seen in plain values.
 package render
 
 import (
@@ -9,7 +10,8 @@ import (
 	"github.com/kdissect/kdissect/codec"
 )
 
-// Entry is one Kafka message (or raw SASL token) and where it was seen.
+// Entry is one Kafka message (or raw SASL token, which codec decodes as a message of its own)
+// and where it was seen.
 type Entry struct {
 	// Frame is the packet holding the message's last byte, FirstFrame the one holding its first
 	// (numbered from 1, as Wireshark does).
@@ -19,17 +21,13 @@ type Entry struct {
 	Src, Dst          string
 	// Request is true for messages from the client.
 	Request bool
-	// Msg is the decoded message; nil for a SASL token.
+	// Msg is the decoded message; never nil.
 	Msg *codec.Message
-	// SASLToken holds a raw SASL token's bytes (after SaslHandshake v0).
-	SASLToken []byte
 	// Answered is set on responses whose request was captured: its packet and the time between.
 	RequestFrame int
 	Latency      time.Duration
 	// NoResponse marks a request the broker does not answer (Produce with acks=0).
 	NoResponse bool
-	// Warnings from decoding, beside Msg.Warnings (framing problems).
-	Warnings []string
 	// Facts are the message's topics, groups, errors and record counts, with topic ids
 	// resolved to names where the capture taught them (nil when nobody asked for them).
 	Facts *codec.Facts
