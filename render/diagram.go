@@ -66,10 +66,7 @@ func (d *Diagram) Message(e *Entry) error {
 	m := e.Msg
 	d.line(title(e), styleBold)
 	// Secrets are masked in the raw bytes too.
-	frame := e.Bytes
-	if len(frame) > 0 {
-		frame = m.Redact(frame)
-	}
+	frame := e.Redacted()
 	g := d.newGrid()
 	for i, n := range m.Fields {
 		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)

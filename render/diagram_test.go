@@ -340,7 +340,7 @@ func TestDiagramColor(t *testing.T) {
 	s := out.String()
 	for _, want := range []string{
 		styleError + "16 NOT_COORDINATOR" + styleReset,
-		styleWarn + "! 2 bytes lost before this frame" + styleReset,
+		styleWarn + "! offset 0x0020: something odd" + styleReset,
 		styleDim + "correlation_id" + styleReset,
 		styleNumber + "1 item" + styleReset,
 		styleString + `"hello"` + styleReset,

@@ -31,11 +31,22 @@ type Entry struct {
 	// Facts are the message's topics, groups, errors and record counts, with topic ids
 	// resolved to names where the capture taught them (nil when nobody asked for them).
 	Facts *codec.Facts
-	// Bytes holds the message's bytes, size prefix included (for hex dumps).
+	// Bytes holds the message's bytes, size prefix included (for hex dumps). Formats show them
+	// through Redacted.
 	Bytes []byte
 	// TLS is set on messages decrypted from TLS: version and cipher suite
 	// ("TLS 1.3 TLS_AES_128_GCM_SHA256").
 	TLS string
+}
+
+// Redacted returns Bytes with the bytes of every secret field (a password, a proof, a token)
+// masked, as every format that shows raw bytes must show them; Bytes itself when nothing is
+// secret. It is where kdissect redacts bytes: values are redacted by the codec as it decodes.
+func (e *Entry) Redacted() []byte {
+	if len(e.Bytes) == 0 || e.Msg == nil {
+		return e.Bytes
+	}
+	return e.Msg.Redact(e.Bytes)
 }
 
 // Notice is something the reader should know that is not a message: lost data, skipped bytes,
