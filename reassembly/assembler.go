@@ -41,7 +41,8 @@ type Conn struct {
 	SYN bool
 }
 
-// Frame is one length-prefixed frame of a stream.
+// Frame is one length-prefixed frame of a stream: a Kafka frame, not a packet. Packets are
+// numbered in FirstPacket and LastPacket (the outputs call a packet a frame, as Wireshark does).
 type Frame struct {
 	Conn *Conn
 	Dir  Dir

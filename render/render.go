@@ -13,8 +13,9 @@ import (
 // Entry is one Kafka message (or raw SASL token, which codec decodes as a message of its own)
 // and where it was seen.
 type Entry struct {
-	// Frame is the packet holding the message's last byte, FirstFrame the one holding its first
-	// (numbered from 1, as Wireshark does).
+	// Frame is the number of the packet holding the message's last byte, FirstFrame that of the
+	// one holding its first: packets counted from 1 and called frames, as Wireshark does and as
+	// the JSON's "frame" says; not a Kafka frame.
 	Frame, FirstFrame int
 	Time              time.Time
 	Stream            int
@@ -23,7 +24,8 @@ type Entry struct {
 	Request bool
 	// Msg is the decoded message; never nil.
 	Msg *codec.Message
-	// Answered is set on responses whose request was captured: its packet and the time between.
+	// RequestFrame and Latency are set on responses whose request was captured: the packet
+	// (as Frame) of the request and the time between the two.
 	RequestFrame int
 	Latency      time.Duration
 	// NoResponse marks a request the broker does not answer (Produce with acks=0).
@@ -52,7 +54,7 @@ func (e *Entry) Redacted() []byte {
 // Notice is something the reader should know that is not a message: lost data, skipped bytes,
 // TLS.
 type Notice struct {
-	Frame    int
+	Frame    int // the packet, as Entry.Frame
 	Time     time.Time
 	Stream   int
 	Src, Dst string
