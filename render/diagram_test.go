@@ -90,7 +90,7 @@ func TestBatchAttributes(t *testing.T) {
 		{7, "0x0007 codec=unknown(7) timestamp=create"},
 	}
 	for _, tt := range tests {
-		if got := BatchAttributes(tt.v); got != tt.want {
+		if got := batchAttributes(tt.v); got != tt.want {
 			t.Errorf("BatchAttributes(%#x) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
@@ -102,7 +102,7 @@ func TestIsTimestampName(t *testing.T) {
 		"MaxTimestampMs": true, "LogAppendTimeMs": true, "LogStartOffset": false,
 		"TimeoutMs": false, "SessionTimeoutMs": false, "timestampDelta": false, "ThrottleTimeMs": true,
 	} {
-		if got := IsTimestampName(name); got != want {
+		if got := isTimestampName(name); got != want {
 			t.Errorf("IsTimestampName(%q) = %v, want %v", name, got, want)
 		}
 	}

@@ -171,7 +171,7 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 		v, truncated = v[:j.MaxBytes], true
 	}
 	b = append(b, `,"value":`...)
-	if Printable(v) {
+	if codec.Printable(v) {
 		b = j.str(b, string(v))
 		b = append(b, `,"encoding":"utf8"`...)
 	} else {
@@ -223,9 +223,6 @@ func (j *JSON) marshal(b []byte, v any) []byte {
 	}
 	return append(b, bytes.TrimSuffix(j.other.Bytes(), []byte("\n"))...)
 }
-
-// Printable reports whether b is shown as text: valid, printable UTF-8.
-func Printable(b []byte) bool { return codec.Printable(b) }
 
 // Notice writes one line with "kind": "notice".
 func (j *JSON) Notice(n *Notice) error {

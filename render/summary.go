@@ -170,11 +170,8 @@ func plural(n int) string {
 	return "s"
 }
 
-// FactsText is the short account of a message's facts that a summary line ends with: topics
-// and partitions, record counts and codecs, group and member, errors.
-func FactsText(f *codec.Facts) string { return string(appendFacts(nil, f)) }
-
-// appendFacts appends FactsText(f) to b.
+// appendFacts appends to b the short account of a message's facts that a summary line ends
+// with: topics and partitions, record counts and codecs, group and member, errors.
 func appendFacts(b []byte, f *codec.Facts) []byte {
 	start := len(b)
 	part := func(b []byte, label string) []byte {
