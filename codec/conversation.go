@@ -8,11 +8,6 @@ import (
 	"github.com/kdissect/kdissect/codec/wire"
 )
 
-// maxFrameSize bounds the frames kdissect believes: Kafka brokers refuse requests over
-// socket.request.max.bytes (100 MiB by default), and a response this large is implausible on a
-// capture.
-const maxFrameSize = 256 << 20
-
 // Pending is a request that awaits its response.
 type Pending struct {
 	APIKey        int16
@@ -245,7 +240,7 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) wire.Verd
 	if toServer {
 		return cv.checkRequest(head, size, synced)
 	}
-	if size < 0 || size > maxFrameSize {
+	if size < 0 || size > wire.MaxFrameSize {
 		return wire.No
 	}
 	if cv.saslRaw && len(cv.pending) == 0 {
@@ -283,7 +278,7 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) wire.Verd
 }
 
 func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) wire.Verdict {
-	if size < 0 || size > maxFrameSize {
+	if size < 0 || size > wire.MaxFrameSize {
 		return wire.No
 	}
 	if cv.saslRaw {
@@ -377,7 +372,7 @@ func (c *Codec) DetectRequest(b []byte, strict bool) (wire.Verdict, string) {
 		return wire.NeedMore, ""
 	}
 	size := int64(int32(binary.BigEndian.Uint32(b)))
-	if size < 8 || size > maxFrameSize {
+	if size < 8 || size > wire.MaxFrameSize {
 		return wire.No, ""
 	}
 	if len(b) < 12 {

@@ -98,7 +98,8 @@ type Options struct {
 	// IsServerPort says whether a port is a Kafka broker port. Segments of connections with no
 	// such port are ignored.
 	IsServerPort func(port uint16) bool
-	// MaxFrameSize bounds a believable frame (bytes after the size prefix).
+	// MaxFrameSize bounds a believable frame (bytes after the size prefix); default
+	// wire.MaxFrameSize.
 	MaxFrameSize int
 	// TLSKeys holds the secrets that connections starting with TLS are decrypted with (nil:
 	// none; such connections get a notice).
@@ -163,7 +164,7 @@ type Assembler struct {
 // New returns an assembler that reports to h.
 func New(h Handler, opt Options) *Assembler {
 	if opt.MaxFrameSize <= 0 {
-		opt.MaxFrameSize = 256 << 20
+		opt.MaxFrameSize = wire.MaxFrameSize
 	}
 	if opt.MaxFrameBuffer <= 0 {
 		opt.MaxFrameBuffer = 128 << 20

@@ -203,6 +203,11 @@ func (a Attributes) Codec() Codec { return Codec(a & CodecBits) }
 // Has reports whether all the bits of b are set in a.
 func (a Attributes) Has(b Attributes) bool { return a&b == b }
 
+// MaxFrameSize bounds the frames kdissect believes (bytes after the size prefix): Kafka brokers
+// refuse requests over socket.request.max.bytes (100 MiB by default), and a response this large
+// is implausible on a capture.
+const MaxFrameSize = 256 << 20
+
 // Verdict is a judgement on the first bytes of a candidate frame: the protocol (codec) gives
 // it, the framer (reassembly) acts on it.
 type Verdict uint8
