@@ -33,7 +33,8 @@ const (
 
 // Conn is one TCP connection.
 type Conn struct {
-	// ID numbers connections from 0 in the order their first packet appears (tshark's tcp.stream).
+	// ID is the connection's number, the Handler's to give (see Handler): the assembler sets
+	// none, as one capture may be spread over several assemblers.
 	ID     int
 	Client netip.AddrPort
 	Server netip.AddrPort
@@ -68,7 +69,7 @@ const (
 	NoticeResync                         // the stream fell out of step
 	NoticePartial                        // the stream ended inside a frame
 	NoticeTLS                            // the connection carries TLS
-	NoticeDetected                       // a port was found to carry Kafka
+	NoticeDetected                       // a connection was found to carry Kafka (each one says so)
 )
 
 // Notice reports something the reader of a dissection should know.
@@ -82,8 +83,8 @@ type Notice struct {
 }
 
 // Handler receives what the assembler finds. A Handler that also has a method
-// Started(*Conn) is told of every connection when it gets its ID, Kafka or not yet known:
-// a caller that spreads a capture over several assemblers numbers connections from it.
+// Started(*Conn) is told of every connection as its first packet appears, Kafka or not yet
+// known, in capture order: that is where it numbers connections (tshark's tcp.stream).
 type Handler interface {
 	// Open is called for a new connection; it returns the checker for each direction.
 	Open(c *Conn) (toServer, toClient Checker)
@@ -114,9 +115,6 @@ type Options struct {
 	// it judges the first bytes one side sent (strict when they may start mid-frame) and gives
 	// the reason for a Yes. Connections it refuses are ignored.
 	Detect func(first []byte, strict bool) (wire.Verdict, string)
-	// FirstID is the ID of the first connection, so that connections of several captures
-	// read one after another keep distinct numbers.
-	FirstID int
 	// Buffer limits, in pages of 1900 bytes, while waiting for out-of-order segments (default
 	// 8192 per connection, DefaultMaxPagesTotal in all).
 	MaxPagesPerConn, MaxPagesTotal int
@@ -138,22 +136,36 @@ const DefaultMaxPagesTotal = 65536
 // a segment is FlushInterval past the last flush.
 const FlushInterval = time.Second
 
+// FlushClock is the flushing rule on a capture's clock: a flush is due once a segment's time is
+// FlushInterval past the last flush. The assembler keeps one; a caller that flushes by hand
+// (Options.ManualFlush) keeps one for the whole capture.
+type FlushClock struct{ last time.Time }
+
+// Due reports whether a flush is due at a segment of time t, and if so starts the next interval.
+func (c *FlushClock) Due(t time.Time) bool {
+	if c.last.IsZero() {
+		c.last = t
+	}
+	if t.Sub(c.last) < FlushInterval {
+		return false
+	}
+	c.last = t
+	return true
+}
+
 // Assembler reassembles segments and frames the streams. Feed it segments in capture order
 // with Add; call Close at the end.
 type Assembler struct {
-	opt       Options
-	h         Handler
-	asm       *gpr.Assembler
-	nextID    int
-	lastFlush time.Time
-	now       time.Time
-	streams   map[*stream]struct{}
+	opt     Options
+	h       Handler
+	asm     *gpr.Assembler
+	clock   FlushClock
+	now     time.Time
+	streams map[*stream]struct{}
 	// rejected holds connections detection found not to be Kafka, to skip their segments.
 	rejected map[flowKey]bool
 	// closed holds recently finished connections and when they finished.
 	closed map[flowKey]time.Time
-	// detectedPorts remembers the ports already reported as Kafka.
-	detectedPorts map[uint16]bool
 	// frames holds the buffers of lent frames (Options.ReuseFrames; nil otherwise).
 	frames *framePool
 	// contexts is the slab packets' contexts come from; spans is collectSpans' scratch.
@@ -181,8 +193,8 @@ func New(h Handler, opt Options) *Assembler {
 	if opt.MaxPagesTotal <= 0 {
 		opt.MaxPagesTotal = DefaultMaxPagesTotal
 	}
-	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, nextID: opt.FirstID,
-		rejected: map[flowKey]bool{}, detectedPorts: map[uint16]bool{}, closed: map[flowKey]time.Time{}}
+	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, rejected: map[flowKey]bool{},
+		closed: map[flowKey]time.Time{}}
 	if opt.ReuseFrames {
 		a.frames = &framePool{}
 	}
@@ -217,14 +229,7 @@ func (a *Assembler) context(ci gopacket.CaptureInfo, num int) *context {
 // segment's time is FlushInterval past the last flush.
 func (a *Assembler) Add(seg *capture.Segment) {
 	a.add(seg)
-	if a.opt.ManualFlush {
-		return
-	}
-	now := seg.Info.Timestamp
-	if a.lastFlush.IsZero() {
-		a.lastFlush = now
-	}
-	if now.Sub(a.lastFlush) >= FlushInterval {
+	if now := seg.Info.Timestamp; !a.opt.ManualFlush && a.clock.Due(now) {
 		a.Flush(now)
 	}
 }
@@ -232,7 +237,6 @@ func (a *Assembler) Add(seg *capture.Segment) {
 // Flush moves the capture clock to now: data waiting more than FlushAfter behind a gap is
 // delivered with the gap reported, and connections idle for CloseAfter are closed.
 func (a *Assembler) Flush(now time.Time) {
-	a.lastFlush = now
 	if now.After(a.now) {
 		a.now = now
 	}
@@ -266,9 +270,6 @@ func (a *Assembler) add(seg *capture.Segment) {
 	a.asm.AssembleWithContext(seg.Net, tcp, a.context(seg.Info, seg.Num))
 }
 
-// NextID is the ID the next new connection would get.
-func (a *Assembler) NextID() int { return a.nextID }
-
 // Close flushes every connection: data still waiting behind a gap is delivered, and every
 // stream is finished.
 func (a *Assembler) Close() {
@@ -290,11 +291,10 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.Ass
 	if a.opt.IsServerPort != nil && !a.opt.IsServerPort(dst.Port()) && a.opt.IsServerPort(src.Port()) {
 		clientIsSrc = false
 	}
-	c := &Conn{ID: a.nextID, Client: src, Server: dst, SYN: tcp.SYN && !tcp.ACK}
+	c := &Conn{Client: src, Server: dst, SYN: tcp.SYN && !tcp.ACK}
 	if !clientIsSrc {
 		c.Client, c.Server = dst, src
 	}
-	a.nextID++
 	if st, ok := a.h.(interface{ Started(*Conn) }); ok {
 		st.Started(c)
 	}

@@ -26,6 +26,13 @@ type sink struct {
 	// lent: frames are lent (Options.ReuseFrames). The sink keeps copies and scribbles over
 	// the lent bytes, as a later frame assembled in the same buffer would.
 	lent bool
+	// started counts the connections Started was told of: it numbers them, as a Handler does.
+	started int
+}
+
+func (s *sink) Started(c *Conn) {
+	c.ID = s.started
+	s.started++
 }
 
 func (s *sink) Open(c *Conn) (Checker, Checker) {

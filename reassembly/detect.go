@@ -135,17 +135,15 @@ func (s *stream) accept(d Dir, reason string) {
 	}
 	s.undecided = false
 	s.open()
-	first := s.pending[ToServer].spans
-	if port := s.conn.Server.Port(); !s.a.detectedPorts[port] {
-		s.a.detectedPorts[port] = true
-		var pkt int
-		var t time.Time
-		if len(first) > 0 {
-			pkt, t = first[0].pkt, first[0].time
-		}
-		s.a.h.Notice(Notice{Conn: s.conn, Dir: ToServer, Kind: NoticeDetected, Packet: pkt, Time: t,
-			Msg: fmt.Sprintf("port %d taken as Kafka: %s", port, reason)})
+	// Every connection detected says so; the handler, which sees all of a capture's
+	// connections, reports each port once.
+	var pkt int
+	var t time.Time
+	if first := s.pending[ToServer].spans; len(first) > 0 {
+		pkt, t = first[0].pkt, first[0].time
 	}
+	s.a.h.Notice(Notice{Conn: s.conn, Dir: ToServer, Kind: NoticeDetected, Packet: pkt, Time: t,
+		Msg: fmt.Sprintf("port %d taken as Kafka: %s", s.conn.Server.Port(), reason)})
 	for dir := range s.pending {
 		f, b := s.framers[dir], s.pending[dir]
 		if !f.started {

@@ -8,16 +8,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 	"unicode"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/render"
 )
-
-// timeZero leaves the summary's relative times to start at the first message.
-var timeZero time.Time
 
 type decodeOptions struct {
 	common
@@ -29,7 +25,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o.register(fs, "diagram")
+	o.register(fs, render.Formats()[0].Name)
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
 	if err := fs.Parse(args); err != nil {
@@ -85,7 +81,7 @@ func runDecode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		key, version = a.Key, int16(o.version)
 	}
-	out, err := o.renderer(stdout)
+	_, out, err := o.output(stdout)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,9 +25,6 @@ import (
 	"time"
 
 	"github.com/gopacket/gopacket/pcapgo"
-
-	"github.com/kdissect/kdissect/reassembly"
-	"github.com/kdissect/kdissect/render"
 )
 
 // jsonMsg is one line of --format json, with its raw text.
@@ -1383,51 +1379,5 @@ func TestSecretsUnusualPasswords(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestFilterReusedCorrelationID: a client that sends a request again with the correlation id of
-// one still unanswered; the filter, which holds requests until their response, must show the
-// first one too (it was lost before).
-func TestFilterReusedCorrelationID(t *testing.T) {
-	o := &common{maxDecompressed: 1 << 20, apiKey: -1}
-	c, err := o.codec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	r := render.NewJSON(&out)
-	p := newPipeline(c, r)
-	if err := p.selectWith(&selection{apis: []string{"ApiVersions"}, correlationID: -1, stream: -1}); err != nil {
-		t.Fatal(err)
-	}
-	conn := &reassembly.Conn{ID: 0, Client: netip.MustParseAddrPort("10.0.0.1:50000"), Server: netip.MustParseAddrPort("10.0.0.2:9092")}
-	d := p.newDecoder(p.handle)
-	d.Started(conn)
-	d.Open(conn)
-	request := []byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 5, 0, 0} // ApiVersions v0, correlation id 5, client id ""
-	response := []byte{0, 0, 0, 10, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0} // error 0, no API keys
-	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for i, f := range []struct {
-		dir  reassembly.Dir
-		data []byte
-	}{{reassembly.ToServer, request}, {reassembly.ToServer, request}, {reassembly.ToClient, response}} {
-		at := start.Add(time.Duration(i) * time.Millisecond)
-		d.Frame(reassembly.Frame{Conn: conn, Dir: f.dir, Data: slices.Clone(f.data), FirstPacket: i + 1, LastPacket: i + 1, FirstTime: at, LastTime: at})
-	}
-	d.Close(conn)
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range parseJSON(t, out.String()) {
-		s := fmt.Sprintf("#%d %s", m.Frame, m.Kind)
-		if m.RequestFrame != nil {
-			s += fmt.Sprintf(" answers #%d", *m.RequestFrame)
-		}
-		got = append(got, s)
-	}
-	if want := []string{"#1 request", "#2 request", "#3 response answers #2"}; !slices.Equal(got, want) {
-		t.Errorf("shown %q, want %q", got, want)
 	}
 }

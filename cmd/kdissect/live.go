@@ -15,7 +15,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/capture"
-	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -29,7 +29,7 @@ Flags:
 
 type liveOptions struct {
 	common
-	sel      selection
+	sel      dissect.Selection
 	tls      tlsOptions
 	ports    []string
 	iface    string
@@ -47,7 +47,7 @@ func liveFlags(stderr io.Writer) (*flag.FlagSet, *liveOptions) {
 		fs.PrintDefaults()
 	}
 	o.register(fs, "summary")
-	o.sel.register(fs)
+	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); filtered in the kernel")
@@ -96,9 +96,12 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	inner, err := o.renderer(stdout)
+	f, inner, err := o.output(stdout)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if f.Batch {
+		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
 	}
 
 	// From here on, Ctrl-C and SIGTERM end the capture cleanly (a signal that comes while the
@@ -154,14 +157,13 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	}
 
 	out := &liveOutput{Renderer: inner, limit: o.count, stop: stop}
-	p := newPipeline(c, out)
-	p.keys = keys
-	p.showing(o.format)
-	if err := p.selectWith(&o.sel); err != nil {
+	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: isPort, Keys: keys,
+		Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }})
+	if err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
 	}
-	_, readErr := dissectReader(r, o.iface, p, reassembly.Options{IsServerPort: isPort}, stderr)
+	_, readErr := p.Read(r, o.iface)
 	status := 0
 	if readErr != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", readErr)
@@ -178,11 +180,9 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 			status = 1
 		}
 	}
-	if err := inner.Close(); err != nil && p.err == nil {
-		p.err = err
-	}
-	if p.stats != nil && p.err == nil {
-		p.keep(p.stats.Write(stdout))
+	writeErr := p.Close()
+	if stats := p.Stats(); stats != nil && writeErr == nil {
+		writeErr = stats.Write(stdout)
 	}
 	ks, _ := r.KernelStats()
 	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",
@@ -190,8 +190,8 @@ func runLive(args []string, stdout, stderr io.Writer) int {
 	if save != nil && status == 0 {
 		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, o.write)
 	}
-	if p.err != nil {
-		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", p.err)
+	if writeErr != nil {
+		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", writeErr)
 		return 1
 	}
 	return status

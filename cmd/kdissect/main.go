@@ -19,13 +19,14 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"time"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
-	"github.com/kdissect/kdissect/reassembly"
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -87,13 +88,13 @@ type common struct {
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
-	fs.StringVar(&c.format, "format", defaultFormat, "output format: diagram, summary, json, or none (with --stats)")
+	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+formatList(render.Formats(), ", or ", true))
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
-	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); default full for diagram and json, headers for summary and none")
+	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+recordsDefaults())
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
@@ -111,17 +112,17 @@ func (c *common) codec() (*codec.Codec, error) {
 		return nil, fmt.Errorf("--api-key goes with --schema-dir")
 	}
 	c2 := codec.New(set)
+	// An unknown format is reported by renderer; until then it counts as one that shows all.
+	f, known := render.LookupFormat(c.format)
 	mode := c.records
 	if mode == "" {
-		// Summaries and statistics need record counts, which batch headers give; diagrams
-		// and JSON show every record.
 		mode = "full"
-		if c.format == "summary" || c.format == "none" {
-			mode = "headers"
+		if known {
+			mode = f.Records
 		}
 	}
-	// Summaries and statistics never show the field tree: decode only what they read.
-	c2.Shallow = c.format == "summary" || c.format == "none"
+	// Formats that never show the field tree get only what they read.
+	c2.Shallow = known && !f.Needs.Tree
 	switch mode {
 	case "full", "headers":
 		c2.Records = records.New(records.Options{MaxDecompressed: c.maxDecompressed, HeadersOnly: mode == "headers",
@@ -134,23 +135,58 @@ func (c *common) codec() (*codec.Codec, error) {
 	return c2, nil
 }
 
-func (c *common) renderer(w io.Writer) (render.Renderer, error) {
-	switch c.format {
-	case "diagram":
-		return render.NewDiagram(w, render.DiagramOptions{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
-	case "summary":
-		return render.NewSummary(w, timeZero), nil
-	case "json":
-		return render.NewJSON(w), nil
-	case "none":
-		return render.Discard{}, nil
+// output returns the format chosen and its renderer, writing to w.
+func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
+	f, ok := render.LookupFormat(c.format)
+	if !ok {
+		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, formatList(render.Formats(), " or ", false))
 	}
-	return nil, fmt.Errorf("unknown --format %q (diagram, summary, json or none)", c.format)
+	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
+}
+
+// formatList names formats for the user: "a, b or c"; with hints, each format's hint follows
+// its name.
+func formatList(fs []render.Format, or string, hints bool) string {
+	var s string
+	for i, f := range fs {
+		switch {
+		case i == 0:
+		case i == len(fs)-1:
+			s += or
+		default:
+			s += ", "
+		}
+		s += f.Name
+		if hints && f.Hint != "" {
+			s += " (" + f.Hint + ")"
+		}
+	}
+	return s
+}
+
+// recordsDefaults says which formats decode records how deep unless --records says.
+func recordsDefaults() string {
+	var depths []string
+	byDepth := map[string][]render.Format{}
+	for _, f := range render.Formats() {
+		if byDepth[f.Records] == nil {
+			depths = append(depths, f.Records)
+		}
+		byDepth[f.Records] = append(byDepth[f.Records], f)
+	}
+	s := "default"
+	for i, d := range depths {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + d + " for " + formatList(byDepth[d], " and ", false)
+	}
+	return s
 }
 
 type captureOptions struct {
 	common
-	sel    selection
+	sel    dissect.Selection
 	ports  []string
 	detect bool
 	tls    tlsOptions
@@ -168,8 +204,8 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	o := &captureOptions{}
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o.register(fs, "diagram")
-	o.sel.register(fs)
+	o.register(fs, render.Formats()[0].Name)
+	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
@@ -180,6 +216,21 @@ func captureFlags(stderr io.Writer) (*flag.FlagSet, *captureOptions) {
 	fs.MarkHidden("cpuprofile")
 	fs.MarkHidden("memprofile")
 	return fs, o
+}
+
+// registerSelection registers the flags that choose which messages are shown, and --stats.
+func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
+	fs.StringSliceVar(&s.APIs, "api", nil, "show only these APIs, by name or key (repeatable)")
+	fs.StringVar(&s.Topic, "topic", "", "show only pairs that name a topic matching this glob (its name, or its topic id)")
+	fs.StringVar(&s.Group, "group", "", "show only pairs that name a consumer group matching this glob")
+	fs.StringVar(&s.ClientID, "client-id", "", "show only pairs whose request's client id matches this glob")
+	fs.BoolVar(&s.Errors, "errors", false, "show only pairs whose response carries a non-zero error code")
+	fs.DurationVar(&s.MinLatency, "min-latency", 0, "show only pairs answered this slowly or slower (e.g. 50ms)")
+	fs.Int32Var(&s.CorrelationID, "correlation-id", -1, "show only messages with this correlation id")
+	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
+	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
+	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
+	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic")
 }
 
 func runCapture(args []string, stdout, stderr io.Writer) int {
@@ -197,49 +248,59 @@ func runCapture(args []string, stdout, stderr io.Writer) int {
 
 // dissect runs the capture command on files with the options parsed.
 func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
-	isPort, err := parsePorts(o.ports)
-	if err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
+	}
+	isPort, err := parsePorts(o.ports)
+	if err != nil {
+		return fail(err)
 	}
 	c, err := o.codec()
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return fail(err)
 	}
-	out, err := o.renderer(stdout)
+	f, out, err := o.output(stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+		return fail(err)
 	}
-	p := newPipeline(c, out)
-	p.showProgress = !o.noProgress && progressWanted(stdout, stderr, o.format)
-	p.showing(o.format)
 	if o.workers < 1 {
-		fmt.Fprintf(stderr, "kdissect: --workers %d: at least 1\n", o.workers)
-		return 2
+		return fail(fmt.Errorf("--workers %d: at least 1", o.workers))
 	}
-	p.workers, p.roundPackets = o.workers, o.roundPackets
 	if c.Shallow {
 		tuneGC()
 	}
-	if err := p.selectWith(&o.sel); err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: isPort,
+		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets}
+	// Warnings go through the progress line while one is shown: it is erased first.
+	var line *progress
+	cfg.Warn = func(err error) {
+		w := stderr
+		if line != nil {
+			w = line
+		}
+		fmt.Fprintf(w, "kdissect: %v\n", err)
 	}
-	if p.keys, err = o.tls.keys(false, stderr); err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return 2
+	if !o.noProgress && progressWanted(stdout, stderr, f.Silent) {
+		cfg.Progress = func(string) (func(int64, int64, int), func()) {
+			line = newProgress(stderr, time.Now)
+			return line.update, func() { line.clear(); line = nil }
+		}
 	}
-	opt := reassembly.Options{IsServerPort: isPort}
-	if len(o.ports) == 0 || o.detect {
-		opt.Detect = c.DetectRequest
+	if err := o.sel.Check(c); err != nil {
+		return fail(err)
+	}
+	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
+		return fail(err)
+	}
+	p, err := dissect.New(cfg)
+	if err != nil {
+		return fail(err)
 	}
 	if o.cpuProfile != "" {
 		stop, err := startCPUProfile(o.cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			return 2
+			return fail(err)
 		}
 		defer stop()
 	}
@@ -247,10 +308,9 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 		runtime.MemProfileRate = 64 << 10
 		defer writeHeapProfile(o.memProfile, stderr)
 	}
-	status, read := 0, 0
+	status := 0
 	for _, name := range files {
-		n, err := dissectFile(name, p, opt, stderr)
-		read += n
+		n, err := p.File(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "kdissect: %v\n", err)
 			if n == 0 {
@@ -258,17 +318,18 @@ func (o *captureOptions) dissect(files []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	if err := out.Close(); err != nil && p.err == nil {
-		p.err = err
-	}
-	if p.stats != nil && p.err == nil {
-		if o.format != "none" {
+	p.Close()
+	if st := p.Stats(); st != nil && p.Err() == nil {
+		if !f.Silent {
 			fmt.Fprintln(stdout)
 		}
-		p.keep(p.stats.Write(stdout))
+		if err := st.Write(stdout); err != nil {
+			fmt.Fprintf(stderr, "kdissect: writing output: %v\n", err)
+			return 1
+		}
 	}
-	if p.err != nil {
-		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", p.err)
+	if err := p.Err(); err != nil {
+		fmt.Fprintf(stderr, "kdissect: writing output: %v\n", err)
 		return 1
 	}
 	return status

@@ -36,9 +36,10 @@ func newProgress(w io.Writer, now func() time.Time) *progress {
 }
 
 // progressWanted says whether to show progress: stderr is a terminal, and the messages do not
-// go to that terminal too (the progress line would cut their lines), unless none are printed.
-func progressWanted(stdout, stderr io.Writer, format string) bool {
-	return isTerminal(stderr) && (format == "none" || !isTerminal(stdout))
+// go to that terminal too (the progress line would cut their lines), unless the format is
+// silent.
+func progressWanted(stdout, stderr io.Writer, silent bool) bool {
+	return isTerminal(stderr) && (silent || !isTerminal(stdout))
 }
 
 func isTerminal(w io.Writer) bool {

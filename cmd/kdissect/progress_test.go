@@ -100,9 +100,9 @@ func TestProgressNotWanted(t *testing.T) {
 	defer f.Close()
 	var buf bytes.Buffer
 	for _, stderr := range []any{&buf, f} {
-		for _, format := range []string{"none", "summary"} {
-			if progressWanted(&buf, stderr.(interface{ Write([]byte) (int, error) }), format) {
-				t.Errorf("progress wanted on %T with --format %s", stderr, format)
+		for _, silent := range []bool{true, false} {
+			if progressWanted(&buf, stderr.(interface{ Write([]byte) (int, error) }), silent) {
+				t.Errorf("progress wanted on %T with a format silent %v", stderr, silent)
 			}
 		}
 	}

@@ -344,7 +344,7 @@ type dissection struct {
 	code          int
 }
 
-func dissect(t *testing.T, path string) dissection {
+func dissectPath(t *testing.T, path string) dissection {
 	t.Helper()
 	out, errOut, code := kdissect(t, "--format", "json", "-p", robustPorts, path)
 	d := dissection{stderr: errOut, code: code}
@@ -461,7 +461,7 @@ func sameMessages(t *testing.T, got, want []line) {
 // original dissects the original file and checks what the rewrites rely on.
 func original(t *testing.T, path string) dissection {
 	t.Helper()
-	d := dissect(t, path)
+	d := dissectPath(t, path)
 	if d.code != 0 || d.stderr != "" {
 		t.Fatalf("original %s: exit %d, stderr %q", path, d.code, d.stderr)
 	}
@@ -751,7 +751,7 @@ func TestRobustLossless(t *testing.T) {
 					if rw.name == "ethernet" {
 						checkIdentity(t, f, pkts)
 					}
-					d := dissect(t, f)
+					d := dissectPath(t, f)
 					if d.code != 0 || d.stderr != "" {
 						t.Fatalf("exit %d, stderr %q", d.code, d.stderr)
 					}
@@ -1027,7 +1027,7 @@ func TestRobustLossy(t *testing.T) {
 				tg := findRequest(t, orig, cut)
 				h := splitAt(pkts[best], len(pkts[best].payload)/2)
 				out := slices.Concat(h[1:], pkts[best+1:])
-				d := dissect(t, writePcap(t, out, linkEthernet, false))
+				d := dissectPath(t, writePcap(t, out, linkEthernet, false))
 				if d.code != 0 || d.stderr != "" {
 					t.Fatalf("exit %d, stderr %q", d.code, d.stderr)
 				}
@@ -1082,7 +1082,7 @@ func lossyCheck(t *testing.T, out []rpkt, orig dissection, tg target) {
 // original.
 func lossCheck(t *testing.T, out []rpkt, orig dissection, gone, unpaired []line, from string) {
 	t.Helper()
-	d := dissect(t, writePcap(t, out, linkEthernet, false))
+	d := dissectPath(t, writePcap(t, out, linkEthernet, false))
 	if d.code != 0 || d.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", d.code, d.stderr)
 	}
@@ -1207,7 +1207,7 @@ func TestRobustBadFiles(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := writeTemp(t, "capture.pcap", tc.content)
-			d := dissect(t, f)
+			d := dissectPath(t, f)
 			if d.code != tc.code {
 				t.Errorf("exit %d, want %d; stderr %q", d.code, tc.code, d.stderr)
 			}
@@ -1265,7 +1265,7 @@ func TestRobustStreamNumbers(t *testing.T) {
 					streams[frame] = stream
 				}
 			}
-			d := dissect(t, file)
+			d := dissectPath(t, file)
 			if len(d.msgs) == 0 && len(d.notices) == 0 {
 				t.Skip("nothing on ports " + robustPorts)
 			}
@@ -1358,7 +1358,7 @@ func randomLoss(t *testing.T, pkts []rpkt, orig dissection, seed uint64, minPiec
 		}
 	}
 
-	d := dissect(t, writePcap(t, out, linkEthernet, false))
+	d := dissectPath(t, writePcap(t, out, linkEthernet, false))
 	if d.code != 0 || d.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", d.code, d.stderr)
 	}
@@ -1516,7 +1516,7 @@ func TestRobustSASLv0(t *testing.T) {
 		}
 	}
 
-	d := dissect(t, writePcap(t, out, linkEthernet, false))
+	d := dissectPath(t, writePcap(t, out, linkEthernet, false))
 	if d.code != 0 || d.stderr != "" {
 		t.Fatalf("exit %d, stderr %q", d.code, d.stderr)
 	}

@@ -29,7 +29,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "Usage: kdissect schema [API] [flags]\n\nWithout an API, the table of every API. With an API (name or key), the layout of its\nrequest or response at one version, header first.\n\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.format, "format", "diagram", "output format: diagram or json")
+	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+formatList(schemaFormats(), " or ", false))
 	fs.IntVar(&o.version, "version", -1, "the API version (default: the latest)")
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
@@ -46,8 +46,9 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kdissect schema: "+format+"\n", a...)
 		return status
 	}
-	if o.format != "diagram" && o.format != "json" {
-		return fail(2, "unknown --format %q (diagram or json)", o.format)
+	f, ok := render.LookupFormat(o.format)
+	if !ok || f.Layout == nil {
+		return fail(2, "unknown --format %q (%s)", o.format, formatList(schemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
 		return fail(2, "--request or --response, not both")
@@ -63,10 +64,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail(2, "--version, --diff, --request and --response need an API")
 		}
-		if o.format == "json" {
-			return status(render.APIJSON(stdout, c.Schemas.APIs()), stderr)
-		}
-		return status(render.APITable(stdout, c.Schemas.APIs()), stderr)
+		return status(f.APIs(stdout, c.Schemas.APIs()), stderr)
 	}
 	a, err := c.Schemas.Lookup(fs.Arg(0))
 	if err != nil {
@@ -95,10 +93,7 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(1, "%v", err)
 		}
-		if o.format == "json" {
-			return status(render.DiffJSON(stdout, la, lb), stderr)
-		}
-		return status(render.DiffTable(stdout, la, lb), stderr)
+		return status(f.Diff(stdout, la, lb), stderr)
 	}
 	v := latest(m.ValidVersions)
 	if o.version >= 0 {
@@ -108,10 +103,18 @@ func runSchema(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	if o.format == "json" {
-		return status(l.WriteJSON(stdout), stderr)
+	return status(f.Layout(l, stdout), stderr)
+}
+
+// schemaFormats are the formats that lay out schemas.
+func schemaFormats() []render.Format {
+	var fs []render.Format
+	for _, f := range render.Formats() {
+		if f.Layout != nil {
+			fs = append(fs, f)
+		}
 	}
-	return status(l.WriteText(stdout), stderr)
+	return fs
 }
 
 // layout lays out message m of API a at version v, after the header that version uses.

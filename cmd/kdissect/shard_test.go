@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/kdissect/kdissect/capture"
 )
 
 // dissectWorkers runs the capture command with its flags and a given number of workers and
@@ -89,39 +87,6 @@ func TestWorkersSameOutput(t *testing.T) {
 func fileExists(name string) bool {
 	_, err := os.Stat(name)
 	return err == nil
-}
-
-// TestShardOfSymmetric: both directions of a connection go to the same shard, and the
-// connections of a capture are spread over the shards.
-func TestShardOfSymmetric(t *testing.T) {
-	pkts := loadPackets(t, pcapPath("kgo-group-3brokers.pcap"))
-	r, err := capture.Open(writePcap(t, pkts, linkEthernet, false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	const n = 3
-	byConn := map[string]int{}
-	used := map[int]bool{}
-	for i := 0; ; i++ {
-		seg, err := r.Next()
-		if err != nil {
-			break
-		}
-		w := shardOf(seg, n)
-		if w < 0 || w >= n {
-			t.Fatalf("shard %d of %d", w, n)
-		}
-		k := pkts[i].connKey()
-		if prev, ok := byConn[k]; ok && prev != w {
-			t.Fatalf("packet %d of connection %s: shard %d, earlier packets went to %d", seg.Num, k, w, prev)
-		}
-		byConn[k] = w
-		used[w] = true
-	}
-	if len(byConn) < 4 || len(used) < 2 {
-		t.Errorf("%d connections over %d shards: want them spread", len(byConn), len(used))
-	}
 }
 
 // TestWorkersFlag: fewer than one worker is refused, before any output.

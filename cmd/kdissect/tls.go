@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 
 	flag "github.com/spf13/pflag"
 
-	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
@@ -39,16 +37,4 @@ func (o *tlsOptions) keys(follow bool, stderr io.Writer) (*tlsdec.KeyLog, error)
 		fmt.Fprintf(stderr, "kdissect: --tls-keylog: %s holds no secrets\n", o.keylog)
 	}
 	return k, nil
-}
-
-// takeSecrets adds the TLS key logs of the pcapng Decryption Secrets Blocks read so far.
-func (p *pipeline) takeSecrets(r *capture.Reader, name string, stderr io.Writer) {
-	for _, s := range r.Secrets() {
-		if s.Type != capture.SecretsTLSKeyLog {
-			continue
-		}
-		if _, err := p.keys.Parse(bytes.NewReader(s.Data)); err != nil {
-			fmt.Fprintf(stderr, "kdissect: %s: Decryption Secrets Block: %v\n", name, err)
-		}
-	}
 }

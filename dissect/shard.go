@@ -1,7 +1,6 @@
-package main
+package dissect
 
 import (
-	"io"
 	"math"
 	"time"
 
@@ -13,7 +12,7 @@ import (
 )
 
 // Spreading a capture file over the cores: the reading goroutine hands each TCP segment to one
-// of p.workers shards, chosen by a hash of the connection's addresses and ports that is the
+// of Config.Workers shards, chosen by a hash of the connection's addresses and ports that is the
 // same in both directions, so that a connection's packets all reach the same shard. Each shard
 // has its own assembler and decoder. Segments travel in rounds of up to roundPackets, cut at
 // the same packet for every shard; the merging goroutine takes each round from every shard and
@@ -166,17 +165,13 @@ func (sh *shard) record(ev event) {
 	sh.r.events = append(sh.r.events, keyedEvent{pkt: sh.pkt, phase: sh.phase, ev: ev})
 }
 
-// dissectSharded is dissectReader for a capture file, spread over p.workers shards.
-func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+// sharded is Read for a capture file, spread over Config.Workers shards.
+func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err error) {
 	clear(p.detected)
-	opt.TLSKeys = p.keys
-	opt.ManualFlush = true
-	opt.ReuseFrames = p.lendFrames
-	if opt.MaxPagesTotal == 0 {
-		// The shards share the bound one assembler would have.
-		opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.workers)
-	}
-	shards := make([]*shard, p.workers)
+	opt := p.options()
+	// The shards share the bound one assembler would have.
+	opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.cfg.Workers)
+	shards := make([]*shard, p.cfg.Workers)
 	for i := range shards {
 		sh := &shard{in: make(chan *round, roundsInFlight), out: make(chan *round, roundsInFlight)}
 		sh.asm = reassembly.New(p.newDecoder(sh.record), opt)
@@ -209,12 +204,12 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 	}
 	cur, count, bytes := take(), 0, 0
 	perRound := roundPackets
-	if p.roundPackets > 0 {
-		perRound = p.roundPackets
+	if p.cfg.RoundPackets > 0 {
+		perRound = p.cfg.RoundPackets
 	}
 	var flushes []flushPoint
 	var start time.Time
-	var clock flushClock
+	var clock reassembly.FlushClock
 	send := func(last bool) {
 		slots <- struct{}{}
 		for i, sh := range shards {
@@ -226,7 +221,7 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 			cur = take()
 		}
 	}
-	packets, err = readSegments(r, name, p, stderr, func(seg *capture.Segment) {
+	packets, err = p.readSegments(r, name, func(seg *capture.Segment) {
 		w := shardOf(seg, len(shards))
 		t := seg.Info.Timestamp
 		if count == 0 {
@@ -235,7 +230,7 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 		cur[w].add(seg)
 		count++
 		bytes += len(seg.TCP.Payload)
-		if clock.due(t) {
+		if clock.Due(t) {
 			flushes = append(flushes, flushPoint{pkt: seg.Num, t: t})
 		}
 		if count >= perRound || bytes >= roundPayload {
@@ -251,7 +246,7 @@ func dissectSharded(r *capture.Reader, name string, p *pipeline, opt reassembly.
 }
 
 // merge shows the shards' events in capture order, round by round, until the last round.
-func (p *pipeline) merge(shards []*shard, slots <-chan struct{}, free chan<- []*round) {
+func (p *Pipeline) merge(shards []*shard, slots <-chan struct{}, free chan<- []*round) {
 	next := make([]int, len(shards))
 	for {
 		set := make([]*round, len(shards))

@@ -1,4 +1,14 @@
-package main
+// Package dissect turns packet captures, from files or a live interface, and byte streams
+// into paired, filtered Kafka messages for a renderer. It follows each connection's
+// conversation, pairs responses with requests, numbers connections, learns topic names,
+// filters pairs, counts what it shows, and spreads capture files over cores.
+//
+// The pipeline has two halves. A decoder follows the connections of one assembler: it pairs
+// responses with requests and decodes every frame into an entry. The Pipeline itself takes
+// what the decoders find, in capture order, and shows it. With one assembler the halves are
+// chained by a function call; a capture file spread over several assemblers (shard.go) has
+// one decoder per assembler and the pipeline merges their events back into capture order.
+package dissect
 
 import (
 	"bytes"
@@ -18,17 +28,39 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-// The pipeline has two halves. A decoder follows the connections of one assembler: it pairs
-// responses with requests and decodes every frame into an entry. The pipeline itself takes what
-// the decoders find, in capture order, and shows it: it numbers connections, learns topic names,
-// filters, counts and renders. With one assembler the halves are chained by a function call;
-// a capture file spread over several assemblers (shard.go) has one decoder per assembler and
-// the pipeline merges their events back into capture order.
+// Config says what a pipeline feeds, what to select, and where its input comes from.
+type Config struct {
+	Codec *codec.Codec
+	Out   render.Renderer
+	// Needs is what Out reads of each message: the pipeline computes nothing more.
+	Needs render.Needs
+	// Select chooses the messages shown, and asks for statistics.
+	Select Selection
+	// IsServerPort names Kafka's broker ports (nil: none); with Detect, Kafka is also looked
+	// for on other ports, from the first request of each connection.
+	IsServerPort func(port uint16) bool
+	Detect       bool
+	// Keys decrypt TLS (nil: only the captures' Decryption Secrets Blocks, which are added to
+	// it as they are read).
+	Keys *tlsdec.KeyLog
+	// Workers is how many assemblers share a capture file (0 or 1: no goroutines);
+	// RoundPackets is how many segments they are given at a time (0: the default, see
+	// shard.go).
+	Workers, RoundPackets int
+	// Warn is told of problems with single packets and with a capture's TLS secrets; the
+	// reading goes on (nil: they are dropped).
+	Warn func(error)
+	// Progress, when set, is called as each capture file is opened; update is then told after
+	// each packet how far the file has been read (its size is 0 when unknown), and done is
+	// called when it has been read.
+	Progress func(name string) (update func(read, size int64, packets int), done func())
+}
 
-// pipeline shows what the decoders find.
-type pipeline struct {
+// Pipeline shows what the decoders find.
+type Pipeline struct {
 	codec *codec.Codec
 	out   render.Renderer
+	cfg   Config
 	// counts for the exit status and the closing line
 	messages, notices int
 	err               error
@@ -39,29 +71,22 @@ type pipeline struct {
 	pending map[pairKey]*render.Entry
 	// stats, when set, counts every message shown.
 	stats *render.Stats
-	// noNotes and noFacts skip work the output does not use: topic-name notes on topic ids
-	// (shown by diagrams and JSON), and message facts (shown by summaries, used by filters and
-	// statistics).
-	noNotes, noFacts bool
+	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
+	// message facts (shown by summaries, used by filters and statistics).
+	notes, facts bool
 	// lendFrames: the output shows neither a frame's bytes nor its field tree, so reassembly
 	// may lend frames rather than give them (reassembly.Options.ReuseFrames), and decoders
 	// release each message's tree as soon as they have its facts.
 	lendFrames bool
 	// nextStream numbers connections in the order their first packet appears, over all the
-	// capture files (tshark's tcp.stream).
+	// capture files and streams (tshark's tcp.stream): the one place connections get numbers.
 	nextStream int
 	// detected holds the ports already reported as Kafka by detection in the current file:
-	// each assembler reports a port once, and several assemblers may share a file.
+	// every connection detected says so, and each port is reported once.
 	detected map[uint16]bool
-	// showProgress asks for a progress line on stderr while files are read; progress, while one
-	// is read, updates it after each packet.
-	showProgress bool
-	progress     func()
-	// keys decrypt TLS: --tls-keylog and the captures' Decryption Secrets Blocks.
-	keys *tlsdec.KeyLog
-	// workers is how many assemblers share a capture file (1: no goroutines); roundPackets is
-	// how many segments they are given at a time (0: the default, see shard.go).
-	workers, roundPackets int
+	// progress, while a file is read, is told after each packet how far it is.
+	progress func()
+	keys     *tlsdec.KeyLog
 }
 
 // pairKey finds a held request: its connection and correlation id.
@@ -76,37 +101,50 @@ type request struct {
 	time  time.Time
 }
 
-func newPipeline(c *codec.Codec, out render.Renderer) *pipeline {
-	return &pipeline{codec: c, out: out, pending: map[pairKey]*render.Entry{}, keys: tlsdec.NewKeyLog(),
-		detected: map[uint16]bool{}, workers: 1}
-}
-
-// showing tells the pipeline which output format it feeds, so that it computes only what that
-// format shows.
-func (p *pipeline) showing(format string) {
-	p.noNotes = format == "summary" || format == "none"
-	p.noFacts = format == "diagram" || format == "json"
-	p.lendFrames = format == "summary" || format == "none"
-}
-
-// selectWith applies the selection flags: a filter and the statistics.
-func (p *pipeline) selectWith(s *selection) error {
-	f, err := s.build(p.codec)
+// New returns a pipeline; it fails on a selection it cannot apply.
+func New(cfg Config) (*Pipeline, error) {
+	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, pending: map[pairKey]*render.Entry{}, keys: cfg.Keys,
+		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend()}
+	if p.keys == nil {
+		p.keys = tlsdec.NewKeyLog()
+	}
+	if p.cfg.Workers < 1 {
+		p.cfg.Workers = 1
+	}
+	if p.cfg.Warn == nil {
+		p.cfg.Warn = func(error) {}
+	}
+	f, err := cfg.Select.build(p.codec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	p.filter = f
-	if s.stats {
+	if cfg.Select.Stats {
 		p.stats = render.NewStats()
 	}
-	return nil
+	return p, nil
+}
+
+// Stats returns the statistics of what has been shown, or nil when they were not asked for.
+func (p *Pipeline) Stats() *render.Stats { return p.stats }
+
+// Shown returns how many messages and notices have been shown.
+func (p *Pipeline) Shown() (messages, notices int) { return p.messages, p.notices }
+
+// Err returns the first error writing the output (a closed pipe, a full disk).
+func (p *Pipeline) Err() error { return p.err }
+
+// Close closes the output; it returns the first error writing it.
+func (p *Pipeline) Close() error {
+	p.keep(p.out.Close())
+	return p.err
 }
 
 // eventKind says what a decoder found.
 type eventKind uint8
 
 const (
-	evStart  eventKind = iota // a connection got its ID
+	evStart  eventKind = iota // a connection's first packet appeared
 	evEntry                   // a message (or SASL token) was decoded
 	evNotice                  // something to report that is not a message
 	evClose                   // a connection ended
@@ -124,9 +162,11 @@ type event struct {
 	names    []codec.TopicIDName
 }
 
-// conn is what a decoder keeps of a connection: its conversation, and its endpoints as shown.
+// conn is what a decoder keeps of a connection: its conversation, the responses that came
+// before their requests, and its endpoints as shown.
 type conn struct {
 	cv             *codec.Conversation
+	early          *codec.Early[reassembly.Frame]
 	client, server string
 }
 
@@ -135,21 +175,18 @@ type conn struct {
 type decoder struct {
 	codec *codec.Codec
 	convs map[*reassembly.Conn]*conn
-	// held keeps, per connection, responses that arrived before any request they could answer.
-	held map[*reassembly.Conn][]reassembly.Frame
-	// facts: compute each message's facts (see pipeline.noFacts).
+	// facts: compute each message's facts (see Pipeline.facts).
 	facts bool
-	// lent: frames are only lent (pipeline.lendFrames): those held are copied, and entries get
+	// lent: frames are only lent (Pipeline.lendFrames): those held are copied, and entries get
 	// neither bytes nor field trees.
 	lent bool
 	emit func(event)
 }
 
 // newDecoder returns a decoder for one assembler that reports to emit.
-func (p *pipeline) newDecoder(emit func(event)) *decoder {
-	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{},
-		held: map[*reassembly.Conn][]reassembly.Frame{}, emit: emit, lent: p.lendFrames,
-		facts: !p.noFacts || p.filter != nil || p.stats != nil}
+func (p *Pipeline) newDecoder(emit func(event)) *decoder {
+	return &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit, lent: p.lendFrames,
+		facts: p.facts || p.filter != nil || p.stats != nil}
 }
 
 // Started passes every new connection on, for the pipeline to number it.
@@ -157,9 +194,23 @@ func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn
 
 func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
 	cv := d.codec.NewConversation()
-	d.convs[c] = &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
+	cs := &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
+	cs.early = codec.NewEarly(cv, place, d.hold, d.frame)
+	d.convs[c] = cs
 	return func(head []byte, synced bool) wire.Verdict { return cv.Check(true, head, synced) },
 		func(head []byte, synced bool) wire.Verdict { return cv.Check(false, head, synced) }
+}
+
+// place is where a frame is, for pairing's queue of early responses.
+func place(f *reassembly.Frame) codec.Place {
+	return codec.Place{Request: f.Dir == reassembly.ToServer, Data: f.Data, First: f.FirstPacket, Last: f.LastPacket}
+}
+
+// hold keeps a frame's bytes while pairing holds it: a lent frame's memory will hold another.
+func (d *decoder) hold(f *reassembly.Frame) {
+	if d.lent {
+		f.Data = bytes.Clone(f.Data)
+	}
 }
 
 func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {
@@ -169,54 +220,8 @@ func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {
 	return c.Server.String(), c.Client.String()
 }
 
-// maxHeld bounds the responses held per connection while waiting for their requests.
-const maxHeld = 64
-
-// Frame takes a frame from reassembly. The two directions of a connection can reach us out of
-// order (one waited behind a gap), so a response whose request has not been seen yet is held
-// until a request with that correlation id arrives, or until the client has sent something
-// captured after the response, which proves the request is not in the capture.
-func (d *decoder) Frame(f reassembly.Frame) {
-	cv := d.convs[f.Conn].cv
-	if f.Dir == reassembly.ToClient && !cv.Expects(f.Data) {
-		if d.lent {
-			f.Data = bytes.Clone(f.Data)
-		}
-		h := append(d.held[f.Conn], f)
-		if len(h) > maxHeld {
-			d.frame(h[0])
-			h = h[1:]
-		}
-		d.held[f.Conn] = h
-		return
-	}
-	if f.Dir == reassembly.ToClient || len(d.held[f.Conn]) == 0 {
-		d.frame(f)
-		return
-	}
-	// Responses captured before this request cannot answer it: their requests are not in the
-	// capture. Show them first, to keep capture order, then the request and what it answers.
-	// A response with this request's correlation id is kept for it even when it was captured
-	// first: a capture merged from two interfaces, or taken on a multi-queue NIC, can hold a
-	// request after its response.
-	var keep []reassembly.Frame
-	for _, r := range d.held[f.Conn] {
-		if r.LastPacket < f.FirstPacket && !codec.Answers(r.Data, f.Data) {
-			d.frame(r)
-		} else {
-			keep = append(keep, r)
-		}
-	}
-	d.frame(f)
-	d.held[f.Conn] = keep[:0]
-	for _, r := range keep {
-		if cv.Expects(r.Data) {
-			d.frame(r)
-		} else {
-			d.held[f.Conn] = append(d.held[f.Conn], r)
-		}
-	}
-}
+// Frame takes a frame from reassembly, through pairing's queue of early responses.
+func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
 
 // frame decodes one frame into an entry.
 func (d *decoder) frame(f reassembly.Frame) {
@@ -268,35 +273,30 @@ func (d *decoder) Notice(n reassembly.Notice) {
 }
 
 func (d *decoder) Close(c *reassembly.Conn) {
-	for _, r := range d.held[c] {
-		d.frame(r)
-	}
-	delete(d.held, c)
+	d.convs[c].early.Close()
 	delete(d.convs, c)
 	d.emit(event{kind: evClose, conn: c})
 }
 
 // setStart tells a renderer that shows times relative to the capture's first packet when that
 // packet was; only the first call counts.
-func (p *pipeline) setStart(t time.Time) {
+func (p *Pipeline) setStart(t time.Time) {
 	if s, ok := p.out.(interface{ SetStart(time.Time) }); ok {
 		s.SetStart(t)
 	}
 }
 
 // handle shows one event. Events come in capture order.
-func (p *pipeline) handle(ev event) {
+func (p *Pipeline) handle(ev event) {
 	switch ev.kind {
 	case evStart:
-		// The assembler that found the connection numbered it among its own; this is the
-		// number among all of them. Its decoder does not read the ID.
 		ev.conn.ID = p.nextStream
 		p.nextStream++
 	case evEntry:
 		e := ev.entry
 		e.Stream = ev.conn.ID
 		p.names.Add(ev.names)
-		if !p.noNotes && e.Msg != nil {
+		if p.notes && e.Msg != nil {
 			p.names.Annotate(e.Msg)
 		}
 		if e.Facts != nil {
@@ -312,7 +312,7 @@ func (p *pipeline) handle(ev event) {
 
 // filterPair shows an entry, or holds a request until its response lets the filter decide on
 // the pair.
-func (p *pipeline) filterPair(e *render.Entry, answered bool) {
+func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 	f := p.filter
 	if f == nil {
 		p.show(e)
@@ -323,12 +323,12 @@ func (p *pipeline) filterPair(e *render.Entry, answered bool) {
 		k := pairKey{e.Stream, e.Msg.CorrelationID}
 		// A request held with the same correlation id will not be answered now: the client
 		// reused the id. Decide on it alone rather than lose it.
-		if old := p.pending[k]; old != nil && f.match(old, nil) && !f.sel.responses {
+		if old := p.pending[k]; old != nil && f.match(old, nil) && !f.sel.Responses {
 			p.show(old)
 		}
 		p.pending[k] = e
 	case e.Request:
-		if f.match(e, nil) && !f.sel.responses {
+		if f.match(e, nil) && !f.sel.Responses {
 			p.show(e)
 		}
 	default:
@@ -341,17 +341,17 @@ func (p *pipeline) filterPair(e *render.Entry, answered bool) {
 		if !f.match(req, e) {
 			return
 		}
-		if req != nil && !f.sel.responses {
+		if req != nil && !f.sel.Responses {
 			p.show(req)
 		}
-		if !f.sel.requests {
+		if !f.sel.Requests {
 			p.show(e)
 		}
 	}
 }
 
 // show renders an entry and counts it.
-func (p *pipeline) show(e *render.Entry) {
+func (p *Pipeline) show(e *render.Entry) {
 	p.messages++
 	if p.stats != nil {
 		p.stats.Add(e)
@@ -359,7 +359,7 @@ func (p *pipeline) show(e *render.Entry) {
 	p.keep(p.out.Message(e))
 }
 
-func (p *pipeline) notice(n reassembly.Notice) {
+func (p *Pipeline) notice(n reassembly.Notice) {
 	if n.Kind == reassembly.NoticeDetected {
 		port := n.Conn.Server.Port()
 		if p.detected[port] {
@@ -377,7 +377,7 @@ func (p *pipeline) notice(n reassembly.Notice) {
 
 // closed decides on the requests the filter still holds for a connection that ended: they got
 // no response in the capture, so they are judged alone, in capture order.
-func (p *pipeline) closed(c *reassembly.Conn) {
+func (p *Pipeline) closed(c *reassembly.Conn) {
 	var left []*render.Entry
 	for k, req := range p.pending {
 		if k.stream == c.ID {
@@ -387,55 +387,62 @@ func (p *pipeline) closed(c *reassembly.Conn) {
 	}
 	slices.SortFunc(left, func(a, b *render.Entry) int { return a.Frame - b.Frame })
 	for _, req := range left {
-		if p.filter.match(req, nil) && !p.filter.sel.responses {
+		if p.filter.match(req, nil) && !p.filter.sel.Responses {
 			p.show(req)
 		}
 	}
 }
 
 // keep remembers the first write error (a closed pipe, a full disk).
-func (p *pipeline) keep(err error) {
+func (p *Pipeline) keep(err error) {
 	if err != nil && p.err == nil {
 		p.err = err
 	}
 }
 
-// dissectFile runs one capture file through the pipeline. Problems with single packets are
-// reported on stderr and reading goes on; it returns an error only when the file could not be
-// read at all or stopped early.
-func dissectFile(name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+// File runs one capture file through the pipeline. Problems with single packets go to
+// Config.Warn and reading goes on; it returns an error only when the file could not be read
+// at all or stopped early.
+func (p *Pipeline) File(name string) (packets int, err error) {
 	r, err := capture.Open(name)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
-	if p.showProgress {
-		pr := newProgress(stderr, time.Now)
+	if p.cfg.Progress != nil {
+		update, done := p.cfg.Progress(name)
 		p.progress = func() {
 			read, total := r.Progress()
-			pr.update(read, total, r.Stats().Packets)
+			update(read, total, r.Stats().Packets)
 		}
-		stderr = pr // messages on stderr erase the progress line first
 		defer func() {
-			pr.clear()
+			done()
 			p.progress = nil
 		}()
 	}
-	if p.workers > 1 {
-		return dissectSharded(r, name, p, opt, stderr)
+	if p.cfg.Workers > 1 {
+		return p.sharded(r, name)
 	}
-	return dissectReader(r, name, p, opt, stderr)
+	return p.Read(r, name)
 }
 
-// dissectReader runs the segments of a capture file or a live capture through the pipeline, up
-// to the end of the file or until the live capture is stopped; the assembler is flushed before
-// it returns. name is the file or interface, for messages.
-func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.Options, stderr io.Writer) (packets int, err error) {
+// options are the assembler's options for one capture.
+func (p *Pipeline) options() reassembly.Options {
+	opt := reassembly.Options{IsServerPort: p.cfg.IsServerPort, TLSKeys: p.keys, ManualFlush: true, ReuseFrames: p.lendFrames}
+	if opt.IsServerPort == nil {
+		opt.IsServerPort = func(uint16) bool { return false }
+	}
+	if p.cfg.Detect {
+		opt.Detect = p.codec.DetectRequest
+	}
+	return opt
+}
+
+// Read runs the segments of a capture file or a live capture through the pipeline on one
+// goroutine, up to the end of the file or until the live capture is stopped; the assembler is
+// flushed before it returns. name is the file or interface, for messages.
+func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error) {
 	clear(p.detected)
-	opt.FirstID = p.nextStream
-	opt.TLSKeys = p.keys
-	opt.ManualFlush = true
-	opt.ReuseFrames = p.lendFrames
 	var batch []event
 	collecting := false
 	asm := reassembly.New(p.newDecoder(func(ev event) {
@@ -444,7 +451,7 @@ func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.O
 		} else {
 			p.handle(ev)
 		}
-	}), opt)
+	}), p.options())
 	flush := func(f func()) {
 		collecting = true
 		f()
@@ -453,36 +460,21 @@ func dissectReader(r *capture.Reader, name string, p *pipeline, opt reassembly.O
 		batch = batch[:0]
 	}
 	defer flush(asm.Close)
-	var clock flushClock
-	return readSegments(r, name, p, stderr, func(seg *capture.Segment) {
+	var clock reassembly.FlushClock
+	return p.readSegments(r, name, func(seg *capture.Segment) {
 		p.setStart(seg.Info.Timestamp)
 		asm.Add(seg)
-		if t := seg.Info.Timestamp; clock.due(t) {
+		if t := seg.Info.Timestamp; clock.Due(t) {
 			flush(func() { asm.Flush(t) })
 		}
 	})
-}
-
-// flushClock applies reassembly.Assembler's flushing rule to a whole capture: a flush is due
-// once a segment's time is FlushInterval past the last flush.
-type flushClock struct{ last time.Time }
-
-func (c *flushClock) due(t time.Time) bool {
-	if c.last.IsZero() {
-		c.last = t
-	}
-	if t.Sub(c.last) < reassembly.FlushInterval {
-		return false
-	}
-	c.last = t
-	return true
 }
 
 // handleBatch shows the events of a flush or of the end of a file. The assembler flushes its
 // connections in no particular order; they are shown connection by connection, in the order
 // of the earliest packet each reports (then in the order they started), each connection's
 // events in the order they came.
-func (p *pipeline) handleBatch(evs []event) {
+func (p *Pipeline) handleBatch(evs []event) {
 	first := map[*reassembly.Conn]int{}
 	for _, ev := range evs {
 		pkt := math.MaxInt
@@ -508,8 +500,8 @@ func (p *pipeline) handleBatch(evs []event) {
 }
 
 // readSegments reads r to its end and gives each TCP segment to add; problems with single
-// packets are reported on stderr.
-func readSegments(r *capture.Reader, name string, p *pipeline, stderr io.Writer, add func(*capture.Segment)) (packets int, err error) {
+// packets go to Config.Warn.
+func (p *Pipeline) readSegments(r *capture.Reader, name string, add func(*capture.Segment)) (packets int, err error) {
 	for {
 		seg, err := r.Next()
 		if err != nil {
@@ -518,18 +510,30 @@ func readSegments(r *capture.Reader, name string, p *pipeline, stderr io.Writer,
 			case err == io.EOF:
 				return r.Stats().Packets, nil
 			case errors.As(err, &pe):
-				fmt.Fprintf(stderr, "kdissect: %v\n", pe)
+				p.cfg.Warn(pe)
 				continue
 			}
 			return r.Stats().Packets, err
 		}
-		p.takeSecrets(r, name, stderr)
+		p.takeSecrets(r, name)
 		if p.progress != nil {
 			p.progress()
 		}
 		if seg.Truncated {
-			fmt.Fprintf(stderr, "kdissect: %s: packet %d: cut by the snap length, %d bytes of TCP payload missing\n", name, seg.Num, seg.Missing)
+			p.cfg.Warn(fmt.Errorf("%s: packet %d: cut by the snap length, %d bytes of TCP payload missing", name, seg.Num, seg.Missing))
 		}
 		add(seg)
+	}
+}
+
+// takeSecrets adds the TLS key logs of the pcapng Decryption Secrets Blocks read so far.
+func (p *Pipeline) takeSecrets(r *capture.Reader, name string) {
+	for _, s := range r.Secrets() {
+		if s.Type != capture.SecretsTLSKeyLog {
+			continue
+		}
+		if _, err := p.keys.Parse(bytes.NewReader(s.Data)); err != nil {
+			p.cfg.Warn(fmt.Errorf("%s: Decryption Secrets Block: %w", name, err))
+		}
 	}
 }

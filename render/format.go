@@ -1,0 +1,92 @@
+package render
+
+import (
+	"io"
+	"time"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// Format is one output format: how to make its renderer, and what it needs of the stages
+// before it, which compute nothing more. A new format is a file of its own and a row of
+// Formats.
+type Format struct {
+	Name string
+	// Hint follows the name where the formats are listed for the user ("with --stats").
+	Hint string
+	// New makes the format's renderer.
+	New   func(w io.Writer, o Options) Renderer
+	Needs Needs
+	// Records is how deep record batches are decoded unless the user says: "full" (every
+	// record, decompressed) or "headers" (batch headers and record counts).
+	Records string
+	// Silent: nothing is written while a capture is read (statistics only), so a progress line
+	// on the same terminal cuts no line, and nothing needs parting from the tables after it.
+	Silent bool
+	// Batch: the output is written only when the renderer is closed, so a live capture, which
+	// shows each message as it completes, cannot use it.
+	Batch bool
+	// APIs, Layout and Diff write the schema command's outputs: the table of APIs, one
+	// message's layout, and the fields changed between two versions (nil: not a format of
+	// the schema command).
+	APIs   func(w io.Writer, apis []*schema.API) error
+	Layout func(l *Layout, w io.Writer) error
+	Diff   func(w io.Writer, a, b *Layout) error
+}
+
+// Needs says what a format reads of each message.
+type Needs struct {
+	// Tree: the field tree; without it, messages are decoded only as deep as their facts need.
+	Tree bool
+	// Bytes: each message's bytes (hex dumps).
+	Bytes bool
+	// Notes: topic-name notes on the topic ids of the tree.
+	Notes bool
+	// Facts: the message facts (topics, groups, errors, record counts); filters and statistics
+	// ask for them too.
+	Facts bool
+}
+
+// Lend reports whether a format reads neither bytes nor trees, so that frames may be lent
+// rather than given, and trees released as soon as their facts are taken.
+func (n Needs) Lend() bool { return !n.Tree && !n.Bytes }
+
+// Options are the user's choices that formats read.
+type Options struct {
+	// Color, Hex and MaxBytes are DiagramOptions'.
+	Color, Hex bool
+	MaxBytes   int
+}
+
+// Formats is the table of output formats, the default first.
+func Formats() []Format {
+	return []Format{
+		{Name: "diagram", New: newDiagram, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable},
+		{Name: "summary", New: newSummary, Needs: Needs{Facts: true}, Records: "headers"},
+		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON},
+		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
+	}
+}
+
+// LookupFormat finds a format by name.
+func LookupFormat(name string) (Format, bool) {
+	for _, f := range Formats() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Format{}, false
+}
+
+func newDiagram(w io.Writer, o Options) Renderer {
+	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes})
+}
+
+// newSummary's relative times start at the first message.
+func newSummary(w io.Writer, _ Options) Renderer { return NewSummary(w, time.Time{}) }
+
+func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
+
+func newDiscard(io.Writer, Options) Renderer { return Discard{} }
