@@ -1,7 +1,7 @@
 // Package wire is the vocabulary that kdissect's packages share about the Kafka wire: the
 // encodings a decoded field can have (Type), the compression codecs and attribute bits of record
-// batches, the names of array elements, and the verdict on the first bytes of a candidate frame.
-// It names things and decodes nothing. It imports nothing of kdissect, so that codec, reassembly
+// batches, the names of array elements, the bound on believable frames and the verdict on the
+// first bytes of a candidate frame. It names things and decodes nothing. It imports nothing of kdissect, so that codec, reassembly
 // and render can all use it without pointing back up the data flow.
 package wire
 
