@@ -68,7 +68,7 @@ type Result struct {
 // ClientFrame takes a whole frame sent by the client.
 func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if cv.saslRaw {
-		if h, err := cv.c.ParseRequestHeader(frame); err != nil || !h.Known {
+		if h, err := cv.c.parseRequestHeader(frame); err != nil || !h.Known {
 			return Result{SASLToken: true, Msg: cv.c.saslMessage(frame, false)}
 		}
 		cv.saslRaw = false // a Kafka request: authentication is over
@@ -217,15 +217,6 @@ func (c *Codec) saslMessage(frame []byte, fromBroker bool) *Message {
 		m.Fields = append(m.Fields, n)
 	}
 	return m
-}
-
-// Unanswered returns the requests still waiting for a response, in the order they were sent.
-func (cv *Conversation) Unanswered() []Pending {
-	out := make([]Pending, 0, len(cv.order))
-	for _, c := range cv.order {
-		out = append(out, cv.pending[c])
-	}
-	return out
 }
 
 // Check judges whether head (the first bytes of a candidate frame, size prefix included)
@@ -378,8 +369,8 @@ func (c *Codec) DetectRequest(b []byte, strict bool) (wire.Verdict, string) {
 	if len(b) < 12 {
 		return wire.NeedMore, ""
 	}
-	h, err := c.ParseRequestHeader(b[:min(int64(len(b)), 4+size)])
-	if err == ErrShortHeader && int64(len(b)) < 4+size {
+	h, err := c.parseRequestHeader(b[:min(int64(len(b)), 4+size)])
+	if err == errShortHeader && int64(len(b)) < 4+size {
 		return wire.NeedMore, ""
 	}
 	if err != nil || !h.Known || h.CorrelationID < 0 || h.HeaderVersion == 0 {

@@ -138,7 +138,7 @@ func TestConversationPairing(t *testing.T) {
 			t.Errorf("request %d: %+v", i, r)
 		}
 	}
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 0 req0} {3 12 1 req1} {3 4 2 req2}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 0 req0} {3 12 1 req1} {3 4 2 req2}]" {
 		t.Errorf("unanswered %s", got)
 	}
 	for _, tc := range []struct {
@@ -161,7 +161,7 @@ func TestConversationPairing(t *testing.T) {
 			t.Errorf("response %d: %+v, request %+v", tc.corr, r.Msg, r.Request)
 		}
 	}
-	if n := len(cv.Unanswered()); n != 0 {
+	if n := len(cv.unanswered()); n != 0 {
 		t.Errorf("%d requests unanswered", n)
 	}
 	// A second response with an answered correlation id has no request.
@@ -183,14 +183,14 @@ func TestConversationCorrelationReused(t *testing.T) {
 	cv.ClientFrame(metadataReq(12, 5), "first")
 	cv.ClientFrame(apiVersionsReq(3, 6), "other")
 	cv.ClientFrame(metadataReq(12, 5), "second")
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 6 other} {3 12 5 second}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 6 other} {3 12 5 second}]" {
 		t.Errorf("unanswered %s", got)
 	}
 	r := cv.ServerFrame(metadataResp(12, 5))
 	if r.Request == nil || r.Request.Ref != "second" {
 		t.Errorf("paired with %+v", r.Request)
 	}
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 6 other}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 6 other}]" {
 		t.Errorf("unanswered %s", got)
 	}
 }
@@ -223,7 +223,7 @@ func TestConversationResponseBeforeRequest(t *testing.T) {
 		t.Errorf("warnings %s", w)
 	}
 	cv.ClientFrame(metadataReq(12, 8), "late")
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 0 av} {3 12 8 late}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 0 av} {3 12 8 late}]" {
 		t.Errorf("unanswered %s", got)
 	}
 }
@@ -265,7 +265,7 @@ func TestConversationProduceAcks(t *testing.T) {
 			if r.NoResponse == tc.pending {
 				t.Errorf("NoResponse %v", r.NoResponse)
 			}
-			if got := len(cv.Unanswered()); got != map[bool]int{true: 1, false: 0}[tc.pending] {
+			if got := len(cv.unanswered()); got != map[bool]int{true: 1, false: 0}[tc.pending] {
 				t.Errorf("%d pending", got)
 			}
 			resp := produceResp(tc.version, 3)
@@ -473,4 +473,13 @@ func TestConversationCorrelationOrder(t *testing.T) {
 			t.Errorf("correlation id %d after 5: verdict %d, want %d", corr, v, want)
 		}
 	}
+}
+
+// unanswered returns the requests still waiting for a response, in the order they were sent.
+func (cv *Conversation) unanswered() []Pending {
+	out := make([]Pending, 0, len(cv.order))
+	for _, c := range cv.order {
+		out = append(out, cv.pending[c])
+	}
+	return out
 }

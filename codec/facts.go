@@ -370,9 +370,6 @@ type TopicNames struct {
 	names map[UUID]string
 }
 
-// Learn records every struct of msg that holds both a topic name and a topic id.
-func (t *TopicNames) Learn(msg *Message) { t.Add(msg.TopicIDNames()) }
-
 // Add records topic names for topic ids, as TopicIDNames gives them.
 func (t *TopicNames) Add(names []TopicIDName) {
 	for _, n := range names {

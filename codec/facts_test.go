@@ -96,7 +96,7 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					return true
 				})
 				var names TopicNames
-				names.Learn(m)
+				names.learn(m)
 				if fmt.Sprint(names.names) != fmt.Sprint(want) {
 					t.Errorf("key %d v%d response %v: learnt %v, want %v", key, v, response, names.names, want)
 				}
@@ -188,3 +188,6 @@ func TestFactsPartitions(t *testing.T) {
 		t.Errorf("codecs %v; the shared list of zstd alone is now %v", r.Codecs, codecLists[4])
 	}
 }
+
+// learn records every struct of msg that holds both a topic name and a topic id.
+func (t *TopicNames) learn(msg *Message) { t.Add(msg.TopicIDNames()) }

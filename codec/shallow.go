@@ -13,7 +13,7 @@ import (
 //     (IsErrorCode: int16 fields named ...ErrorCode), partition numbers (partitionName, int32)
 //     and partition lists (partitionArray, []int32), records fields, and FindCoordinator's
 //     KeyType, Key and CoordinatorKeys (coordinatorGroups);
-//   - TopicNames.Learn, Annotate and Resolve: topic names and TopicId, in their structs;
+//   - TopicIDNames, TopicNames.Annotate and Resolve: topic names and TopicId, in their structs;
 //   - the pairing (Conversation): Produce's Acks, SaslHandshake's ErrorCode;
 //   - Message.Facts again, for the statistics: ApiVersions' ClientSoftwareName and
 //     ClientSoftwareVersion;
