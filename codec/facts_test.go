@@ -59,9 +59,9 @@ func TestOnceSet(t *testing.T) {
 	}
 }
 
-// TestLearnPassesOverOnlyWhatCannotName: Learn looks inside only the structs that can hold a
-// topic name and a topic id; it must learn what a walk of every struct learns, for every API
-// key, version and direction.
+// TestLearnPassesOverOnlyWhatCannotName: TopicIDNames looks inside only the structs that can
+// hold a topic name and a topic id; it must learn what a walk of every struct learns, for every
+// API key, version and direction.
 func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 	c := testCodec(t)
 	learnt := 0
