@@ -188,7 +188,7 @@ func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) [
 		if d.failed {
 			return out
 		}
-		if !f.Versions.Contains(d.version) || f.Tagged(d.version) {
+		if !f.InBody(d.version) {
 			continue
 		}
 		var sub *shallowPlan
@@ -512,7 +512,7 @@ func (d *decoder) skipStruct(s *schema.StructDef) {
 		if d.failed {
 			return
 		}
-		if !f.Versions.Contains(d.version) || f.Tagged(d.version) {
+		if !f.InBody(d.version) {
 			continue
 		}
 		d.skip(f)
