@@ -8,11 +8,6 @@ import (
 	"github.com/kdissect/kdissect/codec/wire"
 )
 
-// MaxFrameSize bounds the frames kdissect believes: Kafka brokers refuse requests over
-// socket.request.max.bytes (100 MiB by default), and a response this large is implausible on a
-// capture.
-const MaxFrameSize = 256 << 20
-
 // Pending is a request that awaits its response.
 type Pending struct {
 	APIKey        int16
@@ -59,7 +54,8 @@ func (c *Codec) NewConversation() *Conversation {
 
 // Result is what a frame turned out to be.
 type Result struct {
-	// Msg is the decoded request or response; nil for a SASL token.
+	// Msg is the decoded request or response, or the raw SASL token (a message of its own,
+	// named "SASL token", with SASLToken set); never nil.
 	Msg *Message
 	// SASLToken marks a raw SASL token (after SaslHandshake v0).
 	SASLToken bool
@@ -72,7 +68,7 @@ type Result struct {
 // ClientFrame takes a whole frame sent by the client.
 func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if cv.saslRaw {
-		if h, err := cv.c.ParseRequestHeader(frame); err != nil || !h.Known {
+		if h, err := cv.c.parseRequestHeader(frame); err != nil || !h.Known {
 			return Result{SASLToken: true, Msg: cv.c.saslMessage(frame, false)}
 		}
 		cv.saslRaw = false // a Kafka request: authentication is over
@@ -83,7 +79,7 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if len(m.Warnings) == 0 && (!cv.sawRequest || m.CorrelationID > cv.maxCorr) {
 		cv.maxCorr, cv.sawRequest = m.CorrelationID, true
 	}
-	if m.APIKey == 0 {
+	if m.APIKey == KeyProduce {
 		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
 			r.NoResponse = true
 			return r
@@ -134,7 +130,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 	}
 	cv.forget(corr)
 	m := cv.c.DecodeResponse(frame, p.APIKey, p.Version)
-	if p.APIKey == 17 && p.Version == 0 {
+	if p.APIKey == KeySaslHandshake && p.Version == 0 {
 		// SaslHandshake v0 succeeded: the tokens that follow travel without Kafka headers.
 		if n := Find(m.Fields[m.HeaderFields:], "ErrorCode"); n != nil && n.Value == int64(0) {
 			cv.saslRaw = true
@@ -223,15 +219,6 @@ func (c *Codec) saslMessage(frame []byte, fromBroker bool) *Message {
 	return m
 }
 
-// Unanswered returns the requests still waiting for a response, in the order they were sent.
-func (cv *Conversation) Unanswered() []Pending {
-	out := make([]Pending, 0, len(cv.order))
-	for _, c := range cv.order {
-		out = append(out, cv.pending[c])
-	}
-	return out
-}
-
 // Check judges whether head (the first bytes of a candidate frame, size prefix included)
 // starts a Kafka frame sent by the client (toServer) or by the broker. synced says the framer is
 // in step with the stream; otherwise it is looking for a frame after a gap or at a mid-stream
@@ -244,7 +231,7 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) wire.Verd
 	if toServer {
 		return cv.checkRequest(head, size, synced)
 	}
-	if size < 0 || size > MaxFrameSize {
+	if size < 0 || size > wire.MaxFrameSize {
 		return wire.No
 	}
 	if cv.saslRaw && len(cv.pending) == 0 {
@@ -282,7 +269,7 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) wire.Verd
 }
 
 func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) wire.Verdict {
-	if size < 0 || size > MaxFrameSize {
+	if size < 0 || size > wire.MaxFrameSize {
 		return wire.No
 	}
 	if cv.saslRaw {
@@ -376,14 +363,14 @@ func (c *Codec) DetectRequest(b []byte, strict bool) (wire.Verdict, string) {
 		return wire.NeedMore, ""
 	}
 	size := int64(int32(binary.BigEndian.Uint32(b)))
-	if size < 8 || size > MaxFrameSize {
+	if size < 8 || size > wire.MaxFrameSize {
 		return wire.No, ""
 	}
 	if len(b) < 12 {
 		return wire.NeedMore, ""
 	}
-	h, err := c.ParseRequestHeader(b[:min(int64(len(b)), 4+size)])
-	if err == ErrShortHeader && int64(len(b)) < 4+size {
+	h, err := c.parseRequestHeader(b[:min(int64(len(b)), 4+size)])
+	if err == errShortHeader && int64(len(b)) < 4+size {
 		return wire.NeedMore, ""
 	}
 	if err != nil || !h.Known || h.CorrelationID < 0 || h.HeaderVersion == 0 {

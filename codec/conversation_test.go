@@ -138,7 +138,7 @@ func TestConversationPairing(t *testing.T) {
 			t.Errorf("request %d: %+v", i, r)
 		}
 	}
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 0 req0} {3 12 1 req1} {3 4 2 req2}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 0 req0} {3 12 1 req1} {3 4 2 req2}]" {
 		t.Errorf("unanswered %s", got)
 	}
 	for _, tc := range []struct {
@@ -161,7 +161,7 @@ func TestConversationPairing(t *testing.T) {
 			t.Errorf("response %d: %+v, request %+v", tc.corr, r.Msg, r.Request)
 		}
 	}
-	if n := len(cv.Unanswered()); n != 0 {
+	if n := len(cv.unanswered()); n != 0 {
 		t.Errorf("%d requests unanswered", n)
 	}
 	// A second response with an answered correlation id has no request.
@@ -183,14 +183,14 @@ func TestConversationCorrelationReused(t *testing.T) {
 	cv.ClientFrame(metadataReq(12, 5), "first")
 	cv.ClientFrame(apiVersionsReq(3, 6), "other")
 	cv.ClientFrame(metadataReq(12, 5), "second")
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 6 other} {3 12 5 second}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 6 other} {3 12 5 second}]" {
 		t.Errorf("unanswered %s", got)
 	}
 	r := cv.ServerFrame(metadataResp(12, 5))
 	if r.Request == nil || r.Request.Ref != "second" {
 		t.Errorf("paired with %+v", r.Request)
 	}
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 6 other}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 6 other}]" {
 		t.Errorf("unanswered %s", got)
 	}
 }
@@ -223,7 +223,7 @@ func TestConversationResponseBeforeRequest(t *testing.T) {
 		t.Errorf("warnings %s", w)
 	}
 	cv.ClientFrame(metadataReq(12, 8), "late")
-	if got := fmt.Sprint(cv.Unanswered()); got != "[{18 3 0 av} {3 12 8 late}]" {
+	if got := fmt.Sprint(cv.unanswered()); got != "[{18 3 0 av} {3 12 8 late}]" {
 		t.Errorf("unanswered %s", got)
 	}
 }
@@ -265,7 +265,7 @@ func TestConversationProduceAcks(t *testing.T) {
 			if r.NoResponse == tc.pending {
 				t.Errorf("NoResponse %v", r.NoResponse)
 			}
-			if got := len(cv.Unanswered()); got != map[bool]int{true: 1, false: 0}[tc.pending] {
+			if got := len(cv.unanswered()); got != map[bool]int{true: 1, false: 0}[tc.pending] {
 				t.Errorf("%d pending", got)
 			}
 			resp := produceResp(tc.version, 3)
@@ -399,7 +399,7 @@ func TestConversationCheck(t *testing.T) {
 		{"request, 13 bytes", true, md[:13], wire.Yes, wire.NeedMore},
 		{"request, client id cut", true, md[:16], wire.Yes, wire.NeedMore},
 		{"request, size 7", true, withSize(md, 7), wire.No, wire.No},
-		{"request, size over the bound", true, withSize(md, MaxFrameSize+1), wire.No, wire.No},
+		{"request, size over the bound", true, withSize(md, wire.MaxFrameSize+1), wire.No, wire.No},
 		{"request, negative size", true, withSize(md, 0xfffffff0), wire.No, wire.No},
 		{"request, negative key", true, set(md, 4, 0xff, 0xfe), wire.No, wire.No},
 		{"request, negative version", true, set(md, 6, 0x80, 0), wire.No, wire.No},
@@ -433,7 +433,7 @@ func TestConversationCheck(t *testing.T) {
 		{"response, 6 bytes", false, resp[:6], wire.NeedMore, wire.NeedMore},
 		{"response, size 3", false, withSize(resp, 3), wire.No, wire.No},
 		{"response, size 4", false, withSize(metadataResp(12, 3), 4)[:8], wire.Yes, wire.Weak},
-		{"response, size over the bound", false, withSize(resp, MaxFrameSize+1), wire.No, wire.No},
+		{"response, size over the bound", false, withSize(resp, wire.MaxFrameSize+1), wire.No, wire.No},
 		{"response, negative size", false, withSize(resp, 0x80000000), wire.No, wire.No},
 		{"TLS ClientHello", true, []byte{0x16, 0x03, 0x01, 0x00, 0xa5, 0x01, 0x00, 0x00, 0xa1, 0x03, 0x03, 0x5f, 0x00, 0x00}, wire.No, wire.No},
 		{"HTTP", true, []byte("GET / HTTP/1.1\r\nHost: broker\r\n\r\n"), wire.No, wire.No},
@@ -473,4 +473,13 @@ func TestConversationCorrelationOrder(t *testing.T) {
 			t.Errorf("correlation id %d after 5: verdict %d, want %d", corr, v, want)
 		}
 	}
+}
+
+// unanswered returns the requests still waiting for a response, in the order they were sent.
+func (cv *Conversation) unanswered() []Pending {
+	out := make([]Pending, 0, len(cv.order))
+	for _, c := range cv.order {
+		out = append(out, cv.pending[c])
+	}
+	return out
 }

@@ -188,7 +188,7 @@ func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) [
 		if d.failed {
 			return out
 		}
-		if !f.Versions.Contains(d.version) || f.Tagged(d.version) {
+		if !f.InBody(d.version) {
 			continue
 		}
 		var sub *shallowPlan
@@ -279,9 +279,8 @@ func (d *decoder) value(f *schema.Field, p *shallowPlan) *Node {
 func (d *decoder) arrayHead(f *schema.Field, nullable bool) (typ wire.Type, count int64, ok, elems bool) {
 	start := d.pos
 	name := f.Name
-	typ = wire.Array
-	if d.compact(f) {
-		typ = wire.CompactArray
+	typ = f.WireType(d.version, d.flex)
+	if typ == wire.CompactArray {
 		u, _, ok := d.uvarint(name)
 		if !ok {
 			return typ, 0, false, false
@@ -513,7 +512,7 @@ func (d *decoder) skipStruct(s *schema.StructDef) {
 		if d.failed {
 			return
 		}
-		if !f.Versions.Contains(d.version) || f.Tagged(d.version) {
+		if !f.InBody(d.version) {
 			continue
 		}
 		d.skip(f)

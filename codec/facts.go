@@ -80,7 +80,7 @@ func (m *Message) Facts() Facts {
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
-	if m.APIKey == 18 && !m.Response {
+	if m.APIKey == KeyApiVersions && !m.Response {
 		name, version := Find(body, "ClientSoftwareName"), Find(body, "ClientSoftwareVersion")
 		if name != nil && version != nil {
 			w.f.Software = fmt.Sprintf("%v %v", name.Value, version.Value)
@@ -166,7 +166,7 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 	for _, n := range nodes {
 		switch v := n.Value.(type) {
 		case string:
-			if n.Def != nil && n.Def.EntityType == "topicName" && n.Def.Kind == schema.String {
+			if n.Def != nil && n.Def.Entity() == schema.TopicName && n.Def.Kind == schema.String {
 				s.topic = v
 			}
 		case UUID:
@@ -194,9 +194,9 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 		switch v := n.Value.(type) {
 		case string:
 			switch {
-			case n.Def != nil && n.Def.EntityType == "topicName":
+			case n.Def != nil && n.Def.Entity() == schema.TopicName:
 				w.seenTopics.add(&f.Topics, v)
-			case n.Def != nil && n.Def.EntityType == "groupId":
+			case n.Def != nil && n.Def.Entity() == schema.GroupID:
 				w.seenGroups.add(&f.Groups, v)
 			case n.Name == "MemberId" && v != "":
 				w.seenMembers.add(&f.Members, v)
@@ -265,7 +265,7 @@ func (s *onceSet[T]) add(list *[]T, v T) {
 // place where a group id is not annotated as such, because KeyType says what they are: 0 (the
 // default, and the only kind before v1) is a group, 1 a transactional id, 2 a share group.
 func coordinatorGroups(m *Message, body []*Node) []string {
-	if m.APIKey != 10 || m.Response {
+	if m.APIKey != KeyFindCoordinator || m.Response {
 		return nil
 	}
 	keyType := int64(0)
@@ -370,9 +370,6 @@ type TopicNames struct {
 	names map[UUID]string
 }
 
-// Learn records every struct of msg that holds both a topic name and a topic id.
-func (t *TopicNames) Learn(msg *Message) { t.Add(msg.TopicIDNames()) }
-
 // Add records topic names for topic ids, as TopicIDNames gives them.
 func (t *TopicNames) Add(names []TopicIDName) {
 	for _, n := range names {
@@ -403,7 +400,7 @@ func (m *Message) TopicIDNames() []TopicIDName {
 		var name string
 		var id UUID
 		for _, c := range n.Children {
-			if s, ok := c.Value.(string); ok && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+			if s, ok := c.Value.(string); ok && c.Def != nil && c.Def.Entity() == schema.TopicName && c.Def.Kind == schema.String {
 				name = s
 			}
 			if u, ok := c.Value.(UUID); ok && c.Name == "TopicId" {
@@ -430,7 +427,7 @@ func namesTopicIDs(s *schema.StructDef, v int16, depth int) bool {
 		if !f.Versions.Contains(v) {
 			continue
 		}
-		name = name || f.EntityType == "topicName" && f.Kind == schema.String
+		name = name || f.Entity() == schema.TopicName && f.Kind == schema.String
 		id = id || f.Name == "TopicId"
 		if f.Struct != nil && namesTopicIDs(f.Struct, v, depth+1) {
 			return true

@@ -59,9 +59,9 @@ func TestOnceSet(t *testing.T) {
 	}
 }
 
-// TestLearnPassesOverOnlyWhatCannotName: Learn looks inside only the structs that can hold a
-// topic name and a topic id; it must learn what a walk of every struct learns, for every API
-// key, version and direction.
+// TestLearnPassesOverOnlyWhatCannotName: TopicIDNames looks inside only the structs that can
+// hold a topic name and a topic id; it must learn what a walk of every struct learns, for every
+// API key, version and direction.
 func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 	c := testCodec(t)
 	learnt := 0
@@ -83,7 +83,7 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					var name string
 					var id UUID
 					for _, c := range n.Children {
-						if s, ok := c.Value.(string); ok && n.Type == wire.Struct && c.Def != nil && c.Def.EntityType == "topicName" && c.Def.Kind == schema.String {
+						if s, ok := c.Value.(string); ok && n.Type == wire.Struct && c.Def != nil && c.Def.Entity() == schema.TopicName && c.Def.Kind == schema.String {
 							name = s
 						}
 						if u, ok := c.Value.(UUID); ok && n.Type == wire.Struct && c.Name == "TopicId" {
@@ -96,7 +96,7 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					return true
 				})
 				var names TopicNames
-				names.Learn(m)
+				names.learn(m)
 				if fmt.Sprint(names.names) != fmt.Sprint(want) {
 					t.Errorf("key %d v%d response %v: learnt %v, want %v", key, v, response, names.names, want)
 				}
@@ -188,3 +188,6 @@ func TestFactsPartitions(t *testing.T) {
 		t.Errorf("codecs %v; the shared list of zstd alone is now %v", r.Codecs, codecLists[4])
 	}
 }
+
+// learn records every struct of msg that holds both a topic name and a topic id.
+func (t *TopicNames) learn(msg *Message) { t.Add(msg.TopicIDNames()) }

@@ -81,9 +81,9 @@ func (c *Codec) Release(m *Message) {
 	c.released.Put(a)
 }
 
-// RequestHeader is what the framer and the pairing need from a request: read without building
+// requestHeader is what the framer and the pairing need from a request: read without building
 // a field tree.
-type RequestHeader struct {
+type requestHeader struct {
 	APIKey        int16
 	Version       int16
 	CorrelationID int32
@@ -93,13 +93,13 @@ type RequestHeader struct {
 	Known bool
 }
 
-// ErrShortHeader is returned for a frame too short to hold a request header.
-var ErrShortHeader = errors.New("frame too short for a Kafka request header")
+// errShortHeader is returned for a frame too short to hold a request header.
+var errShortHeader = errors.New("frame too short for a Kafka request header")
 
 // RequestHeaderVersion is the request header version an API version uses: 2 for flexible
 // versions, 1 otherwise, and 0 for ControlledShutdown v0, which predates the client id.
 func (c *Codec) RequestHeaderVersion(key, version int16) int {
-	if key == 7 && version == 0 {
+	if key == KeyControlledShutdown && version == 0 {
 		return 0
 	}
 	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
@@ -111,7 +111,7 @@ func (c *Codec) RequestHeaderVersion(key, version int16) int {
 // ResponseHeaderVersion is 1 for flexible versions and 0 otherwise; ApiVersions responses
 // always use 0 so that a client can read the broker's answer whatever version it asked for.
 func (c *Codec) ResponseHeaderVersion(key, version int16) int {
-	if key == 18 {
+	if key == KeyApiVersions {
 		return 0
 	}
 	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
@@ -120,12 +120,12 @@ func (c *Codec) ResponseHeaderVersion(key, version int16) int {
 	return 0
 }
 
-// ParseRequestHeader reads the header of a request frame (size prefix included).
-func (c *Codec) ParseRequestHeader(frame []byte) (RequestHeader, error) {
+// parseRequestHeader reads the header of a request frame (size prefix included).
+func (c *Codec) parseRequestHeader(frame []byte) (requestHeader, error) {
 	if len(frame) < 12 {
-		return RequestHeader{}, ErrShortHeader
+		return requestHeader{}, errShortHeader
 	}
-	h := RequestHeader{
+	h := requestHeader{
 		APIKey:        int16(binary.BigEndian.Uint16(frame[4:])),
 		Version:       int16(binary.BigEndian.Uint16(frame[6:])),
 		CorrelationID: int32(binary.BigEndian.Uint32(frame[8:])),
@@ -136,7 +136,7 @@ func (c *Codec) ParseRequestHeader(frame []byte) (RequestHeader, error) {
 	}
 	if h.HeaderVersion >= 1 {
 		if len(frame) < 14 {
-			return h, ErrShortHeader
+			return h, errShortHeader
 		}
 		n := int(int16(binary.BigEndian.Uint16(frame[12:])))
 		if n >= 0 {

@@ -13,7 +13,7 @@ import (
 //     (IsErrorCode: int16 fields named ...ErrorCode), partition numbers (partitionName, int32)
 //     and partition lists (partitionArray, []int32), records fields, and FindCoordinator's
 //     KeyType, Key and CoordinatorKeys (coordinatorGroups);
-//   - TopicNames.Learn, Annotate and Resolve: topic names and TopicId, in their structs;
+//   - TopicIDNames, TopicNames.Annotate and Resolve: topic names and TopicId, in their structs;
 //   - the pairing (Conversation): Produce's Acks, SaslHandshake's ErrorCode;
 //   - Message.Facts again, for the statistics: ApiVersions' ClientSoftwareName and
 //     ClientSoftwareVersion;
@@ -34,7 +34,7 @@ var keptNames = map[string]bool{
 // holds. Such a field is decoded whole.
 func keptItself(f *schema.Field) bool {
 	switch {
-	case f.EntityType == "topicName" || f.EntityType == "groupId":
+	case f.Entity() == schema.TopicName || f.Entity() == schema.GroupID:
 		return true
 	case keptNames[f.Name]:
 		return true

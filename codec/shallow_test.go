@@ -48,8 +48,8 @@ func shallowDiff(full, shallow *Message, fullNames, shallowNames *TopicNames) st
 		add("warnings: full %v, shallow %v", full.Warnings, shallow.Warnings)
 	}
 
-	fullNames.Learn(full)
-	shallowNames.Learn(shallow)
+	fullNames.learn(full)
+	shallowNames.learn(shallow)
 	if !reflect.DeepEqual(fullNames.names, shallowNames.names) {
 		add("topic names learnt: full %v, shallow %v", fullNames.names, shallowNames.names)
 	}

@@ -42,7 +42,8 @@ type Conn struct {
 	SYN bool
 }
 
-// Frame is one length-prefixed frame of a stream.
+// Frame is one length-prefixed frame of a stream: a Kafka frame, not a packet. Packets are
+// numbered in FirstPacket and LastPacket (the outputs call a packet a frame, as Wireshark does).
 type Frame struct {
 	Conn *Conn
 	Dir  Dir
@@ -98,7 +99,8 @@ type Options struct {
 	// IsServerPort says whether a port is a Kafka broker port. Segments of connections with no
 	// such port are ignored.
 	IsServerPort func(port uint16) bool
-	// MaxFrameSize bounds a believable frame (bytes after the size prefix).
+	// MaxFrameSize bounds a believable frame (bytes after the size prefix); default
+	// wire.MaxFrameSize.
 	MaxFrameSize int
 	// TLSKeys holds the secrets that connections starting with TLS are decrypted with (nil:
 	// none; such connections get a notice).
@@ -129,7 +131,7 @@ type Options struct {
 // withDefaults fills in the options left zero.
 func (opt Options) withDefaults() Options {
 	if opt.MaxFrameSize <= 0 {
-		opt.MaxFrameSize = 256 << 20
+		opt.MaxFrameSize = wire.MaxFrameSize
 	}
 	if opt.MaxFrameBuffer <= 0 {
 		opt.MaxFrameBuffer = 128 << 20

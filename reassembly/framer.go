@@ -12,7 +12,7 @@ import (
 // Checker judges candidate frames for one direction of a connection. head holds the first bytes
 // of the candidate, size prefix included: at most 64 when the framer is in step, and when it is
 // looking for a frame, the whole candidate frame if it is buffered; synced says the framer is in
-// step with the stream, so only gross violations should give No.
+// step with the stream, so only gross violations should give wire.No.
 type Checker func(head []byte, synced bool) wire.Verdict
 
 // maxResyncBuffer bounds the bytes held while looking for a frame boundary.

@@ -64,31 +64,15 @@ func (d *Diagram) Message(e *Entry) error {
 	}
 	d.line(h, "")
 	m := e.Msg
-	if m == nil { // a SASL token without a description of its own
-		m = &codec.Message{Size: len(e.SASLToken) + 4, HeaderFields: 1, Fields: []*codec.Node{
-			{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(e.SASLToken))},
-			{Name: "token", Type: wire.Bytes, Offset: 4, Size: len(e.SASLToken), Value: e.SASLToken},
-		}}
-	}
-	if e.SASLToken != nil || e.Msg == nil {
-		d.line(fmt.Sprintf("SASL token  %d bytes", m.Size), styleBold)
-	} else {
-		d.line(title(e), styleBold)
-	}
+	d.line(title(e), styleBold)
 	// Secrets are masked in the raw bytes too.
-	frame := e.Bytes
-	if len(frame) > 0 {
-		frame = m.Redact(frame)
-	}
+	frame := e.Redacted()
 	g := d.newGrid()
 	for i, n := range m.Fields {
 		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)
 	}
 	if err := g.write(d.w); err != nil {
 		return err
-	}
-	for _, w := range e.Warnings {
-		d.line("! "+w, styleWarn)
 	}
 	for _, w := range m.Warnings {
 		d.line("! "+w.String(), styleWarn)
@@ -280,9 +264,9 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 		case n.Type.IsRecords():
 			return fmt.Sprintf("%d bytes", v), styleNumber
 		case n.Name == "attributes" && parent != nil && parent.Type == wire.RecordBatch:
-			return BatchAttributes(v), styleNumber
-		case n.Type == wire.Int64 && IsTimestampName(n.Name):
-			return Timestamp(v), styleNumber
+			return batchAttributes(v), styleNumber
+		case n.Type == wire.Int64 && isTimestampName(n.Name):
+			return timestamp(v), styleNumber
 		}
 		return strconv.FormatInt(v, 10), styleNumber
 	case float64:
@@ -295,7 +279,7 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 		}
 		return d.text([]byte(v), true), styleString
 	case []byte:
-		return d.text(v, Printable(v)), styleString
+		return d.text(v, codec.Printable(v)), styleString
 	case codec.UUID:
 		return fmt.Sprintf("%s (%s)", v, v.Hex()), styleString
 	}
@@ -341,10 +325,10 @@ func (d *Diagram) text(b []byte, printable bool) string {
 	return s
 }
 
-// IsTimestampName reports whether an int64 field holds epoch milliseconds by its name:
+// isTimestampName reports whether an int64 field holds epoch milliseconds by its name:
 // ...Timestamp, ...TimestampMs, ...TimeMs, and the record format's baseTimestamp, maxTimestamp
 // and timestamp.
-func IsTimestampName(name string) bool {
+func isTimestampName(name string) bool {
 	switch name {
 	case "baseTimestamp", "maxTimestamp", "timestamp":
 		return true
@@ -355,9 +339,9 @@ func IsTimestampName(name string) bool {
 	return strings.HasSuffix(name, "Timestamp") || strings.HasSuffix(name, "TimestampMs") || strings.HasSuffix(name, "TimeMs")
 }
 
-// Timestamp shows epoch milliseconds with their UTC date when they fall in the years 2000 to
+// timestamp shows epoch milliseconds with their UTC date when they fall in the years 2000 to
 // 2100, and as a plain number otherwise (-1, 0, durations).
-func Timestamp(ms int64) string {
+func timestamp(ms int64) string {
 	t := time.UnixMilli(ms).UTC()
 	if t.Year() < 2000 || t.Year() > 2100 {
 		return strconv.FormatInt(ms, 10)
@@ -365,9 +349,9 @@ func Timestamp(ms int64) string {
 	return fmt.Sprintf("%d (%s UTC)", ms, t.Format("2006-01-02 15:04:05.000"))
 }
 
-// BatchAttributes shows a record batch's attributes and their bits: compression codec (bits
+// batchAttributes shows a record batch's attributes and their bits: compression codec (bits
 // 0-2), timestamp type (bit 3), transactional (bit 4) and control (bit 5).
-func BatchAttributes(v int64) string {
+func batchAttributes(v int64) string {
 	a := wire.Attributes(v)
 	c := a.Codec().String()
 	if !a.Codec().Known() {

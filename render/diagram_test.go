@@ -90,7 +90,7 @@ func TestBatchAttributes(t *testing.T) {
 		{7, "0x0007 codec=unknown(7) timestamp=create"},
 	}
 	for _, tt := range tests {
-		if got := BatchAttributes(tt.v); got != tt.want {
+		if got := batchAttributes(tt.v); got != tt.want {
 			t.Errorf("BatchAttributes(%#x) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
@@ -102,7 +102,7 @@ func TestIsTimestampName(t *testing.T) {
 		"MaxTimestampMs": true, "LogAppendTimeMs": true, "LogStartOffset": false,
 		"TimeoutMs": false, "SessionTimeoutMs": false, "timestampDelta": false, "ThrottleTimeMs": true,
 	} {
-		if got := IsTimestampName(name); got != want {
+		if got := isTimestampName(name); got != want {
 			t.Errorf("IsTimestampName(%q) = %v, want %v", name, got, want)
 		}
 	}
@@ -186,7 +186,6 @@ func sample(t *testing.T) *Entry {
 	return &Entry{
 		Frame: 13, FirstFrame: 12, Time: time.Date(2026, 11, 29, 10, 0, 1, 234567000, time.UTC), Stream: 3,
 		Src: "10.0.0.9:9092", Dst: "10.0.0.5:53422", RequestFrame: 12, Latency: 1204 * time.Microsecond,
-		Warnings: []string{"2 bytes lost before this frame"},
 		Msg: &codec.Message{Response: true, APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 7, Size: size,
 			Fields: nodes, HeaderFields: 3, Warnings: []codec.Warning{{Offset: 0x20, Msg: "something odd"}}},
 		Bytes: frame,
@@ -341,7 +340,7 @@ func TestDiagramColor(t *testing.T) {
 	s := out.String()
 	for _, want := range []string{
 		styleError + "16 NOT_COORDINATOR" + styleReset,
-		styleWarn + "! 2 bytes lost before this frame" + styleReset,
+		styleWarn + "! offset 0x0020: something odd" + styleReset,
 		styleDim + "correlation_id" + styleReset,
 		styleNumber + "1 item" + styleReset,
 		styleString + `"hello"` + styleReset,
@@ -389,22 +388,4 @@ func TestHexDump(t *testing.T) {
 	if out.String() != want {
 		t.Errorf("hex dump:\n%s\nwant:\n%s", out.String(), want)
 	}
-}
-
-func TestSASLTokenWithoutMessage(t *testing.T) {
-	var out bytes.Buffer
-	d := NewDiagram(&out, DiagramOptions{Hex: true})
-	tok := []byte("\x00user\x00secret")
-	e := &Entry{Frame: 5, Src: "a", Dst: "b", SASLToken: tok, Bytes: append([]byte{0, 0, 0, byte(len(tok))}, tok...)}
-	if err := d.Message(e); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
-	if !strings.Contains(s, "SASL token  16 bytes") {
-		t.Errorf("no SASL title:\n%s", s)
-	}
-	checkOffsets(t, fieldLines(t, s, true), e.Bytes)
 }

@@ -48,16 +48,6 @@ func (j *JSON) Message(e *Entry) error {
 		b = j.str(b, e.TLS)
 	}
 	m := e.Msg
-	if m == nil {
-		b = append(b, `,"kind":"sasl_token","size":`...)
-		b = strconv.AppendInt(b, int64(len(e.SASLToken)+4), 10)
-		b = append(b, `,"fields":[`...)
-		b = j.nodeStart(b, "token", "bytes", 4, len(e.SASLToken))
-		b = j.bytesValue(b, e.SASLToken)
-		b = append(b, "}]"...)
-		b = j.warnings(b, e.Warnings, nil)
-		return j.flush(b)
-	}
 	if m.Response {
 		b = append(b, `,"kind":"response"`...)
 	} else {
@@ -94,7 +84,7 @@ func (j *JSON) Message(e *Entry) error {
 	}
 	b = append(b, `,"fields":`...)
 	b = j.nodes(b, m.Fields)
-	b = j.warnings(b, e.Warnings, m.Warnings)
+	b = j.warnings(b, m.Warnings)
 	return j.flush(b)
 }
 
@@ -122,16 +112,10 @@ func (j *JSON) File(name string) error {
 	return nil
 }
 
-func (j *JSON) warnings(b []byte, framing []string, ws []codec.Warning) []byte {
+func (j *JSON) warnings(b []byte, ws []codec.Warning) []byte {
 	b = append(b, `,"warnings":[`...)
-	for i, w := range framing {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = j.str(b, w)
-	}
 	for i, w := range ws {
-		if i > 0 || len(framing) > 0 {
+		if i > 0 {
 			b = append(b, ',')
 		}
 		b = j.str(b, w.String())
@@ -201,7 +185,7 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 		v, truncated = v[:j.MaxBytes], true
 	}
 	b = append(b, `,"value":`...)
-	if Printable(v) {
+	if codec.Printable(v) {
 		b = j.str(b, string(v))
 		b = append(b, `,"encoding":"utf8"`...)
 	} else {
@@ -253,9 +237,6 @@ func (j *JSON) marshal(b []byte, v any) []byte {
 	}
 	return append(b, bytes.TrimSuffix(j.other.Bytes(), []byte("\n"))...)
 }
-
-// Printable reports whether b is shown as text: valid, printable UTF-8.
-func Printable(b []byte) bool { return codec.Printable(b) }
 
 // Notice writes one line with "kind": "notice".
 func (j *JSON) Notice(n *Notice) error {

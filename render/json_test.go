@@ -32,11 +32,11 @@ func TestJSONValues(t *testing.T) {
 	)
 	cid := "client \"1\""
 	m := &codec.Message{APIKey: 3, APIName: "Metadata", Version: 12, CorrelationID: 7, ClientID: &cid, Size: 99,
-		Fields: fields, Warnings: []codec.Warning{{Offset: 4, Msg: "odd"}}}
+		Fields: fields, Warnings: []codec.Warning{{Offset: 4, Msg: "odd <x>"}}}
 	var out bytes.Buffer
 	j := NewJSON(&out)
 	e := &Entry{Frame: 2, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 4000, time.UTC), Stream: 5,
-		Src: "10.0.0.1:1", Dst: "10.0.0.2:9092", Msg: m, Warnings: []string{"framing <x>"}}
+		Src: "10.0.0.1:1", Dst: "10.0.0.2:9092", Msg: m}
 	if err := j.Message(e); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestJSONValues(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d lines:\n%s", len(lines), out.String())
 	}
-	if !strings.Contains(lines[0], `"<&>"`) || !strings.Contains(lines[0], `"framing <x>"`) {
+	if !strings.Contains(lines[0], `"<&>"`) || !strings.Contains(lines[0], `"offset 0x0004: odd <x>"`) {
 		t.Errorf("HTML characters escaped: %s", lines[0])
 	}
 	var got struct {
@@ -91,7 +91,7 @@ func TestJSONValues(t *testing.T) {
 	if got.ClientID != cid || got.Time != "2026-11-29T01:02:03.000004Z" || got.Frame != 2 {
 		t.Errorf("header: %+v", got)
 	}
-	if len(got.Warnings) != 2 || got.Warnings[1] != (codec.Warning{Offset: 4, Msg: "odd"}).String() {
+	if len(got.Warnings) != 1 || got.Warnings[0] != (codec.Warning{Offset: 4, Msg: "odd <x>"}).String() {
 		t.Errorf("warnings %q", got.Warnings)
 	}
 	var notice map[string]any

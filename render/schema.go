@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -81,13 +80,8 @@ func NewLayout(api string, m *schema.Message, v int16, header *schema.Message, h
 // section with the fields tagged at v in tag order.
 func layoutStruct(s *schema.StructDef, v int16, flex bool) []*LayoutField {
 	var out []*LayoutField
-	var tagged []*schema.Field
 	for _, f := range s.Fields {
-		switch {
-		case !f.Versions.Contains(v):
-		case f.Tagged(v):
-			tagged = append(tagged, f)
-		default:
+		if f.InBody(v) {
 			out = append(out, layoutField(f, v, flex))
 		}
 	}
@@ -95,8 +89,7 @@ func layoutStruct(s *schema.StructDef, v int16, flex bool) []*LayoutField {
 		return out
 	}
 	section := &LayoutField{Name: "_tagged_fields", Type: wire.TaggedFields, Size: "var"}
-	slices.SortStableFunc(tagged, func(a, b *schema.Field) int { return a.Tag - b.Tag })
-	for _, f := range tagged {
+	for _, f := range s.TaggedAt(v) {
 		lf := layoutField(f, v, true) // tagged values use the compact encodings
 		tag := f.Tag
 		lf.Tag = &tag

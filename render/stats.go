@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kdissect/kdissect/codec"
 )
 
 // Stats gathers counts over a whole capture and writes them as tables: per API and version,
@@ -122,12 +124,13 @@ func (s *Stats) Add(e *Entry) {
 			s.topics[r.Key()] = t
 		}
 		switch {
-		case !m.Response && m.APIKey == 0: // Produce
-			t.produced += r.Records
-			t.producedBytes += int64(r.Bytes)
-		case m.Response && (m.APIKey == 1 || m.APIKey == 78): // Fetch, ShareFetch
+		case !codec.CarriesRecords(m.APIKey, m.Response):
+		case m.Response:
 			t.fetched += r.Records
 			t.fetchedBytes += int64(r.Bytes)
+		default:
+			t.produced += r.Records
+			t.producedBytes += int64(r.Bytes)
 		}
 	}
 }

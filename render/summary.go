@@ -43,15 +43,6 @@ func (s *Summary) rel(t time.Time) float64 {
 // Message writes one line, and a line per warning.
 func (s *Summary) Message(e *Entry) error {
 	b := s.head(s.line[:0], e.Frame, e.Time, e.Src, e.Dst)
-	if e.Msg == nil {
-		b = append(b, "SASL token  "...)
-		b = strconv.AppendInt(b, int64(len(e.SASLToken)+4), 10)
-		b = append(b, " bytes"...)
-		if e.TLS != "" {
-			b = append(append(b, "  "...), e.TLS...)
-		}
-		return s.write(append(b, '\n'))
-	}
 	m := e.Msg
 	if m.Response {
 		b = append(b, "Response "...)
@@ -96,16 +87,13 @@ func (s *Summary) Message(e *Entry) error {
 			b = b[:mark] // no facts
 		}
 	}
-	if n := len(m.Warnings) + len(e.Warnings); n > 0 {
+	if n := len(m.Warnings); n > 0 {
 		b = append(b, "  ["...)
 		b = strconv.AppendInt(b, int64(n), 10)
 		b = append(append(b, " warning"...), plural(n)...)
 		b = append(b, ']')
 	}
 	b = append(b, '\n')
-	for _, w := range e.Warnings {
-		b = append(append(append(b, "       ! "...), w...), '\n')
-	}
 	for _, w := range m.Warnings {
 		b = append(append(append(b, "       ! "...), w.String()...), '\n')
 	}
@@ -192,11 +180,8 @@ func plural(n int) string {
 	return "s"
 }
 
-// FactsText is the short account of a message's facts that a summary line ends with: topics
-// and partitions, record counts and codecs, group and member, errors.
-func FactsText(f *codec.Facts) string { return string(appendFacts(nil, f)) }
-
-// appendFacts appends FactsText(f) to b.
+// appendFacts appends to b the short account of a message's facts that a summary line ends
+// with: topics and partitions, record counts and codecs, group and member, errors.
 func appendFacts(b []byte, f *codec.Facts) []byte {
 	start := len(b)
 	part := func(b []byte, label string) []byte {

@@ -1,7 +1,7 @@
 // Package wire is the vocabulary that kdissect's packages share about the Kafka wire: the
 // encodings a decoded field can have (Type), the compression codecs and attribute bits of record
-// batches, the names of array elements, and the verdict on the first bytes of a candidate frame.
-// It names things and decodes nothing. It imports nothing of kdissect, so that codec, reassembly
+// batches, the names of array elements, the bound on believable frames and the verdict on the
+// first bytes of a candidate frame. It names things and decodes nothing. It imports nothing of kdissect, so that codec, reassembly
 // and render can all use it without pointing back up the data flow.
 package wire
 
@@ -202,6 +202,11 @@ func (a Attributes) Codec() Codec { return Codec(a & CodecBits) }
 
 // Has reports whether all the bits of b are set in a.
 func (a Attributes) Has(b Attributes) bool { return a&b == b }
+
+// MaxFrameSize bounds the frames kdissect believes (bytes after the size prefix): Kafka brokers
+// refuse requests over socket.request.max.bytes (100 MiB by default), and a response this large
+// is implausible on a capture.
+const MaxFrameSize = 256 << 20
 
 // Verdict is a judgement on the first bytes of a candidate frame: the protocol (codec) gives
 // it, the framer (reassembly) acts on it.

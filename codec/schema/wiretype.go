@@ -1,6 +1,10 @@
 package schema
 
-import "github.com/kdissect/kdissect/codec/wire"
+import (
+	"slices"
+
+	"github.com/kdissect/kdissect/codec/wire"
+)
 
 // Wire is the wire type of a value of kind k in the encoding given: compact (flexible versions)
 // or classic, nullable or not. Structs and arrays have types of their own (wire.Struct,
@@ -63,4 +67,22 @@ func (f *Field) Compact(v int16, flex bool) bool {
 		return f.FlexibleVersions.Contains(v)
 	}
 	return flex
+}
+
+// InBody reports whether version v carries f outside the tagged section: where the struct's
+// definition places it. The interpreter reads such fields in definition order, and layouts list
+// them so.
+func (f *Field) InBody(v int16) bool { return f.Versions.Contains(v) && !f.Tagged(v) }
+
+// TaggedAt returns the fields of s that version v sends as tagged fields, in tag order: the
+// order of a layout's tagged section (on the wire, the sender picks the order).
+func (s *StructDef) TaggedAt(v int16) []*Field {
+	var out []*Field
+	for _, f := range s.Fields {
+		if f.Versions.Contains(v) && f.Tagged(v) {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Field) int { return a.Tag - b.Tag })
+	return out
 }

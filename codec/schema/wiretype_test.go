@@ -62,3 +62,50 @@ func TestFieldWireType(t *testing.T) {
 		}
 	}
 }
+
+func TestInBodyAndTaggedAt(t *testing.T) {
+	parse := func(s string) Versions {
+		v, err := ParseVersions(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a := &Field{Name: "A", Versions: parse("0+"), Tag: -1}
+	b := &Field{Name: "B", Versions: parse("1+"), Tag: 5, TaggedVersions: parse("3+")}
+	c := &Field{Name: "C", Versions: parse("0+"), Tag: 1, TaggedVersions: parse("2+")}
+	s := &StructDef{Name: "S", Fields: []*Field{a, b, c}}
+	tests := []struct {
+		v            int16
+		body, tagged string
+	}{
+		{0, "A C", ""},
+		{1, "A B C", ""},
+		{2, "A B", "C"},
+		{3, "A", "C B"},
+	}
+	names := func(fs []*Field) string {
+		var out []byte
+		for i, f := range fs {
+			if i > 0 {
+				out = append(out, ' ')
+			}
+			out = append(out, f.Name...)
+		}
+		return string(out)
+	}
+	for _, tt := range tests {
+		var body []*Field
+		for _, f := range s.Fields {
+			if f.InBody(tt.v) {
+				body = append(body, f)
+			}
+		}
+		if got := names(body); got != tt.body {
+			t.Errorf("v%d: body %q, want %q", tt.v, got, tt.body)
+		}
+		if got := names(s.TaggedAt(tt.v)); got != tt.tagged {
+			t.Errorf("v%d: tagged %q, want %q", tt.v, got, tt.tagged)
+		}
+	}
+}
