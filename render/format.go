@@ -113,3 +113,35 @@ func newSummary(w io.Writer, o Options) Renderer { return NewSummary(w, o.Time) 
 func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
 
 func newDiscard(io.Writer, Options) Renderer { return Discard{} }
+
+// SchemaFormats are the formats that lay out schemas.
+func SchemaFormats() []Format {
+	var fs []Format
+	for _, f := range Formats() {
+		if f.Layout != nil {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// RecordsDefaults says which formats decode records how deep unless the user says: "default
+// full for diagram and json, headers for summary and none".
+func RecordsDefaults(fs []Format) string {
+	var depths []string
+	byDepth := map[string][]Format{}
+	for _, f := range fs {
+		if byDepth[f.Records] == nil {
+			depths = append(depths, f.Records)
+		}
+		byDepth[f.Records] = append(byDepth[f.Records], f)
+	}
+	s := "default"
+	for i, d := range depths {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + d + " for " + ListFormats(byDepth[d], " and ", false)
+	}
+	return s
+}
