@@ -2,7 +2,6 @@ package render
 
 import (
 	"io"
-	"time"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
@@ -59,6 +58,8 @@ type Options struct {
 	// Color, Hex and MaxBytes are DiagramOptions'.
 	Color, Hex bool
 	MaxBytes   int
+	// Time is how summaries and diagram headings show times (-t).
+	Time TimeFormat
 }
 
 // Formats is the table of output formats, the default first.
@@ -104,11 +105,10 @@ func ListFormats(fs []Format, or string, hints bool) string {
 }
 
 func newDiagram(w io.Writer, o Options) Renderer {
-	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes})
+	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time})
 }
 
-// newSummary's relative times start at the first message.
-func newSummary(w io.Writer, _ Options) Renderer { return NewSummary(w, time.Time{}) }
+func newSummary(w io.Writer, o Options) Renderer { return NewSummary(w, o.Time) }
 
 func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
 

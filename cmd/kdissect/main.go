@@ -44,6 +44,8 @@ type common struct {
 	maxDecompressed int64
 	showSecrets     bool
 	records         string
+	// times is -t, how summaries and diagram headings show times.
+	times string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -54,6 +56,7 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
 	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
+	fs.StringVarP(&c.times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
@@ -88,7 +91,14 @@ func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 	if !ok {
 		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
 	}
-	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
+	var times render.TimeFormat
+	if c.times != "" {
+		var err error
+		if times, err = render.ParseTimeFormat(c.times); err != nil {
+			return f, nil, fmt.Errorf("-t: %v", err)
+		}
+	}
+	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, MaxBytes: c.maxBytes, Time: times}), nil
 }
 
 type captureOptions struct {
