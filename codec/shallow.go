@@ -73,8 +73,11 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 		b := planBuilder{}
 		for _, a := range c.Schemas.APIs() {
 			for _, m := range []*schema.Message{a.Request, a.Response} {
-				if m != nil {
-					b.plan(m.Body)
+				if m == nil {
+					continue
+				}
+				for _, d := range m.Definitions() {
+					b.plan(d.Body)
 				}
 			}
 		}

@@ -42,7 +42,7 @@ func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	if o.api == "" && fs.Changed("api-version") {
 		return cmd.usageError(stderr, "--api-version goes with --api")
 	}
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.report(stderr, err)
 	}

@@ -64,7 +64,7 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 	if len(ranges) == 0 {
 		return fail("no ports given")
 	}
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.report(stderr, err)
 	}

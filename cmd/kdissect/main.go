@@ -58,8 +58,9 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
-// codec builds the codec from the built-in definitions and --schema-dir.
-func (c *common) codec() (*codec.Codec, error) {
+// codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
+// skipped, versions that differ from the built-in ones) go to stderr.
+func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	set, err := schema.Embedded()
 	if err != nil {
 		return nil, err
@@ -67,6 +68,9 @@ func (c *common) codec() (*codec.Codec, error) {
 	if c.schemaDir != "" {
 		if set, err = set.WithDir(c.schemaDir, c.apiKey); err != nil {
 			return nil, err
+		}
+		for _, n := range set.Notices() {
+			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
 		}
 	} else if c.apiKey >= 0 {
 		return nil, flagError("--api-key goes with --schema-dir")
@@ -188,7 +192,7 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.report(stderr, err)
 	}
