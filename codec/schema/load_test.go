@@ -61,8 +61,8 @@ comment */ {
 func TestPeekType(t *testing.T) {
 	for src, want := range map[string]string{
 		"// license\n{\"type\": \"data\", \"fields\": [{\"type\": \"Nowhere\"}]}": "data",
-		`{"name": "X", "type": "header"}`: "header",
-		`{"name": "X"}`:                   "",
+		`{"name": "X", "type": "header"}`:                                         "header",
+		`{"name": "X"}`:                                                           "",
 	} {
 		if got, err := PeekType([]byte(src)); err != nil || got != want {
 			t.Errorf("PeekType(%q) = %q, %v; want %q", src, got, err, want)
