@@ -72,30 +72,13 @@ func TestSchemaDirKafkaShaped(t *testing.T) {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}
 				if got := out + stderrSection(withoutSkipNotice(t, errOut)); got != string(want) {
-					g, w := clip(firstDiff(got, string(want)))
-					t.Errorf("output with --schema-dir differs from %s:\n got: %s\nwant: %s", name, g, w)
+					line, g, w := firstDiff(got, string(want))
+					g, w = clip(g, w)
+					t.Errorf("output with --schema-dir differs from %s at line %d:\n got: %s\nwant: %s", name, line, g, w)
 				}
 			})
 		}
 	}
-}
-
-// firstDiff returns the first line where a and b differ, from each.
-func firstDiff(a, b string) (string, string) {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return x, y
-		}
-	}
-	return "", ""
 }
 
 // TestSchemaDirOlder loads a directory of an older release that lacks ApiVersions v4 and v5:
@@ -113,8 +96,9 @@ func TestSchemaDirOlder(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, gotErr)
 		}
 		if got != want {
-			g, w := firstDiff(got, want)
-			t.Errorf("%s with the older directory:\n got: %s\nwant: %s", format, g, w)
+			line, g, w := firstDiff(got, want)
+			g, w = clip(g, w)
+			t.Errorf("%s with the older directory, line %d:\n got: %s\nwant: %s", format, line, g, w)
 		}
 		if !strings.Contains(gotErr, "skipped 1 file that is not a request, response or header definition: README.md") {
 			t.Errorf("stderr: %s", gotErr)
