@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Kafka's generator reads definitions with Jackson, which takes a number where a string is
@@ -108,6 +110,7 @@ type rawField struct {
 	About            text           `json:"about"`
 	Default          any            `json:"default"`
 	EntityType       text           `json:"entityType"`
+	BitField         text           `json:"bitField"`
 	Fields           list[rawField] `json:"fields"`
 }
 
@@ -232,6 +235,11 @@ func (r *resolver) field(rf *rawField) (*Field, error) {
 			return nil, fmt.Errorf("%s: flexibleVersions: %v", where, err)
 		}
 		f.FlexibleVersions = &fv
+	}
+	if rf.BitField != "" {
+		if f.BitField = wire.LookupBitField(string(rf.BitField)); f.BitField == wire.NoBits {
+			return nil, fmt.Errorf("%s: unknown bitField %q", where, string(rf.BitField))
+		}
 	}
 	if rf.Tag.set {
 		if rf.Tag.n < 0 || rf.Tag.n > 0x7fffffff {
