@@ -48,6 +48,8 @@ type testRun struct {
 	ports  string
 	keylog string
 	stats  bool
+	// sel, when set, chooses the messages shown (stats still come from the field above).
+	sel *Selection
 	// workers and perRound are Config's Workers and RoundPackets; workers 0 is kdissect's
 	// default, one per core up to 8.
 	workers, perRound int
@@ -84,7 +86,7 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20})
+	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20, Trees: r.sel != nil && r.sel.ReadsBodies()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +95,9 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 		t.Fatal(err)
 	}
 	sel := SelectAll()
+	if r.sel != nil {
+		sel = *r.sel
+	}
 	sel.Stats = r.stats
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: 64}), Needs: f.Needs, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,

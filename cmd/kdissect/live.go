@@ -64,6 +64,7 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 	if len(ranges) == 0 {
 		return fail("no ports given")
 	}
+	o.trees = o.sel.ReadsBodies()
 	c, err := o.codec()
 	if err != nil {
 		return cmd.report(stderr, err)

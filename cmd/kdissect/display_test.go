@@ -1,0 +1,180 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// bodyInt is the integer value of a top-level body field of m (the header's fields come first
+// and are not named like the definitions' fields).
+func bodyInt(m *jsonMsg, name string) (int64, bool) {
+	if m == nil {
+		return 0, false
+	}
+	for _, f := range m.Fields {
+		if f.Name == name {
+			return intValue(f)
+		}
+	}
+	return 0, false
+}
+
+// child is the node named name among fs.
+func child(fs []*jsonField, name string) *jsonField {
+	for _, f := range fs {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// anyPartition reports whether a Fetch response has a partition (Responses[*].Partitions[*])
+// for which cond holds.
+func anyPartition(m *jsonMsg, cond func(p []*jsonField) bool) bool {
+	if m == nil {
+		return false
+	}
+	topics := child(m.Fields, "Responses")
+	if topics == nil {
+		return false
+	}
+	for _, tp := range topics.Fields {
+		if parts := child(tp.Fields, "Partitions"); parts != nil {
+			for _, p := range parts.Fields {
+				if cond(p.Fields) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// watermarks compares a partition's HighWatermark with its LogStartOffset.
+func watermarks(less bool) func(p []*jsonField) bool {
+	return func(p []*jsonField) bool {
+		hwf, lsf := child(p, "HighWatermark"), child(p, "LogStartOffset")
+		if hwf == nil || lsf == nil {
+			return false
+		}
+		hw, ok1 := intValue(hwf)
+		ls, ok2 := intValue(lsf)
+		if !ok1 || !ok2 {
+			return false
+		}
+		if less {
+			return hw < ls
+		}
+		return hw > ls
+	}
+}
+
+// summaryLines indexes summary lines of messages by their packet and direction.
+func summaryLines(out string) map[string]string {
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 5 && (f[5] == "Request" || f[5] == "Response") {
+			lines[f[0]+" "+strings.ToLower(f[5])] = l
+		}
+	}
+	return lines
+}
+
+// TestDisplayFilters runs -Y expressions, the README's among them, on real captures. Each
+// shows exactly the messages its equivalent dedicated filters show, where there are such,
+// and the messages the test selects itself from the unfiltered JSON; in JSON lines and in
+// summaries (which decode shallow unless the expression reads a body), printed as without -Y.
+func TestDisplayFilters(t *testing.T) {
+	const filters, group3 = "kgo-filters.pcap", "kgo-group-3brokers.pcap"
+	lat1ms := func(p pair) bool { return p.resp != nil && p.resp.LatencyUS != nil && *p.resp.LatencyUS > 1000 }
+	acks0 := func(p pair) bool { v, ok := bodyInt(p.req, "Acks"); return ok && v == 0 }
+	shortSession := func(p pair) bool { v, ok := bodyInt(p.req, "SessionTimeoutMs"); return ok && v < 10000 }
+	tests := []struct {
+		file, expr string
+		same       []string // dedicated filters that must show the same (nil: none)
+		pred       pairPred
+		empty      bool // the capture has no such pair (the case still checks that nothing is shown)
+	}{
+		// The README's examples, as written.
+		{filters, `api == "Fetch" && latency_ms > 1`, []string{"--api", "Fetch", "--min-latency", "1ms"}, all(apiIs(1), lat1ms), false},
+		{filters, `"orders" in topics`, []string{"--topic", "orders"}, topicGlob("orders"), false},
+		{filters, `api == "Produce" && req.Acks == 0`, nil, all(apiIs(0), acks0), false},
+		{filters, `api == "JoinGroup" && req.SessionTimeoutMs < 10000`, nil, all(apiIs(11), shortSession), false},
+		{filters, `len(errors) > 0`, []string{"--errors"}, hasErrors, false},
+		{filters, `api == "Fetch" && any(resp.Responses, any(.Partitions, .HighWatermark < .LogStartOffset))`, nil,
+			func(p pair) bool { return apiIs(1)(p) && anyPartition(p.resp, watermarks(true)) }, true},
+		// The same mechanism on other captures and names.
+		{filters, `api == "Fetch" && any(resp.Responses, any(.Partitions, .HighWatermark > .LogStartOffset))`, nil,
+			func(p pair) bool { return apiIs(1)(p) && anyPartition(p.resp, watermarks(false)) }, false},
+		{group3, `api_name == "Fetch" && latency_us > 347`, []string{"--api", "Fetch", "--min-latency", "348us"}, all(apiIs(1), minLatencyUS(348)), false},
+		{group3, `"kdissect-group" in groups && client_id == "kdissect-group-member"`, []string{"--group", "kdissect-group", "--client-id", "kdissect-group-member"},
+			all(groupGlob("kdissect-group"), clientGlob("kdissect-group-member")), false},
+		{group3, `stream == 5 || correlation_id == 3 && api_key == 12`, nil, func(p pair) bool { return streamIs(5)(p) || corrIs(3)(p) && apiIs(12)(p) }, false},
+		{"sarama-produce-consume.pcap", `len(errors) > 0`, []string{"--errors"}, hasErrors, false},
+		{"kafkago-produce-consume.pcap", `api == "JoinGroup" && req.SessionTimeoutMs < 10000`, nil, all(apiIs(11), shortSession), false},
+	}
+	unfiltered := map[string][]*jsonMsg{}
+	summaries := map[string]map[string]string{}
+	for _, tt := range tests {
+		t.Run(tt.file+" "+tt.expr, func(t *testing.T) {
+			msgs := unfiltered[tt.file]
+			if msgs == nil {
+				msgs = dissectJSON(t, pcap(tt.file))
+				unfiltered[tt.file] = msgs
+				out, errOut, code := kdissect(t, "--format", "summary", "-p", capturePorts, pcap(tt.file))
+				if code != 0 {
+					t.Fatalf("summary: exit %d: %s", code, errOut)
+				}
+				summaries[tt.file] = summaryLines(out)
+			}
+			want := expectSet(pairsOf(t, msgs), tt.pred, "")
+			if (len(want) == 0) != tt.empty || len(want) >= len(msgs) {
+				t.Fatalf("the case selects %d of %d messages: it cannot tell a filter from none", len(want), len(msgs))
+			}
+			compareSets(t, dissectJSON(t, pcap(tt.file), "-Y", tt.expr), want)
+			if tt.same != nil {
+				compareSets(t, dissectJSON(t, pcap(tt.file), tt.same...), want)
+			}
+			out, errOut, code := kdissect(t, "--format", "summary", "-p", capturePorts, "-Y", tt.expr, pcap(tt.file))
+			if code != 0 || strings.Contains(errOut, "-Y") {
+				t.Fatalf("summary -Y: exit %d: %s", code, errOut)
+			}
+			got := summaryLines(out)
+			for k, line := range got {
+				if summaries[tt.file][k] != line {
+					t.Errorf("summary line %s is not printed as without -Y:\n got: %s\nwant: %s", k, line, summaries[tt.file][k])
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("summary shows %d messages, want %d", len(got), len(want))
+			}
+			t.Logf("%d of %d messages", len(want), len(msgs))
+		})
+	}
+}
+
+// TestDisplayFilterErrors: a bad expression is refused before any capture is read, with the
+// library's message and the position, as a usage error.
+func TestDisplayFilterErrors(t *testing.T) {
+	for _, tc := range []struct {
+		expr, want string
+		marked     bool // the library marks the position under the expression
+	}{
+		{`api ==`, "unexpected token EOF (1:6)", true},
+		{`latecy_ms > 1`, "unknown name latecy_ms (1:1)", true},
+		{`api == 3`, "mismatched types string and int) (1:5)", true},
+		{`frame`, "expected bool, but got int", false},
+	} {
+		_, errOut, code := kdissect(t, "-Y", tc.expr, "no-such-file.pcap")
+		if code != exitUsage || !strings.HasPrefix(errOut, "kdissect: -Y: ") || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "no-such-file") {
+			t.Errorf("-Y %q: exit %d, stderr %q: want exit 2, the error %q, and no word of the file", tc.expr, code, errOut, tc.want)
+		}
+		lines := strings.Split(errOut, "\n")
+		if tc.marked && !slices.Contains(lines, " | "+tc.expr) {
+			t.Errorf("-Y %q: the expression is not shown with the position marked: %s", tc.expr, errOut)
+		}
+	}
+}
