@@ -198,7 +198,23 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 	if n := Find(m.Fields[:m.HeaderFields], "correlation_id"); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
+	if key == KeyApiVersions {
+		c.nameAPIKeys(m)
+	}
 	return m
+}
+
+// nameAPIKeys notes the API's name beside each key an ApiVersions response lists.
+func (c *Codec) nameAPIKeys(m *Message) {
+	if arr := Find(m.Fields[m.HeaderFields:], "ApiKeys"); arr != nil {
+		for _, e := range arr.Children {
+			for _, n := range e.Children {
+				if v, ok := n.Value.(int64); ok && n.Name == "ApiKey" {
+					n.Note = c.APIName(int16(v))
+				}
+			}
+		}
+	}
 }
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.

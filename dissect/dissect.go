@@ -272,11 +272,11 @@ func (d *decoder) frame(f reassembly.Frame) {
 		}
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if e.Msg != nil && d.facts {
+		facts := e.Msg.Facts() // a raw SASL token's too: its user
+		e.Facts = &facts
+	}
 	if e.Msg != nil && !res.SASLToken {
-		if d.facts {
-			facts := e.Msg.Facts()
-			e.Facts = &facts
-		}
 		ev.names = e.Msg.TopicIDNames()
 	}
 	if d.lent {

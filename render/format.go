@@ -2,7 +2,6 @@ package render
 
 import (
 	"io"
-	"time"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
@@ -59,6 +58,8 @@ type Options struct {
 	// Color, Hex and MaxBytes are DiagramOptions'.
 	Color, Hex bool
 	MaxBytes   int
+	// Time is how summaries and diagram headings show times (-t).
+	Time TimeFormat
 }
 
 // Formats is the table of output formats, the default first.
@@ -104,12 +105,43 @@ func ListFormats(fs []Format, or string, hints bool) string {
 }
 
 func newDiagram(w io.Writer, o Options) Renderer {
-	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes})
+	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time})
 }
 
-// newSummary's relative times start at the first message.
-func newSummary(w io.Writer, _ Options) Renderer { return NewSummary(w, time.Time{}) }
+func newSummary(w io.Writer, o Options) Renderer { return NewSummary(w, o.Time) }
 
 func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
 
 func newDiscard(io.Writer, Options) Renderer { return Discard{} }
+
+// SchemaFormats are the formats that lay out schemas.
+func SchemaFormats() []Format {
+	var fs []Format
+	for _, f := range Formats() {
+		if f.Layout != nil {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// RecordsDefaults says which formats decode records how deep unless the user says: "default
+// full for diagram and json, headers for summary and none".
+func RecordsDefaults(fs []Format) string {
+	var depths []string
+	byDepth := map[string][]Format{}
+	for _, f := range fs {
+		if byDepth[f.Records] == nil {
+			depths = append(depths, f.Records)
+		}
+		byDepth[f.Records] = append(byDepth[f.Records], f)
+	}
+	s := "default"
+	for i, d := range depths {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + d + " for " + ListFormats(byDepth[d], " and ", false)
+	}
+	return s
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/cli"
 )
 
 // schemaGolden compares output with testdata/schema/name (golden writes under testdata/golden).
@@ -229,7 +230,7 @@ func TestSchemaErrors(t *testing.T) {
 			if !strings.Contains(errOut, tt.msg) {
 				t.Errorf("stderr %q lacks %q", errOut, tt.msg)
 			}
-			if tt.code == exitUsage && !strings.Contains(errOut, "Run 'kdissect "+tt.args[0]+" --help' for usage.") {
+			if tt.code == cli.ExitUsage && !strings.Contains(errOut, "Run 'kdissect "+tt.args[0]+" --help' for usage.") {
 				t.Errorf("stderr %q does not point to --help", errOut)
 			}
 		})

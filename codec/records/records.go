@@ -216,6 +216,7 @@ func (s *space) batch(p, end int) *codec.Node {
 	r.int("partitionLeaderEpoch", wire.Int32)
 	r.int("magic", wire.Int8)
 	crc := uint32(r.int("crc", wire.Uint32))
+	crcNode := r.last("crc")
 	attrs := r.int("attributes", wire.Int16)
 	r.int("lastOffsetDelta", wire.Int32)
 	bi.baseTimestamp = r.int("baseTimestamp", wire.Int64)
@@ -225,7 +226,11 @@ func (s *space) batch(p, end int) *codec.Node {
 	r.int("baseSequence", wire.Int32)
 	bi.logAppendTime = wire.Attributes(attrs).Has(wire.LogAppendTime)
 	bi.control = wire.Attributes(attrs).Has(wire.Control)
-	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
+	c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli)
+	if crcNode != nil {
+		crcNode.Note = crcVerdict(crc, c)
+	}
+	if c != crc {
 		s.warn(p+17, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
 	count := int64(int32(binary.BigEndian.Uint32(s.b[r.pos:])))
@@ -249,6 +254,14 @@ func (s *space) batch(p, end int) *codec.Node {
 	}
 	n.Children = r.kids
 	return n
+}
+
+// crcVerdict is the note beside a CRC: "ok", or "mismatch (computed X)".
+func crcVerdict(crc, computed uint32) string {
+	if crc == computed {
+		return "ok"
+	}
+	return fmt.Sprintf("mismatch (computed %d)", computed)
 }
 
 // Offsets in a batch header (magic 2).
@@ -459,6 +472,14 @@ type reader struct {
 }
 
 // int reads a fixed-size integer of type typ.
+// last returns the node read last if it is named name, else nil.
+func (r *reader) last(name string) *codec.Node {
+	if n := len(r.kids); n > 0 && r.kids[n-1].Name == name {
+		return r.kids[n-1]
+	}
+	return nil
+}
+
 func (r *reader) int(name string, typ wire.Type) int64 {
 	if r.bad != "" {
 		return 0

@@ -63,6 +63,9 @@ var scenarios = []scenario{
 	{file: "kgo-tls13-chacha.pcap", run: kgoTLS13ChaCha, godebug: "cpu.aes=off"},
 	{file: "kgo-sasl-ssl-scram.pcap", run: kgoSASLSSLScram},
 	{file: "kgo-tls-twin-plain.pcap", run: kgoTLSTwinPlain},
+	// Fetch sessions (KIP-227), and topic ids named only later in the capture.
+	{file: "kgo-fetch-session.pcap", run: kgoFetchSession},
+	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
