@@ -101,12 +101,7 @@ func BenchmarkFilter(b *testing.B) {
 		{"Y-body", func(s *Selection) { s.Expr = `api == "Produce" && req.Acks == 0` }},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
-			r := testRun{format: "summary", ports: capturePorts, workers: 1}
-			if mode.sel != nil {
-				sel := SelectAll()
-				mode.sel(&sel)
-				r.sel = &sel
-			}
+			r := testRun{format: "summary", ports: capturePorts, workers: 1, sel: mode.sel}
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
