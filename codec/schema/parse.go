@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 type rawField struct {
@@ -20,6 +22,7 @@ type rawField struct {
 	About            string     `json:"about"`
 	Default          any        `json:"default"`
 	EntityType       string     `json:"entityType"`
+	BitField         string     `json:"bitField"`
 	Fields           []rawField `json:"fields"`
 }
 
@@ -119,6 +122,11 @@ func (r *resolver) field(rf *rawField) (*Field, error) {
 			return nil, fmt.Errorf("%s: flexibleVersions: %v", where, err)
 		}
 		f.FlexibleVersions = &fv
+	}
+	if rf.BitField != "" {
+		if f.BitField = wire.LookupBitField(rf.BitField); f.BitField == wire.NoBits {
+			return nil, fmt.Errorf("%s: unknown bitField %q", where, rf.BitField)
+		}
 	}
 	if rf.Tag != nil {
 		f.Tag = *rf.Tag

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Versions is an inclusive range of message versions. The zero value is the empty range.
@@ -146,6 +148,9 @@ type Field struct {
 	// EntityType says what the field names: "topicName", "groupId", "brokerId",
 	// "transactionalId", "producerId" (Kafka's own annotation).
 	EntityType string
+	// BitField names the bits of an integer field whose bits mean things of their own
+	// ("bitField": "aclOperations", kdissect's addition to the format).
+	BitField wire.BitField
 }
 
 // Tagged reports whether the field is sent as a tagged field at version v.
