@@ -46,6 +46,8 @@ type common struct {
 	records         string
 	// times is -t, how summaries and diagram headings show times.
 	times string
+	// trees: a display filter reads the messages' bodies, so they are decoded in full.
+	trees bool
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -82,7 +84,7 @@ func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	if !known {
 		f = render.Formats()[0]
 	}
-	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
+	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets, Trees: c.trees})
 	if err != nil {
 		return nil, cli.FlagError(err.Error())
 	}
@@ -157,6 +159,7 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
+	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see README, Display filters): 'api == \"Fetch\" && latency_ms > 100'")
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic")
 }
 
@@ -182,6 +185,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
+	o.trees = o.sel.ReadsBodies()
 	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
