@@ -47,6 +47,8 @@ type common struct {
 	records         string
 	// times is -t, how summaries and diagram headings show times.
 	times string
+	// trees: a display filter reads the messages' bodies, so they are decoded in full.
+	trees bool
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -62,8 +64,9 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
-// codec builds the codec from the built-in definitions and --schema-dir.
-func (c *common) codec() (*codec.Codec, error) {
+// codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
+// skipped, versions that differ from the built-in ones) go to stderr.
+func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	set, err := schema.Embedded()
 	if err != nil {
 		return nil, err
@@ -71,6 +74,9 @@ func (c *common) codec() (*codec.Codec, error) {
 	if c.schemaDir != "" {
 		if set, err = set.WithDir(c.schemaDir, c.apiKey); err != nil {
 			return nil, err
+		}
+		for _, n := range set.Notices() {
+			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
 		}
 	} else if c.apiKey >= 0 {
 		return nil, cli.FlagError("--api-key goes with --schema-dir")
@@ -80,7 +86,7 @@ func (c *common) codec() (*codec.Codec, error) {
 	if !known {
 		f = render.Formats()[0]
 	}
-	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
+	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets, Trees: c.trees})
 	if err != nil {
 		return nil, cli.FlagError(err.Error())
 	}
@@ -155,6 +161,7 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
+	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see README, Display filters): 'api == \"Fetch\" && latency_ms > 100'")
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic")
 }
 
@@ -180,7 +187,8 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	c, err := o.codec()
+	o.trees = o.sel.ReadsBodies()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
