@@ -64,6 +64,34 @@ type Message struct {
 	Warnings     []Warning
 	// nodes holds the tree's nodes, for Codec.Release.
 	nodes *Nodes
+	// def is the body's definition (nil when the API key has none), for HeaderReason.
+	def *schema.Message
+}
+
+// HeaderReason says why m's header has the version it has: the API version's place in the
+// definition's flexible versions, or the protocol's exceptions. It is empty for frames without
+// a Kafka header (SASL tokens).
+func (m *Message) HeaderReason() string {
+	kind, flexHeader := "request", 2
+	if m.Response {
+		kind, flexHeader = "response", 1
+	}
+	what := fmt.Sprintf("%s header v%d: ", kind, m.HeaderVersion)
+	switch {
+	case m.HeaderFields <= 1:
+		return ""
+	case !m.Response && m.APIKey == KeyControlledShutdown && m.Version == 0:
+		return what + "ControlledShutdown v0 predates the client id"
+	case m.Response && m.APIKey == KeyApiVersions:
+		return what + "ApiVersions responses always use v0, so that a client can read the answer of a broker that does not know the version it asked for"
+	case m.def == nil:
+		return what + fmt.Sprintf("no definition for API key %d, so taken as not flexible", m.APIKey)
+	}
+	flex := m.def.FlexibleVersions
+	if m.HeaderVersion == flexHeader {
+		return what + fmt.Sprintf("%s v%d is flexible (flexible versions %s), so the header ends in a tagged section", m.APIName, m.Version, flex)
+	}
+	return what + fmt.Sprintf("%s v%d is not flexible (flexible versions %s)", m.APIName, m.Version, flex)
 }
 
 // Release gives the memory of m's field tree back to c, for the messages c decodes after it:
@@ -174,6 +202,7 @@ func (c *Codec) DecodeRequest(frame []byte) *Message {
 	if a := c.Schemas.API(key); a != nil {
 		body = a.Request
 	}
+	m.def = body
 	c.decode(m, frame, c.Schemas.RequestHeader, body)
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
@@ -194,6 +223,7 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 	if a := c.Schemas.API(key); a != nil {
 		body = a.Response
 	}
+	m.def = body
 	c.decode(m, frame, c.Schemas.ResponseHeader, body)
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))

@@ -56,9 +56,9 @@ func (n Needs) Lend() bool { return !n.Tree && !n.Bytes }
 
 // Options are the user's choices that formats read.
 type Options struct {
-	// Color, Hex and MaxBytes are DiagramOptions'.
-	Color, Hex bool
-	MaxBytes   int
+	// Color, Hex, MaxBytes and Explain are DiagramOptions'.
+	Color, Hex, Explain bool
+	MaxBytes            int
 	// Time is how summaries and diagram headings show times (-t).
 	Time TimeFormat
 }
@@ -106,7 +106,7 @@ func ListFormats(fs []Format, or string, hints bool) string {
 }
 
 func newDiagram(w io.Writer, o Options) Renderer {
-	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time})
+	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time, Explain: o.Explain})
 }
 
 func newSummary(w io.Writer, o Options) Renderer { return NewSummary(w, o.Time) }

@@ -39,6 +39,7 @@ type common struct {
 	schemaDir string
 	apiKey    int
 	hex       bool
+	explain   bool
 	maxBytes  int
 	// maxDecompressed caps one batch's decompressed size; showSecrets keeps passwords visible.
 	maxDecompressed int64
@@ -53,6 +54,7 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+render.ListFormats(render.Formats(), ", or ", true))
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
+	fs.BoolVar(&c.explain, "explain", false, "diagram: under each field, how it is encoded: length and count prefixes, varint bytes and zigzag steps, named bits, why the header has its version")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
 	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
@@ -104,7 +106,7 @@ func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 			return f, nil, fmt.Errorf("-t: %v", err)
 		}
 	}
-	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, MaxBytes: c.maxBytes, Time: times}), nil
+	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}), nil
 }
 
 type captureOptions struct {
