@@ -337,3 +337,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWithDir loads every built-in definition again from disk over the built-in set: the
+// cost --schema-dir adds to a run when pointed at a whole release's folder (parsing, merging,
+// and comparing every version both define).
+func BenchmarkWithDir(b *testing.B) {
+	base, err := Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := base.WithDir("defs", -1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
