@@ -328,43 +328,6 @@ func TestSilentRuns(t *testing.T) {
 	}
 }
 
-// TestStatsJSON: with --format json, --stats adds JSON lines ("kind": "stats"), never tables:
-// the whole output is JSON lines, and the rows are the tables' rows.
-func TestStatsJSON(t *testing.T) {
-	file := pcap("kgo-produce-fetch.pcap")
-	out, errOut, code := kdissect(t, "--format", "json", "--stats", file)
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	tables, _, _ := kdissect(t, "--format", "none", "--stats", file)
-	_, rows := parseTables(t, tables)
-	perTable := map[string]int{}
-	messages := 0
-	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", l, err)
-		}
-		switch v["kind"] {
-		case "stats":
-			perTable[v["table"].(string)]++
-		case "request", "response":
-			if len(perTable) > 0 {
-				t.Fatalf("a message after the statistics: %s", l)
-			}
-			messages++
-		}
-	}
-	for i, name := range []string{"apis", "errors", "connections", "topics"} {
-		if got, want := perTable[name], len(rows[i])-1; got != want {
-			t.Errorf("%d %s lines, the table has %d rows", got, name, want)
-		}
-	}
-	if messages == 0 || perTable["apis"] == 0 {
-		t.Errorf("%d messages, %v", messages, perTable)
-	}
-}
-
 // TestSeveralFiles: with several files, text formats print a header before each file's output,
 // and JSON lines carry a "file" key; with one file, neither.
 func TestSeveralFiles(t *testing.T) {

@@ -1,4 +1,4 @@
-package main
+package dissect
 
 // Tests of the facts on each summary line (issue 17, part 3) on real captures: every expected
 // fact is computed here from the JSON tree of an unfiltered run, by rules written for the test.
@@ -10,13 +10,20 @@ import (
 	"testing"
 )
 
-// summaryLines runs --format summary and returns its message lines by packet and direction
-// ("4 Request").
-func summaryLines(t *testing.T, file string, args ...string) map[string]string {
+// summaryLines runs a capture in the summary format and returns its message lines by packet
+// and direction ("4 Request").
+func summaryLines(t *testing.T, file string) map[string]string {
 	t.Helper()
-	out, errOut, code := kdissect(t, append(append([]string{"--format", "summary", "-p", capturePorts}, args...), file)...)
+	return summaryLinesOf(t, file, testRun{})
+}
+
+// summaryLinesOf is summaryLines for a run with more settings (a selection).
+func summaryLinesOf(t *testing.T, file string, r testRun) map[string]string {
+	t.Helper()
+	r.format, r.ports = "summary", capturePorts
+	out, errOut, code := r.dissect(t, file)
 	if code != 0 {
-		t.Fatalf("kdissect: exit %d: %s", code, errOut)
+		t.Fatalf("%s: exit %d: %s", file, code, errOut)
 	}
 	lines := map[string]string{}
 	for _, l := range strings.Split(out, "\n") {
@@ -56,9 +63,9 @@ func TestSummaryLineFacts(t *testing.T) {
 	counted := map[string]int{}
 	for _, name := range []string{"kgo-transactions.pcap", "kgo-group-3brokers.pcap", "sarama-produce-consume.pcap",
 		"kafkago-produce-consume.pcap", "kgo-admin.pcapng", "kgo-sasl-plain.pcap", "kgo-sasl-scram.pcap"} {
-		file := pcap(name)
+		file := pcapPath(name)
 		lines := summaryLines(t, file)
-		for _, m := range dissectJSON(t, file) {
+		for _, m := range dissectJSON(t, file, testRun{}) {
 			if m.Kind != "request" && m.Kind != "response" {
 				continue
 			}

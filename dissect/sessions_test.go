@@ -1,4 +1,4 @@
-package main
+package dissect
 
 // Tests of fetch sessions (KIP-227, issue 17 part 5) on real captures. The expected sessions are
 // computed here from the field trees of an unfiltered JSON run, by a model of KIP-227 written
@@ -110,8 +110,8 @@ func TestFetchSessions(t *testing.T) {
 	sessionless := map[string]bool{"sarama-produce-consume.pcap": true}
 	for _, name := range []string{"kgo-fetch-session.pcap", "kgo-group-3brokers.pcap", "kgo-produce-fetch.pcap", "sarama-produce-consume.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			file := pcap(name)
-			out, errOut, code := kdissect(t, "--format", "json", "--stats", "-p", capturePorts, file)
+			file := pcapPath(name)
+			out, errOut, code := testRun{format: "json", ports: capturePorts, stats: true}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
