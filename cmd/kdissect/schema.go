@@ -31,7 +31,7 @@ func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
 	fs.StringVar(&o.diff, "diff", "", "list the fields added, removed and changed between versions `A..B`")
 	fs.StringVar(&o.compare, "compare", "", "list, API by API, what the definitions in `DIR` change against the built-in ones (and --schema-dir's)")
-	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
+	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	cli.HideDefault(fs, "version", "api-key")
 	return fs, o

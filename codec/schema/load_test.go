@@ -299,3 +299,56 @@ func TestHeaderRoles(t *testing.T) {
 		t.Errorf("an int64 correlation id: err = %v", err)
 	}
 }
+
+// TestParseRefusesCycles refuses a struct that holds itself, which no walk would finish.
+func TestParseRefusesCycles(t *testing.T) {
+	src := `{"apiKey": 1, "type": "request", "name": "LoopRequest", "validVersions": "0", "fields": [
+		{"name": "Outer", "type": "Node", "versions": "0+"}],
+		"commonStructs": [
+		{"name": "Node", "versions": "0+", "fields": [{"name": "Next", "type": "[]Inner", "versions": "0+", "fields": [
+			{"name": "Back", "type": "Node", "versions": "0+"}]}]}]}`
+	_, err := Parse([]byte(src), "loop.json")
+	if err == nil || !strings.Contains(err.Error(), "Node > Inner > Node") || !strings.Contains(err.Error(), "loop.json") {
+		t.Errorf("err = %v, want the cycle named", err)
+	}
+}
+
+// FuzzParse: no definition, however malformed, makes the loader, the layout paths or the
+// header roles panic or loop.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"defs", "testdata/kafka", "testdata/newer", "testdata/older"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, p := range files {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data, "fuzz.json")
+		if err != nil {
+			return
+		}
+		if m.Type == TypeHeader {
+			_ = nameHeaderFields(m)
+		}
+		for v := m.ValidVersions.Lo; !m.ValidVersions.Empty() && v <= m.ValidVersions.Latest() && v < m.ValidVersions.Lo+8; v++ {
+			_ = m.Paths(v, "")
+		}
+	})
+}
+
+// BenchmarkWithDir loads every built-in definition again from disk over the built-in set: the
+// cost --schema-dir adds to a run when pointed at a whole release's folder (parsing, merging,
+// and comparing every version both define).
+func BenchmarkWithDir(b *testing.B) {
+	base, err := Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := base.WithDir("defs", -1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

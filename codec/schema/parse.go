@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -195,7 +196,38 @@ func Parse(data []byte, source string) (*Message, error) {
 	if m.Body, err = r.structDef(m.Name, raw.Fields); err != nil {
 		return nil, err
 	}
+	if path := cycle(m.Body, nil, map[*StructDef]bool{}); path != nil {
+		// The interpreter and the layouts walk structs into their fields: a struct that holds
+		// itself would never end. No Kafka message does it.
+		return nil, fmt.Errorf("%s: %s: struct %s holds itself (%s)", source, m.Name, path[len(path)-1], strings.Join(path, " > "))
+	}
 	return m, nil
+}
+
+// cycle returns the names of a chain of structs from s that comes back to one of its own, or
+// nil. on holds the structs being walked; done, those known to hold no cycle (common structs
+// are shared: each is walked once).
+func cycle(s *StructDef, on []*StructDef, done map[*StructDef]bool) []string {
+	if i := slices.Index(on, s); i >= 0 {
+		var names []string
+		for _, o := range on[i:] {
+			names = append(names, o.Name)
+		}
+		return append(names, s.Name)
+	}
+	if done[s] {
+		return nil
+	}
+	on = append(on, s)
+	for _, f := range s.Fields {
+		if f.Struct != nil {
+			if path := cycle(f.Struct, on, done); path != nil {
+				return path
+			}
+		}
+	}
+	done[s] = true
+	return nil
 }
 
 type resolver struct {
