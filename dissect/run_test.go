@@ -72,6 +72,31 @@ func (r testRun) dissect(t testing.TB, files ...string) (stdout, stderr string, 
 // run is dissect writing to w and errW.
 func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
 	t.Helper()
+	p, f := r.pipeline(t, w, errW, Config{})
+	for _, file := range files {
+		if _, err := p.File(file); err != nil {
+			fmt.Fprintf(errW, "kdissect: %v\n", err)
+			code = 1
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st != nil {
+		if !f.Silent {
+			fmt.Fprintln(w)
+		}
+		if err := st.Write(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code
+}
+
+// pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
+// Config that runs do not (Limit, Stop).
+func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
+	t.Helper()
 	name := r.format
 	if name == "" {
 		name = render.Formats()[0].Name
@@ -96,7 +121,7 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	sel.Stats = r.stats
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: 64}), Needs: f.Needs, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}
@@ -109,24 +134,7 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range files {
-		if _, err := p.File(file); err != nil {
-			fmt.Fprintf(errW, "kdissect: %v\n", err)
-			code = 1
-		}
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st := p.Stats(); st != nil {
-		if !f.Silent {
-			fmt.Fprintln(w)
-		}
-		if err := st.Write(w); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return code
+	return p, f
 }
 
 // mustDissect is dissect for a run that must succeed.
