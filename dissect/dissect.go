@@ -144,6 +144,13 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.filter = f
+	if f != nil {
+		f.warn = p.cfg.Warn
+		if f.expr != nil && f.expr.ReadsBodies() {
+			// The expression reads the trees of requests held until their responses.
+			p.lendFrames = false
+		}
+	}
 	if cfg.Select.Stats {
 		p.stats = render.NewStats()
 	}
@@ -280,11 +287,11 @@ func (d *decoder) frame(f reassembly.Frame) {
 		}
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if e.Msg != nil && d.facts {
+		facts := e.Msg.Facts() // a raw SASL token's too: its user
+		e.Facts = &facts
+	}
 	if e.Msg != nil && !res.SASLToken {
-		if d.facts {
-			facts := e.Msg.Facts()
-			e.Facts = &facts
-		}
 		ev.names = e.Msg.TopicIDNames()
 	}
 	if d.lent {
