@@ -65,6 +65,20 @@ type apiDirection struct {
 	response bool
 }
 
+// AllTopics lists the topics the message names: their names, including those of its record
+// sets, and their topic ids as Kafka prints them, so that a topic whose name the capture does
+// not say can be chosen by its id (as the summary and --stats show it).
+func (f *Facts) AllTopics() []string {
+	out := append([]string(nil), f.Topics...)
+	for _, id := range f.TopicIDs {
+		out = append(out, id.String())
+	}
+	for _, r := range f.RecordSets {
+		out = append(out, r.Key())
+	}
+	return out
+}
+
 // RecordSet counts the records of one records field.
 type RecordSet struct {
 	Topic     string // the topic's name, or "" when the message names it by id only

@@ -129,6 +129,13 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.filter = f
+	if f != nil {
+		f.warn = p.cfg.Warn
+		if f.expr != nil && f.expr.ReadsBodies() {
+			// The expression reads the trees of requests held until their responses.
+			p.lendFrames = false
+		}
+	}
 	if cfg.Select.Stats {
 		p.stats = render.NewStats()
 	}

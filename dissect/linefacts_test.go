@@ -14,7 +14,14 @@ import (
 // and direction ("4 Request").
 func summaryLines(t *testing.T, file string) map[string]string {
 	t.Helper()
-	out, errOut, code := testRun{format: "summary", ports: capturePorts}.dissect(t, file)
+	return summaryLinesOf(t, file, testRun{})
+}
+
+// summaryLinesOf is summaryLines for a run with more settings (a selection).
+func summaryLinesOf(t *testing.T, file string, r testRun) map[string]string {
+	t.Helper()
+	r.format, r.ports = "summary", capturePorts
+	out, errOut, code := r.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("%s: exit %d: %s", file, code, errOut)
 	}

@@ -79,6 +79,13 @@ func (r testRun) dissect(t testing.TB, files ...string) (stdout, stderr string, 
 // it needs from the built-in definitions, as kdissect's flags would.
 func formatCodec(t testing.TB, format string, showSecrets bool) (render.Format, *codec.Codec) {
 	t.Helper()
+	return formatCodecTrees(t, format, showSecrets, false)
+}
+
+// formatCodecTrees is formatCodec for a selection that may read the field trees (a display
+// filter naming req or resp: Selection.ReadsBodies).
+func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (render.Format, *codec.Codec) {
+	t.Helper()
 	name := format
 	if name == "" {
 		name = render.Formats()[0].Name
@@ -91,7 +98,7 @@ func formatCodec(t testing.TB, format string, showSecrets bool) (render.Format, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20, ShowSecrets: showSecrets})
+	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20, ShowSecrets: showSecrets, Trees: trees})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,14 +108,14 @@ func formatCodec(t testing.TB, format string, showSecrets bool) (render.Format, 
 // run is dissect writing to w and errW.
 func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
 	t.Helper()
-	f, c := formatCodec(t, r.format, r.showSecrets)
-	ports, err := capture.ParsePorts([]string{r.ports})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sel := SelectAll()
 	if r.sel != nil {
 		r.sel(&sel)
+	}
+	f, c := formatCodecTrees(t, r.format, r.showSecrets, sel.ReadsBodies())
+	ports, err := capture.ParsePorts([]string{r.ports})
+	if err != nil {
+		t.Fatal(err)
 	}
 	sel.Stats = sel.Stats || r.stats
 	if err := sel.Check(c); err != nil {

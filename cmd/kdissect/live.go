@@ -65,7 +65,8 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if len(ranges) == 0 {
 		return fail("no ports given")
 	}
-	c, err := o.codec()
+	o.trees = o.sel.ReadsBodies()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}

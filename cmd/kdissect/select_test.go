@@ -38,6 +38,8 @@ func TestSelectionFlags(t *testing.T) {
 		{[]string{"--min-latency", "347us"}, with(func(s *dissect.Selection) { s.MinLatency = 347 * time.Microsecond })},
 		{[]string{"--min-latency", "50ms"}, with(func(s *dissect.Selection) { s.MinLatency = 50 * time.Millisecond })},
 		{[]string{"--correlation-id", "0", "--stream", "8"}, with(func(s *dissect.Selection) { s.CorrelationID, s.Stream = 0, 8 })},
+		{[]string{"-Y", `api == "Fetch"`}, with(func(s *dissect.Selection) { s.Expr = `api == "Fetch"` })},
+		{[]string{"--display-filter", "len(errors) > 0"}, with(func(s *dissect.Selection) { s.Expr = "len(errors) > 0" })},
 	} {
 		fs, o := captureFlags()
 		if err := fs.Parse(tt.args); err != nil {

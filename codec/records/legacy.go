@@ -18,7 +18,11 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 	crc := uint32(r.int("crc", wire.Uint32))
 	crcNode := r.last("crc")
 	r.int("magic", wire.Int8)
-	attrs := r.int("attributes", wire.Int8)
+	bits := wire.MessageAttributes
+	if magic == 0 {
+		bits = wire.MessageAttributesV0
+	}
+	attrs := r.bits("attributes", wire.Int8, bits)
 	ts := int64(-1)
 	if magic == 1 {
 		ts = r.int("timestamp", wire.Int64)

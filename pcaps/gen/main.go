@@ -46,6 +46,8 @@ var scenarios = []scenario{
 	{file: "kgo-codecs.pcap", run: kgoCodecs},
 	{file: "sarama-codecs.pcap", run: saramaCodecs},
 	{file: "kgo-transactions.pcap", run: kgoTransactions},
+	// Display filters and export: acks=0, large frames, session timeouts.
+	{file: "kgo-filters.pcap", run: kgoFilters},
 	// SASL in the clear.
 	{file: "kgo-sasl-plain.pcap", run: kgoSASLPlain},
 	{file: "kgo-sasl-scram.pcap", run: kgoSASLScram},
