@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
@@ -58,6 +60,9 @@ type Config struct {
 	// Stop, when set, is called when Limit is reached or the output cannot be written: it
 	// stops a live capture.
 	Stop func()
+	// Save, when set, writes the packets of every message shown to a pcapng file (-w): each
+	// capture file is read a second time for it, by Files (stdin is kept in a temporary file).
+	Save *Save
 	// Progress, when set, is called as each capture file is opened; update is then told after
 	// each packet how far the file has been read (its size is 0 when unknown), and done is
 	// called when it has been read.
@@ -97,6 +102,9 @@ type Pipeline struct {
 	keys     *tlsdec.KeyLog
 	// seen counts what was read and found, shown or not (see Seen).
 	seen Seen
+	// limited is set once Config.Limit messages are shown: reading stops (it is read by the
+	// goroutine that reads while the one that merges shards shows).
+	limited atomic.Bool
 }
 
 // pairKey finds a held request: its connection and correlation id.
@@ -383,6 +391,9 @@ func (p *Pipeline) show(e *render.Entry) {
 	if p.stats != nil {
 		p.stats.Add(e)
 	}
+	if p.cfg.Save != nil {
+		p.cfg.Save.shown(e)
+	}
 	p.wrote(p.out.Message(e))
 }
 
@@ -398,6 +409,9 @@ func (p *Pipeline) wrote(err error) {
 		}
 	}
 	p.keep(err)
+	if p.full() {
+		p.limited.Store(true)
+	}
 	if p.cfg.Stop != nil && (err != nil || p.full()) {
 		p.cfg.Stop()
 	}
@@ -500,12 +514,16 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 }
 
 // Files runs capture files through the pipeline one after another, "-" naming stdin, which
-// can be read once. With several files, an output that has a method File(name string) error
+// can be read once, until Config.Limit messages are shown; with Config.Save, each file is read
+// again for it. With several files, an output that has a method File(name string) error
 // is told each name first. Each file's error goes to fail and the next file is read all the
 // same; an error telling the output stops the run.
 func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) error {
 	stdinTaken := false
 	for _, name := range names {
+		if p.limited.Load() {
+			break // Config.Limit messages are shown
+		}
 		if len(names) > 1 {
 			if fo, ok := p.out.(interface{ File(string) error }); ok {
 				if err := fo.File(name); err != nil {
@@ -517,10 +535,22 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 		switch {
 		case name != "-":
 			_, err = p.File(name)
+			if p.cfg.Save != nil {
+				if serr := p.save(name); serr != nil {
+					return serr
+				}
+			}
 		case stdinTaken:
 			err = fmt.Errorf("stdin (-) given twice: it can be read once")
 		default:
 			stdinTaken = true
+			if p.cfg.Save != nil {
+				var serr error
+				if err, serr = p.stdinSaved(stdin); serr != nil {
+					return serr
+				}
+				break
+			}
 			_, err = p.FileFrom(stdin, "stdin")
 		}
 		if err != nil {
@@ -528,6 +558,55 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 		}
 	}
 	return nil
+}
+
+// save reads a capture file again, for Config.Save to write the packets of the messages shown;
+// its error is one writing them.
+func (p *Pipeline) save(name string) error {
+	r, err := capture.Open(name)
+	if err != nil {
+		return nil // as the first reading found
+	}
+	defer r.Close()
+	return p.saveFrom(r)
+}
+
+func (p *Pipeline) saveFrom(r *capture.Reader) error {
+	if err := p.cfg.Save.write(r); err != nil {
+		return fmt.Errorf("writing the packets shown: %w", err)
+	}
+	return nil
+}
+
+// stdinSaved runs stdin through the pipeline for Config.Save, which must read it twice: it is
+// kept in a temporary file meanwhile. readErr is the reading's, as FileFrom's; saveErr is one
+// keeping or writing it.
+func (p *Pipeline) stdinSaved(stdin io.Reader) (readErr, saveErr error) {
+	tmp, err := os.CreateTemp("", "kdissect-stdin-*")
+	if err != nil {
+		return nil, fmt.Errorf("keeping stdin for -w: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if _, err := io.Copy(tmp, stdin); err != nil {
+		return nil, fmt.Errorf("keeping stdin for -w: %w", err)
+	}
+	for pass := range 2 {
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("keeping stdin for -w: %w", err)
+		}
+		if pass == 0 {
+			_, readErr = p.FileFrom(tmp, "stdin")
+			continue
+		}
+		r, err := capture.NewReader(tmp, "stdin")
+		if err != nil {
+			return readErr, nil
+		}
+		defer r.Close()
+		saveErr = p.saveFrom(r)
+	}
+	return readErr, saveErr
 }
 
 // options are the assembler's options for one capture.
@@ -607,6 +686,9 @@ func (p *Pipeline) handleBatch(evs []event) {
 // packets go to Config.Warn.
 func (p *Pipeline) readSegments(r *capture.Reader, name string, add func(*capture.Segment)) (packets int, err error) {
 	for {
+		if p.limited.Load() {
+			return r.Stats().Packets, nil // nothing more will be shown
+		}
 		seg, err := r.Next()
 		if err != nil {
 			var pe *capture.PacketError

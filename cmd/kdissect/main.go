@@ -117,6 +117,7 @@ type captureOptions struct {
 	// read holds the files of -r; version is --version.
 	read    []string
 	version bool
+	export  exportOptions
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
@@ -129,6 +130,7 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
+	o.export.register(fs)
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
@@ -194,7 +196,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		cli.TuneGC()
 	}
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has,
-		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets}
+		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets, Limit: o.export.count}
 	// Warnings go through the progress line while one is shown: it is erased first.
 	var line *render.Progress
 	cfg.Warn = func(err error) {
@@ -216,6 +218,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
+	save, saved, err := o.export.open(files, stderr)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	cfg.Save = save
 	p, err := dissect.New(cfg)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
@@ -243,6 +250,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		return cmd.Failed(stderr, "writing output: %v", err)
 	}
 	p.Close()
+	if saved != nil {
+		if err := saved(); err != nil {
+			status = cmd.Failed(stderr, "%v", err)
+		}
+	}
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.ports, o.sel.Filters()); why != "" && status == cli.ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
