@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
 )
 
@@ -118,7 +119,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		if d.need(8, "header", wire.Int32) {
 			m.Fields = []*Node{
 				{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(frame) - 4)},
-				{Name: "correlation_id", Type: wire.Int32, Offset: 4, Size: 4, Value: int64(corr)},
+				{Name: schema.FieldCorrelationID, Type: wire.Int32, Offset: 4, Size: 4, Value: int64(corr)},
 			}
 			m.HeaderFields = 2
 			if len(frame) > 8 {
@@ -291,7 +292,7 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) wire.
 		return wire.Yes // unknown keys and newer versions are shown, not refused
 	}
 	a := cv.c.Schemas.API(key)
-	if a == nil || a.Request == nil || !a.Request.ValidVersions.Contains(version) || corr < 0 {
+	if a == nil || a.Request == nil || !a.Request.Has(version) || corr < 0 {
 		return wire.No
 	}
 	// Clients number their requests upwards: after a gap, the next request has a higher

@@ -97,6 +97,9 @@ func CheckEncodings(nodes []*Node, b []byte) (problems []string, c EncodingCount
 			}
 			if on := inBytes(n, p.Offset, p.Size); on != nil {
 				c.FromBytes++
+				if pb := n.AppendPrefix(nil); !bytes.Equal(pb, on) {
+					bad(n, "AppendPrefix gives %x, the bytes are %x", pb, on)
+				}
 				var v int64
 				switch p.Encoding {
 				case wire.Int16Prefix:

@@ -6,6 +6,7 @@ package codec
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"unicode"
@@ -146,6 +147,26 @@ func (n *Node) AppendRaw(b []byte) []byte {
 		return b
 	}
 	return appendVarint(b, u, uint64(n.Overflow), size, n.Type == wire.Varlong)
+}
+
+// AppendPrefix appends the bytes of n's length or count prefix, whatever its encoding; it
+// appends nothing when n has none, or when the node does not show the prefix's value
+// (PrefixInfo.Known).
+func (n *Node) AppendPrefix(b []byte) []byte {
+	p, ok := n.Prefix()
+	if !ok || !p.Known {
+		return b
+	}
+	switch p.Encoding {
+	case wire.Int16Prefix:
+		return binary.BigEndian.AppendUint16(b, uint16(p.Value))
+	case wire.Int32Prefix:
+		return binary.BigEndian.AppendUint32(b, uint32(p.Value))
+	}
+	if n.Type.IsVarint() {
+		return b
+	}
+	return n.AppendRaw(b)
 }
 
 // appendVarint appends the size bytes of a varint carrying u, and above it (from bit 32, or

@@ -76,11 +76,15 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 		b := planBuilder{}
 		for _, a := range c.Schemas.APIs() {
 			for i, m := range []*schema.Message{a.Request, a.Response} {
-				if m != nil {
-					// The API's own fact fields; its body's structs are its own, so their
-					// plans are made for it.
-					b.extra = factFields[apiDirection{a.Key, i == 1}]
-					b.plan(m.Body)
+				if m == nil {
+					continue
+				}
+				// The API's own fact fields; its body's structs are its own, so their plans
+				// are made for it. A message merged from several definitions (--schema-dir)
+				// has a body per definition.
+				b.extra = factFields[apiDirection{a.Key, i == 1}]
+				for _, d := range m.Definitions() {
+					b.plan(d.Body)
 				}
 			}
 		}

@@ -159,7 +159,7 @@ func responsesThatFit(c *codec.Codec, frame []byte) []string {
 		r := a.Versions()
 		var vs []int16
 		for v := r.Lo; v <= r.Latest(); v++ {
-			if !a.Response.ValidVersions.Contains(v) {
+			if !a.Response.Has(v) {
 				continue
 			}
 			m := c.DecodeResponse(frame, a.Key, v)

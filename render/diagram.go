@@ -25,6 +25,10 @@ type DiagramOptions struct {
 	MaxBytes int
 	// Time is how headings show times (TimeDefault: date and time of day, UTC).
 	Time TimeFormat
+	// Explain adds, under each field whose encoding has parts, a row per part: a length or
+	// count prefix and the content, a varint's bytes and zigzag step, a bit field's bits; and
+	// a note on why the header has its version (see explain.go).
+	Explain bool
 }
 
 // Diagram writes each message as a wire diagram: one line per field in depth-first order with
@@ -73,6 +77,11 @@ func (d *Diagram) Message(e *Entry) error {
 	frame := e.Redacted()
 	g := d.newGrid()
 	for i, n := range m.Fields {
+		if d.opt.Explain && i == 1 && i < m.HeaderFields {
+			if why := m.HeaderReason(); why != "" {
+				g.note(d.fieldCol(), why, styleNote)
+			}
+		}
 		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)
 	}
 	if err := g.write(d.w); err != nil {
@@ -174,6 +183,9 @@ func (d *Diagram) fieldCol() int {
 // walk adds n and its children in depth-first order.
 func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) {
 	g.add(d.fieldCells(frame, n, depth, parent, header)...)
+	if d.opt.Explain {
+		d.explain(g, frame, n, depth)
+	}
 	if n.Type == wire.CompressedRecords && len(n.Children) > 0 && n.Children[0].Decompressed {
 		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",
 			indent(depth+1), n.Value), styleNote)
@@ -267,7 +279,7 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 			return fmt.Sprintf("%d items", v), styleNumber
 		case n.Type.IsRecords():
 			return fmt.Sprintf("%d bytes", v), styleNumber
-		case n.Name == "attributes" && parent != nil && parent.Type == wire.RecordBatch:
+		case n.Bits == wire.BatchAttributes:
 			return batchAttributes(v), styleNumber
 		case n.Note != "" && noteInValue(n, parent):
 			// The batch's CRC checked ("ok", "mismatch (computed X)"), an API key named: the

@@ -25,12 +25,13 @@ type Format struct {
 	// Batch: the output is written only when the renderer is closed, so a live capture, which
 	// shows each message as it completes, cannot use it.
 	Batch bool
-	// APIs, Layout and Diff write the schema command's outputs: the table of APIs, one
-	// message's layout, and the fields changed between two versions (nil: not a format of
-	// the schema command).
-	APIs   func(w io.Writer, apis []*schema.API) error
-	Layout func(l *Layout, w io.Writer) error
-	Diff   func(w io.Writer, a, b *Layout) error
+	// APIs, Layout, Diff and Compare write the schema command's outputs: the table of APIs,
+	// one message's layout, the fields changed between two versions, and what a directory of
+	// definitions changes (nil: not a format of the schema command).
+	APIs    func(w io.Writer, apis []*schema.API) error
+	Layout  func(l *Layout, w io.Writer) error
+	Diff    func(w io.Writer, a, b *Layout) error
+	Compare func(w io.Writer, c *Compared) error
 	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
 	// blank line unless the format is Silent).
 	Stats func(s *Stats, w io.Writer) error
@@ -55,9 +56,9 @@ func (n Needs) Lend() bool { return !n.Tree && !n.Bytes }
 
 // Options are the user's choices that formats read.
 type Options struct {
-	// Color, Hex and MaxBytes are DiagramOptions'.
-	Color, Hex bool
-	MaxBytes   int
+	// Color, Hex, MaxBytes and Explain are DiagramOptions'.
+	Color, Hex, Explain bool
+	MaxBytes            int
 	// Time is how summaries and diagram headings show times (-t).
 	Time TimeFormat
 }
@@ -66,10 +67,10 @@ type Options struct {
 func Formats() []Format {
 	return []Format{
 		{Name: "diagram", New: newDiagram, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
-			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable},
+			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable, Compare: CompareText},
 		{Name: "summary", New: newSummary, Needs: Needs{Facts: true}, Records: "headers"},
 		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
-			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Stats: (*Stats).WriteJSON},
+			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}
 }
@@ -105,7 +106,7 @@ func ListFormats(fs []Format, or string, hints bool) string {
 }
 
 func newDiagram(w io.Writer, o Options) Renderer {
-	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time})
+	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time, Explain: o.Explain})
 }
 
 func newSummary(w io.Writer, o Options) Renderer { return NewSummary(w, o.Time) }

@@ -29,8 +29,9 @@ func subcommands() []*cli.Command {
 				"--api-version, since a response does not say which API it answers."},
 		{Name: "schema", Short: "the APIs, or one message's layout at a version", Usage: "kdissect schema [API] [flags]", Run: runSchema, Flags: func() *flag.FlagSet { fs, _ := schemaFlags(); return fs },
 			About: "Without an API, the table of every API. With an API (name or key), the layout of its\n" +
-				"request or response at one version, header first; with --diff, what changed between two\n" +
-				"versions."},
+				"request or response at one version, header first, and where its definition comes from;\n" +
+				"with --diff, what changed between two versions; with --compare DIR, what a directory of\n" +
+				"definitions (a Kafka release's common/message folder) changes, API by API."},
 		{Name: "errors", Short: "Kafka's error codes and what they mean", Usage: "kdissect errors [CODE|NAME]", Run: runErrors, Flags: cli.NoFlags("kdissect", "errors"),
 			About: "Kafka's error codes: the whole table, or one error looked up by code (3) or name\n" +
 				"(UNKNOWN_TOPIC_OR_PARTITION, case ignored), each with what it means."},

@@ -42,7 +42,7 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if o.api == "" && fs.Changed("api-version") {
 		return cmd.UsageError(stderr, "--api-version goes with --api")
 	}
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}

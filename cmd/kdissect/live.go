@@ -66,7 +66,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return fail("no ports given")
 	}
 	o.trees = o.sel.ReadsBodies()
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}

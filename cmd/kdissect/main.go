@@ -39,6 +39,7 @@ type common struct {
 	schemaDir string
 	apiKey    int
 	hex       bool
+	explain   bool
 	maxBytes  int
 	// maxDecompressed caps one batch's decompressed size; showSecrets keeps passwords visible.
 	maxDecompressed int64
@@ -53,8 +54,9 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+render.ListFormats(render.Formats(), ", or ", true))
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
+	fs.BoolVar(&c.explain, "explain", false, "diagram: under each field, how it is encoded: length and count prefixes, varint bytes and zigzag steps, named bits, why the header has its version")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
-	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
+	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
 	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
@@ -62,8 +64,9 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
-// codec builds the codec from the built-in definitions and --schema-dir.
-func (c *common) codec() (*codec.Codec, error) {
+// codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
+// skipped, versions that differ from the built-in ones) go to stderr.
+func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	set, err := schema.Embedded()
 	if err != nil {
 		return nil, err
@@ -71,6 +74,9 @@ func (c *common) codec() (*codec.Codec, error) {
 	if c.schemaDir != "" {
 		if set, err = set.WithDir(c.schemaDir, c.apiKey); err != nil {
 			return nil, err
+		}
+		for _, n := range set.Notices() {
+			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
 		}
 	} else if c.apiKey >= 0 {
 		return nil, cli.FlagError("--api-key goes with --schema-dir")
@@ -100,7 +106,7 @@ func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 			return f, nil, fmt.Errorf("-t: %v", err)
 		}
 	}
-	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, MaxBytes: c.maxBytes, Time: times}), nil
+	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}), nil
 }
 
 type captureOptions struct {
@@ -184,7 +190,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	o.trees = o.sel.ReadsBodies()
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}

@@ -19,6 +19,7 @@ type schemaOptions struct {
 	version           int
 	request, response bool
 	diff              string
+	compare           string
 }
 
 func schemaFlags() (*flag.FlagSet, *schemaOptions) {
@@ -29,7 +30,8 @@ func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
 	fs.StringVar(&o.diff, "diff", "", "list the fields added, removed and changed between versions `A..B`")
-	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
+	fs.StringVar(&o.compare, "compare", "", "list, API by API, what the definitions in `DIR` change against the built-in ones (and --schema-dir's)")
+	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	cli.HideDefault(fs, "version", "api-key")
 	return fs, o
@@ -53,7 +55,13 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if fs.NArg() > 1 {
 		return fail("one API at most, got %q", fs.Args())
 	}
-	c, err := o.codec()
+	if o.compare != "" {
+		if fs.NArg() > 0 || o.version >= 0 || o.diff != "" || o.request || o.response {
+			return fail("--compare compares whole directories: no API, --version, --diff, --request or --response")
+		}
+		return compareDir(cmd, o, f, stdout, stderr)
+	}
+	c, err := o.codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -101,6 +109,34 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return fail("%v", err)
 	}
 	return status(f.Layout(l, stdout), stderr)
+}
+
+// compareDir is "kdissect schema --compare DIR": what DIR changes against the definitions used
+// without it. --api-key goes to DIR's drafts unless --schema-dir is given too.
+func compareDir(cmd *cli.Command, o *schemaOptions, f render.Format, stdout, stderr io.Writer) int {
+	base := o.common
+	if base.schemaDir == "" {
+		base.apiKey = -1
+	}
+	c, err := base.codec(stderr)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	loaded, err := c.Schemas.WithDir(o.compare, o.apiKey)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	// The comparison lists the versions that differ; only the files skipped need a notice.
+	for _, n := range loaded.Notices()[len(c.Schemas.Notices()):] {
+		if n.Kind == schema.Skipped {
+			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
+		}
+	}
+	against := "built-in"
+	if o.schemaDir != "" {
+		against = "built-in and " + o.schemaDir
+	}
+	return status(f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}), stderr)
 }
 
 // parseDiff reads "A..B".
