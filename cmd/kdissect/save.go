@@ -5,37 +5,23 @@ import (
 	"io"
 	"os"
 
-	flag "github.com/spf13/pflag"
-
 	"github.com/kdissect/kdissect/dissect"
 )
 
-// exportOptions are -w and -c of the capture command: write the packets of the messages shown,
-// and stop after so many messages.
-type exportOptions struct {
-	write string
-	count int
-}
-
-func (e *exportOptions) register(fs *flag.FlagSet) {
-	fs.StringVarP(&e.write, "write", "w", "", "write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file")
-	fs.IntVarP(&e.count, "count", "c", 0, "stop after this many messages shown")
-}
-
-// open creates the -w file, refusing one of the captures to read; done closes it and says how
-// many packets it holds. Without -w, both are nil.
-func (e *exportOptions) open(captures []string, stderr io.Writer) (save *dissect.Save, done func() error, err error) {
-	if e.write == "" {
+// openSave creates the -w file, name, refusing one of the captures to read; done closes it and
+// says how many packets it holds. Without -w (name ""), both are nil.
+func openSave(name string, captures []string, stderr io.Writer) (save *dissect.Save, done func() error, err error) {
+	if name == "" {
 		return nil, nil, nil
 	}
-	if out, err := os.Stat(e.write); err == nil {
+	if out, err := os.Stat(name); err == nil {
 		for _, c := range captures {
 			if in, err := os.Stat(c); err == nil && os.SameFile(in, out) {
-				return nil, nil, fmt.Errorf("-w %s: that is a capture being read", e.write)
+				return nil, nil, fmt.Errorf("-w %s: that is a capture being read", name)
 			}
 		}
 	}
-	f, err := os.Create(e.write)
+	f, err := os.Create(name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -46,9 +32,9 @@ func (e *exportOptions) open(captures []string, stderr io.Writer) (save *dissect
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("-w %s: %w", e.write, err)
+			return fmt.Errorf("-w %s: %w", name, err)
 		}
-		fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), e.write)
+		fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), name)
 		return nil
 	}, nil
 }
