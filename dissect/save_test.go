@@ -31,7 +31,7 @@ func savedMessages(t *testing.T, out string) []string {
 		for _, k := range []string{"frame", "first_frame", "request_frame", "stream"} {
 			delete(m, k)
 		}
-		dropNotes(m["fields"])
+		dropNames(m)
 		b, err := json.Marshal(m)
 		if err != nil {
 			t.Fatal(err)
@@ -42,16 +42,24 @@ func savedMessages(t *testing.T, out string) []string {
 	return lines
 }
 
-// dropNotes removes the notes of topic ids from a field tree: the names come from Metadata
-// responses that the file may not hold.
-func dropNotes(fields any) {
-	list, _ := fields.([]any)
-	for _, f := range list {
-		if n, ok := f.(map[string]any); ok {
-			if n["type"] == "uuid" {
-				delete(n, "note")
-			}
-			dropNotes(n["fields"])
+// dropNames removes the names of topic ids from a line: the notes of uuid fields, and a
+// "topic" beside a "topic_id". The names come from Metadata responses that the file need not
+// hold.
+func dropNames(v any) {
+	switch v := v.(type) {
+	case []any:
+		for _, e := range v {
+			dropNames(e)
+		}
+	case map[string]any:
+		if v["type"] == "uuid" {
+			delete(v, "note")
+		}
+		if _, ok := v["topic_id"]; ok {
+			delete(v, "topic")
+		}
+		for _, e := range v {
+			dropNames(e)
 		}
 	}
 }
