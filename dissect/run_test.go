@@ -108,38 +108,7 @@ func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (ren
 // run is dissect writing to w and errW.
 func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
 	t.Helper()
-	sel := SelectAll()
-	if r.sel != nil {
-		r.sel(&sel)
-	}
-	f, c := formatCodecTrees(t, r.format, r.showSecrets, sel.ReadsBodies())
-	ports, err := capture.ParsePorts([]string{r.ports})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sel.Stats = sel.Stats || r.stats
-	if err := sel.Check(c); err != nil {
-		t.Fatal(err)
-	}
-	maxBytes := 64
-	if r.noCut {
-		maxBytes = 0
-	}
-	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
-		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }}
-	if cfg.Workers == 0 {
-		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
-	}
-	if r.keylog != "" {
-		if cfg.Keys, err = tlsdec.OpenKeyLog(r.keylog, false); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, f := r.pipeline(t, w, errW, Config{})
 	for _, file := range files {
 		if _, err := p.File(file); err != nil {
 			fmt.Fprintf(errW, "kdissect: %v\n", err)
@@ -161,6 +130,45 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 		}
 	}
 	return code
+}
+
+// pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
+// Config that runs do not (Limit, Stop).
+func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
+	t.Helper()
+	sel := SelectAll()
+	if r.sel != nil {
+		r.sel(&sel)
+	}
+	f, c := formatCodecTrees(t, r.format, r.showSecrets, sel.ReadsBodies())
+	ports, err := capture.ParsePorts([]string{r.ports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel.Stats = sel.Stats || r.stats
+	if err := sel.Check(c); err != nil {
+		t.Fatal(err)
+	}
+	maxBytes := 64
+	if r.noCut {
+		maxBytes = 0
+	}
+	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
+		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop}
+	if cfg.Workers == 0 {
+		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	if r.keylog != "" {
+		if cfg.Keys, err = tlsdec.OpenKeyLog(r.keylog, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, f
 }
 
 // mustDissect is dissect for a run that must succeed.

@@ -21,6 +21,9 @@ type Layout struct {
 	Flexible  bool   `json:"flexible"`
 	Header    Part   `json:"header"`
 	Body      Part   `json:"body"`
+	// Encodings says how each wire type of the layout is written, in the order the types
+	// first appear (wire.Type.Encoding).
+	Encodings []TypeEncoding `json:"encodings"`
 
 	// paths are the layout's fields flattened, for Diff: the header's with "header." first.
 	paths []schema.FieldPath
@@ -47,6 +50,28 @@ type LayoutField struct {
 	Tag      *int           `json:"tag,omitempty"`
 	About    string         `json:"about,omitempty"`
 	Fields   []*LayoutField `json:"fields,omitempty"`
+}
+
+// TypeEncoding is one wire type and how it is written: "uvarint length+1, 0 = null, then UTF-8
+// bytes".
+type TypeEncoding struct {
+	Type     wire.Type `json:"type"`
+	Encoding string    `json:"encoding"`
+}
+
+// encodingsOf lists the wire types of the fields, each once, with their encodings.
+func encodingsOf(parts ...[]*LayoutField) []TypeEncoding {
+	var out []TypeEncoding
+	seen := map[wire.Type]bool{}
+	for _, fs := range parts {
+		walkLayout(fs, func(f *LayoutField, _ int) {
+			if e := f.Type.Encoding(); e != "" && !seen[f.Type] {
+				seen[f.Type] = true
+				out = append(out, TypeEncoding{f.Type, e})
+			}
+		})
+	}
+	return out
 }
 
 // LayoutAt lays out message m of API a at version v, after the header that version uses.
@@ -83,6 +108,7 @@ func NewLayout(api string, m *schema.Message, v int16, header *schema.Message, h
 	size := &LayoutField{Name: "message_size", Type: wire.Int32, Size: "4B", About: "The number of bytes that follow: header and body."}
 	l.Header.Fields = append([]*LayoutField{size}, layoutStruct(header.Body, int16(hv), header.Flexible(int16(hv)))...)
 	l.Body.Fields = layoutStruct(m.Body, v, m.Flexible(v))
+	l.Encodings = encodingsOf(l.Header.Fields, l.Body.Fields)
 	l.paths = append([]schema.FieldPath{{Path: schema.JoinPath("header", size.Name), Encoding: size.Type.String()}},
 		header.Paths(int16(hv), "header")...)
 	l.paths = append(l.paths, m.Paths(v, "")...)
@@ -184,6 +210,24 @@ func (l *Layout) WriteText(w io.Writer) error {
 		}
 		g.note(0, title, "")
 		walkLayout(p.Fields, add)
+	}
+	if err := g.write(w); err != nil {
+		return err
+	}
+	return l.writeEncodings(w)
+}
+
+// writeEncodings lists how each type of the layout is written at its version.
+func (l *Layout) writeEncodings(w io.Writer) error {
+	if len(l.Encodings) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "\nHow each type is written at v%d (header v%d):\n", l.Version, l.Header.Version); err != nil {
+		return err
+	}
+	g := &grid{cols: []column{{}, {sep: "  "}}}
+	for _, e := range l.Encodings {
+		g.add(cell{text: "  " + e.Type.String() + ":"}, cell{text: e.Encoding})
 	}
 	return g.write(w)
 }

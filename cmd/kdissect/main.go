@@ -13,6 +13,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,6 +124,9 @@ type captureOptions struct {
 	// read holds the files of -r; version is --version.
 	read    []string
 	version bool
+	// count and duration stop the run after so many messages, or so long (a pipe).
+	count    int
+	duration time.Duration
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
@@ -139,6 +143,8 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	fs.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
+	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h), for a capture coming through a pipe")
 	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the newest Kafka versions it knows, and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
@@ -200,7 +206,8 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		cli.TuneGC()
 	}
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has,
-		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets}
+		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets,
+		Limit: o.count, Batch: f.Batch}
 	// Warnings go through the progress line while one is shown: it is erased first.
 	var line *render.Progress
 	cfg.Warn = func(err error) {
@@ -245,10 +252,20 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	// read, the error names the file and the packet, and the exit status is 1, wherever the
 	// damage is; the other files are read all the same.
 	status := cli.ExitOK
-	if err := p.Files(files, stdin, func(err error) { status = cmd.Failed(stderr, "%v", err) }); err != nil {
+	done := o.follow(p, files, stdin, stderr)
+	err = p.Files(files, stdin, func(err error) {
+		if errors.Is(err, dissect.ErrNeedsFile) {
+			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
+			return
+		}
+		status = cmd.Failed(stderr, "%v", err)
+	})
+	done()
+	if err != nil {
 		return cmd.Failed(stderr, "writing output: %v", err)
 	}
 	p.Close()
+	followed(p, stderr)
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.ports, o.sel.Filters()); why != "" && status == cli.ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)

@@ -104,7 +104,16 @@ func TestSchemaDescribeGroupsV6(t *testing.T) {
 		"    _tagged_fields tagged_fields var",
 		"  _tagged_fields tagged_fields var",
 	}
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	// The table, then how each of its types is written.
+	table, encodings, _ := strings.Cut(out, "\n\n")
+	for _, e := range []string{"How each type is written at v6 (header v1):",
+		"compact_nullable_string: uvarint length+1, 0 = null, then UTF-8 bytes",
+		"tagged_fields: uvarint count, then per field: uvarint tag, uvarint size, the value's bytes"} {
+		if !strings.Contains(strings.Join(strings.Fields(encodings), " "), e) {
+			t.Errorf("no %q in the encodings:\n%s", e, encodings)
+		}
+	}
+	lines := strings.Split(table, "\n")
 	if len(lines) < 2 || !strings.HasPrefix(lines[0], "DescribeGroups Response v6") {
 		t.Fatalf("no title:\n%s", out)
 	}
