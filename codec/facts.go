@@ -50,13 +50,17 @@ type Coordinator struct {
 // HostPort is the coordinator's address as "host:port".
 func (c Coordinator) HostPort() string { return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))) }
 
-// factFields names, per API and direction, the fields of a message that its facts read beyond
-// the generic ones (topics, groups, errors, records): a shallow decode keeps them too.
+// factFields names, per API and direction, the fields of a message that its facts and the
+// conversation read beyond the generic ones (topics, groups, errors, records): a shallow decode
+// keeps them too.
 var factFields = map[apiDirection][]string{
 	{KeyEndTxn, false}:           {"Committed"},
 	{KeyFindCoordinator, true}:   {"NodeId", "Host", "Port", "Coordinators", "Key"},
 	{KeySaslHandshake, false}:    {"Mechanism"},
 	{KeySaslAuthenticate, false}: {"AuthBytes"},
+	// Fetch sessions, which the conversation follows (fetchsession.go).
+	{KeyFetch, false}: {"SessionId", "SessionEpoch", "ForgottenTopicsData"},
+	{KeyFetch, true}:  {"SessionId"},
 }
 
 // apiDirection is an API key and whether the message is its response.
@@ -580,6 +584,18 @@ func (t *TopicNames) Annotate(msg *Message) {
 		}
 		return true
 	})
+}
+
+// ResolveSession names the topics of a fetch session's partitions that are known by id only.
+func (t *TopicNames) ResolveSession(s *SessionStep) {
+	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+		for i, p := range ps {
+			if p.Topic == "" {
+				ps[i].Topic = t.names[p.TopicID]
+			}
+		}
+	}
+	s.Partitions = sortedPartitions(s.Partitions) // by name, now that the names are known
 }
 
 // Resolve replaces topic ids by the names learnt for them in f.

@@ -277,7 +277,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 	} else {
 		res = cv.ServerFrame(f.Data)
 	}
-	e.Msg, e.NoResponse = res.Msg, res.NoResponse
+	e.Msg, e.NoResponse, e.Session = res.Msg, res.NoResponse, res.Session
 	if e.Msg != nil && !d.lent {
 		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
 	}
@@ -340,6 +340,9 @@ func (p *Pipeline) handle(ev event) {
 		}
 		if e.Facts != nil {
 			p.names.Resolve(e.Facts)
+		}
+		if e.Session != nil {
+			p.names.ResolveSession(e.Session)
 		}
 		p.filterPair(e, ev.answered)
 	case evNotice:

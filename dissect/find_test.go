@@ -157,6 +157,9 @@ func str(f *jsonField) (string, bool) {
 }
 
 func intValue(f *jsonField) (int64, bool) {
+	if f == nil {
+		return 0, false
+	}
 	n, ok := f.Value.(json.Number)
 	if !ok {
 		return 0, false
@@ -897,6 +900,16 @@ func TestStats(t *testing.T) {
 			titles, tables := parseTables(t, out)
 			wantTitles := []string{"Messages per API and version (latency in ms, over the paired responses)", "Error codes in responses",
 				"Connections", "Records per topic (bytes are the records fields on the wire)"}
+			// The table of fetch sessions, when a Fetch shown names a session (its rows are
+			// checked by TestFetchSessions).
+			for _, m := range msgs {
+				id, _ := intValue(field(m.Fields, "SessionId"))
+				epoch, _ := intValue(field(m.Fields, "SessionEpoch"))
+				if m.APIName == "Fetch" && (m.Kind == "response" && id != 0 || m.Kind == "request" && m.version() >= 7 && (id != 0 || epoch != -1)) {
+					wantTitles = append(wantTitles, "Fetch sessions (KIP-227; partitions: the session's set after its last request, ? when it opened before the capture or elsewhere)")
+					break
+				}
+			}
 			if !slices.Equal(titles, wantTitles) {
 				t.Fatalf("tables %q, want %q\n%s", titles, wantTitles, out)
 			}

@@ -73,6 +73,9 @@ func (d *Diagram) Message(e *Entry) error {
 	d.line(h, "")
 	m := e.Msg
 	d.line(title(e), styleBold)
+	if e.Session != nil {
+		d.line("fetch "+string(appendSession(nil, e.Session, true)), "")
+	}
 	// Secrets are masked in the raw bytes too.
 	frame := e.Redacted()
 	g := d.newGrid()
