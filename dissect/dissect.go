@@ -82,8 +82,11 @@ type Pipeline struct {
 	// counts for the exit status and the closing line
 	messages, notices int
 	err               error
-	// names learns topic names for topic ids along the capture.
+	// names learns topic names for topic ids: from the whole of each capture file (a first
+	// pass, learnNames), and along the capture.
 	names codec.TopicNames
+	// scanCodec decodes the first pass's messages, shallow.
+	scanCodec *codec.Codec
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
 	pending map[pairKey]*render.Entry
@@ -494,6 +497,9 @@ func (p *Pipeline) keep(err error) {
 // Config.Warn and reading goes on; it returns an error only when the file could not be read
 // at all or stopped early.
 func (p *Pipeline) File(name string) (packets int, err error) {
+	if p.notes || p.facts || p.filter != nil || p.stats != nil {
+		p.learnNames(name) // topic names from anywhere in the file
+	}
 	r, err := capture.Open(name)
 	if err != nil {
 		return 0, err
