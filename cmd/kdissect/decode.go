@@ -74,7 +74,7 @@ func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		}
 		key, version = a.Key, int16(o.version)
 	}
-	_, out, err := o.output(stdout)
+	_, out, err := o.output(stdout, stderr)
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}

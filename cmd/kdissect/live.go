@@ -72,7 +72,7 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 	if err != nil {
 		return failed(stderr, "%v", err)
 	}
-	f, inner, err := o.output(stdout)
+	f, inner, err := o.output(stdout, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}

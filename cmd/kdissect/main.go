@@ -45,6 +45,8 @@ type common struct {
 	maxDecompressed int64
 	showSecrets     bool
 	records         string
+	// maxMessages is how many messages a page holds (html).
+	maxMessages int
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -56,6 +58,7 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
 	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+recordsDefaults())
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
+	c.registerPage(fs)
 }
 
 // codec builds the codec from the built-in definitions and --schema-dir.
@@ -83,13 +86,14 @@ func (c *common) codec() (*codec.Codec, error) {
 	return cc, nil
 }
 
-// output returns the format chosen and its renderer, writing to w.
-func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
+// output returns the format chosen and its renderer, writing to w; what it leaves out is said on
+// stderr.
+func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, error) {
 	f, ok := render.LookupFormat(c.format)
 	if !ok {
 		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
 	}
-	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
+	return f, f.New(w, c.renderOptions(w, stderr)), nil
 }
 
 // recordsDefaults says which formats decode records how deep unless --records says.
@@ -192,7 +196,7 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	if err != nil {
 		return cmd.report(stderr, err)
 	}
-	f, out, err := o.output(stdout)
+	f, out, err := o.output(stdout, stderr)
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}

@@ -18,6 +18,7 @@ type schemaOptions struct {
 	version           int
 	request, response bool
 	diff              string
+	site              string
 }
 
 func schemaFlags() (*flag.FlagSet, *schemaOptions) {
@@ -30,6 +31,7 @@ func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	fs.StringVar(&o.diff, "diff", "", "list the fields added, removed and changed between versions `A..B`")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
 	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
+	fs.StringVar(&o.site, "site", "", "write a static HTML reference of every API, direction and version (and the error codes) into `DIR`")
 	hideDefault(fs, "version", "api-key")
 	return fs, o
 }
@@ -43,7 +45,7 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	// Every mistake here is in the command line, an API or version that does not exist included.
 	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
 	f, ok := render.LookupFormat(o.format)
-	if !ok || f.Layout == nil {
+	if !ok || (f.Layout == nil && f.Page == nil) {
 		return fail("unknown --format %q (%s)", o.format, render.ListFormats(schemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
@@ -56,7 +58,13 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return cmd.report(stderr, err)
 	}
+	if o.site != "" {
+		return o.writeSite(cmd, fs, c, stderr)
+	}
 	if fs.NArg() == 0 {
+		if f.APIs == nil {
+			return fail("--format %s draws one API (kdissect schema API --format %s), or all of them with --site DIR", f.Name, f.Name)
+		}
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail("--version, --diff, --request and --response need an API")
 		}
@@ -74,6 +82,9 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		return fail("%s has no %s definition", a.Name, dir)
 	}
 	if o.diff != "" {
+		if f.Diff == nil {
+			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(diffFormats(), " or ", false))
+		}
 		if o.version >= 0 {
 			return fail("--diff names its versions; drop --version")
 		}
@@ -99,6 +110,13 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return fail("%v", err)
 	}
+	if f.Page != nil {
+		ls, err := render.Layouts(c, a, m)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return status(f.Page(stdout, ls, l.Version), stderr)
+	}
 	return status(f.Layout(l, stdout), stderr)
 }
 
@@ -106,7 +124,7 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 func schemaFormats() []render.Format {
 	var fs []render.Format
 	for _, f := range render.Formats() {
-		if f.Layout != nil {
+		if f.Layout != nil || f.Page != nil {
 			fs = append(fs, f)
 		}
 	}

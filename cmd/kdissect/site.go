@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/render"
+)
+
+// writeSite is "kdissect schema --site DIR": the whole reference as static pages.
+func (o *schemaOptions) writeSite(cmd *subcommand, fs *flag.FlagSet, c *codec.Codec, stderr io.Writer) int {
+	if fs.NArg() > 0 || o.version >= 0 || o.diff != "" || o.request || o.response {
+		return cmd.usageError(stderr, "--site writes every API and version: it takes no API, --version, --diff, --request or --response")
+	}
+	n, err := render.WriteSite(o.site, c)
+	if err != nil {
+		return failed(stderr, "schema --site: %v", err)
+	}
+	fmt.Fprintf(stderr, "kdissect: wrote %d pages to %s (open %s/index.html)\n", n, o.site, o.site)
+	return exitOK
+}
+
+// diffFormats are the formats that list the changes between versions.
+func diffFormats() []render.Format {
+	var fs []render.Format
+	for _, f := range render.Formats() {
+		if f.Diff != nil {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
