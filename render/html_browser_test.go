@@ -442,3 +442,24 @@ func TestPageLimit(t *testing.T) {
 		t.Errorf("warned %q", warned)
 	}
 }
+
+var openPage = flag.String("page", "", "TestOpenPage: a page to open in Chromium, timed")
+
+// TestOpenPage opens the page -page names and reports how long Chromium took to load it and to
+// draw its first message (for the note's measurements; skipped without -page).
+func TestOpenPage(t *testing.T) {
+	if *openPage == "" {
+		t.Skip("no -page given")
+	}
+	abs, err := filepath.Abs(*openPage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := browsertest.Start(t)
+	start := time.Now()
+	p := b.Open(t, "file://"+abs)
+	var n int
+	p.Eval(`document.querySelectorAll('#rows tr[data-frame]').length`, &n)
+	t.Logf("%s: %d messages listed; loaded in %v, listed and first message drawn after %v", *openPage, n, p.Took, time.Since(start))
+	p.Check(onlyItself("file://" + abs))
+}
