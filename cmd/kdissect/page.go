@@ -14,8 +14,8 @@ func (c *common) registerPage(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxMessages, "max-messages", render.DefaultMaxMessages, "html: how many messages the page holds; the others are counted and left out (0: no limit)")
 }
 
-// renderOptions are the options every renderer is made with.
-func (c *common) renderOptions(w, stderr io.Writer) render.Options {
-	return render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes, MaxMessages: c.maxMessages,
-		Warn: func(s string) { fmt.Fprintf(stderr, "kdissect: %s\n", s) }}
+// pageOptions sets the page's options: its limit, and stderr for what it leaves out.
+func (c *common) pageOptions(o *render.Options, stderr io.Writer) {
+	o.MaxMessages = c.maxMessages
+	o.Warn = func(s string) { fmt.Fprintf(stderr, "kdissect: %s\n", s) }
 }
