@@ -138,6 +138,7 @@ type PageMessages struct {
 	MaxBytes int
 	strs     map[string]int
 	list     []string
+	json     *JSON
 }
 
 // The bits of a page node's flags.
@@ -154,63 +155,17 @@ func (p *PageMessages) Append(b []byte, e *Entry, file string) []byte {
 	m := e.Msg
 	if p.strs == nil {
 		p.strs = map[string]int{}
+		p.json = NewJSON(io.Discard)
 	}
 	clear(p.strs)
 	p.list = append(p.list[:0], "")
 	p.strs[""] = 0
 
-	b = append(b, `{"frame":`...)
-	b = strconv.AppendInt(b, int64(e.Frame), 10)
-	b = append(b, `,"first_frame":`...)
-	b = strconv.AppendInt(b, int64(e.FirstFrame), 10)
-	if !e.Time.IsZero() {
-		b = append(b, `,"time":`...)
-		b = appendJSString(b, e.Time.UTC().Format(time.RFC3339Nano))
-	}
-	b = append(b, `,"stream":`...)
-	b = strconv.AppendInt(b, int64(e.Stream), 10)
-	b = append(b, `,"src":`...)
-	b = appendJSString(b, e.Src)
-	b = append(b, `,"dst":`...)
-	b = appendJSString(b, e.Dst)
-	if file != "" {
-		b = append(b, `,"file":`...)
-		b = appendJSString(b, file)
-	}
-	if e.TLS != "" {
-		b = append(b, `,"tls":`...)
-		b = appendJSString(b, e.TLS)
-	}
-	if m.Response {
-		b = append(b, `,"kind":"response"`...)
-	} else {
-		b = append(b, `,"kind":"request"`...)
-	}
-	if m.APIKey >= 0 {
-		b = append(b, `,"api_key":`...)
-		b = strconv.AppendInt(b, int64(m.APIKey), 10)
-		b = append(b, `,"api_version":`...)
-		b = strconv.AppendInt(b, int64(m.Version), 10)
-	}
-	b = append(b, `,"api_name":`...)
-	b = appendJSString(b, m.APIName)
-	b = append(b, `,"correlation_id":`...)
-	b = strconv.AppendInt(b, int64(m.CorrelationID), 10)
-	if m.ClientID != nil {
-		b = append(b, `,"client_id":`...)
-		b = appendJSString(b, *m.ClientID)
-	}
-	b = append(b, `,"size":`...)
-	b = strconv.AppendInt(b, int64(m.Size), 10)
-	if m.Response && e.RequestFrame > 0 {
-		b = append(b, `,"request_frame":`...)
-		b = strconv.AppendInt(b, int64(e.RequestFrame), 10)
-		b = append(b, `,"latency_us":`...)
-		b = strconv.AppendInt(b, e.Latency.Microseconds(), 10)
-	}
-	if e.NoResponse {
-		b = append(b, `,"no_response":true`...)
-	}
+	// The facts are the JSON lines' own, made safe inside a script element.
+	p.json.file = file
+	from := len(b)
+	b = p.json.facts(b, e)
+	b = escapeForScript(b, from)
 	if hasError(m.Fields) {
 		b = append(b, `,"error":true`...)
 	}
@@ -358,6 +313,31 @@ func (p *PageMessages) nodes(b []byte, d *Diagram, m *codec.Message, ns []*codec
 		b = append(b, ']')
 	}
 	return append(b, ']')
+}
+
+// escapeForScript escapes <, > and & in the JSON text b[from:] (they occur only inside its
+// strings), so that no value can close the script element that holds it.
+func escapeForScript(b []byte, from int) []byte {
+	n := 0
+	for _, c := range b[from:] {
+		if c == '<' || c == '>' || c == '&' {
+			n++
+		}
+	}
+	if n == 0 {
+		return b
+	}
+	const hexd = "0123456789abcdef"
+	out := make([]byte, 0, len(b)+5*n)
+	out = append(out, b[:from]...)
+	for _, c := range b[from:] {
+		if c == '<' || c == '>' || c == '&' {
+			out = append(out, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xf])
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // appendJSString appends s as a JSON string that is also safe inside an HTML script element:

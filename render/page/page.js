@@ -61,7 +61,7 @@
     return d ? parseInt(d, 10) / Math.pow(10, d.length) / 1000 : 0;
   }
   function apiText(m) {
-    return m.api_name + (m.api_key >= 0 && m.api_version != null ? ' v' + m.api_version : '');
+    return (m.api_name || '') + (m.api_key >= 0 && m.api_version != null ? ' v' + m.api_version : '');
   }
   function row(i) {
     var m = msgs[i], tr = el('tr');
@@ -92,7 +92,7 @@
   function fillAPIs() {
     var sel = $('f-api'), have = {}, names = [];
     for (var i = 0; i < sel.options.length; i++) have[sel.options[i].value] = true;
-    for (var j = 0; j < msgs.length; j++) if (!have[msgs[j].api_name]) { have[msgs[j].api_name] = true; names.push(msgs[j].api_name); }
+    for (var j = 0; j < msgs.length; j++) if (msgs[j].api_name && !have[msgs[j].api_name]) { have[msgs[j].api_name] = true; names.push(msgs[j].api_name); }
     names.sort();
     for (var k = 0; k < names.length; k++) sel.appendChild(el('option', '', names[k]));
   }
@@ -180,7 +180,7 @@
     var dir = m.kind === 'response' ? 'Response' : 'Request';
     var budget = { left: DIAGRAM_MAX };
     diag.appendChild(block('hdr', dir + ' Header v' + m.header_version, hdr, budget));
-    diag.appendChild(block('bdy', m.api_name + dir + (m.api_version != null ? ' v' + m.api_version : ''), body, budget));
+    diag.appendChild(block('bdy', (m.api_name || '') + dir + (m.api_version != null ? ' v' + m.api_version : ''), body, budget));
     if (budget.left < 0) diag.appendChild(el('div', 'more', 'The diagram shows the first ' + DIAGRAM_MAX + ' fields; the tree below has them all.'));
     d.appendChild(diag);
 
