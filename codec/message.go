@@ -34,6 +34,8 @@ type Codec struct {
 	LazyRecords bool
 
 	plans shallowPlans
+	// ids says which messages can name topic ids (NameScan).
+	ids idNames
 	// released holds the Nodes of released messages (Release).
 	released sync.Pool
 }
@@ -116,6 +118,15 @@ func (c *Codec) Release(m *Message) {
 	}
 	a.release()
 	c.released.Put(a)
+}
+
+// Inflated returns the compressed payloads of m's records with their decompressed bytes, in the
+// order they were decoded (nil after Release, or when nothing was decompressed).
+func (m *Message) Inflated() []Inflated {
+	if m.nodes == nil {
+		return nil
+	}
+	return m.nodes.inflated
 }
 
 // requestHeader is what the framer and the pairing need from a request: read without building
