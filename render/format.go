@@ -146,3 +146,12 @@ func RecordsDefaults(fs []Format) string {
 	}
 	return s
 }
+
+// WriteStats writes the statistics after the messages, as the format writes them: JSON lines
+// after JSON lines, the tables of Stats.Write otherwise.
+func (f Format) WriteStats(s *Stats, w io.Writer) error {
+	if f.Stats != nil {
+		return f.Stats(s, w)
+	}
+	return s.Write(w)
+}

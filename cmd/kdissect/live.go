@@ -3,11 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	flag "github.com/spf13/pflag"
@@ -70,7 +67,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
-	keys, err := o.tls.keys(true, stderr)
+	keys, err := cli.KeyLog(o.tls.keylog, true, stderr)
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
@@ -83,10 +80,9 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	}
 
 	// From here on, Ctrl-C and SIGTERM end the capture cleanly (a signal that comes while the
-	// socket is set up waits in the channel).
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
+	// socket is set up waits).
+	interrupts := cli.CatchInterrupts()
+	defer interrupts.Release()
 
 	lopt := capture.LiveOptions{Ports: ranges}
 	var save *capture.SaveFile
@@ -102,33 +98,10 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
 	}
-	var what []string
-	if o.count > 0 {
-		what = append(what, fmt.Sprintf("%d messages", o.count))
-	}
-	if o.duration > 0 {
-		what = append(what, o.duration.String())
-	}
-	what = append(what, "Ctrl-C")
-	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, strings.Join(what, " or "))
+	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, cli.StopsAfter(o.count, o.duration, "Ctrl-C"))
 
 	stop := sync.OnceFunc(r.Stop)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-signals:
-			stop()
-		case <-done:
-			return
-		}
-		// A second Ctrl-C while the capture winds down ends the process at once.
-		select {
-		case <-signals:
-			os.Exit(130)
-		case <-done:
-		}
-	}()
+	interrupts.Then(stop)
 	if o.duration > 0 {
 		t := time.AfterFunc(o.duration, stop)
 		defer t.Stop()
@@ -158,7 +131,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	}
 	writeErr := p.Close()
 	if stats := p.Stats(); stats != nil && writeErr == nil {
-		writeErr = writeStats(f, stats, stdout)
+		writeErr = f.WriteStats(stats, stdout)
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()

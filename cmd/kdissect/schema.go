@@ -69,7 +69,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail("--version, --diff, --request and --response need an API")
 		}
-		return status(f.APIs(stdout, c.Schemas.APIs()), stderr)
+		return cmd.Wrote(stderr, f.APIs(stdout, c.Schemas.APIs()))
 	}
 	a, err := c.Schemas.Lookup(fs.Arg(0))
 	if err != nil {
@@ -98,7 +98,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			return fail("%v", err)
 		}
-		return status(f.Diff(stdout, la, lb), stderr)
+		return cmd.Wrote(stderr, f.Diff(stdout, la, lb))
 	}
 	v := m.ValidVersions.Latest()
 	if o.version >= 0 {
@@ -108,7 +108,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return fail("%v", err)
 	}
-	return status(f.Layout(l, stdout), stderr)
+	return cmd.Wrote(stderr, f.Layout(l, stdout))
 }
 
 // compareDir is "kdissect schema --compare DIR": what DIR changes against the definitions used
@@ -136,7 +136,7 @@ func compareDir(cmd *cli.Command, o *schemaOptions, f render.Format, stdout, std
 	if o.schemaDir != "" {
 		against = "built-in and " + o.schemaDir
 	}
-	return status(f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}), stderr)
+	return cmd.Wrote(stderr, f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}))
 }
 
 // parseDiff reads "A..B".
@@ -153,20 +153,9 @@ func parseDiff(s string) (int16, int16, error) {
 	return int16(va), int16(vb), nil
 }
 
-// status is the exit status after writing the output: 1, with a message, when writing failed.
-func status(err error, stderr io.Writer) int {
-	if err != nil {
-		fmt.Fprintf(stderr, "kdissect schema: writing output: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-func errorsFlags() *flag.FlagSet { return flag.NewFlagSet("kdissect errors", flag.ContinueOnError) }
-
 // runErrors is "kdissect errors [CODE|NAME]": Kafka's error codes, or one of them.
 func runErrors(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := errorsFlags()
+	fs := cmd.Flags()
 	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}

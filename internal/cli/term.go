@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/term"
+
+	"github.com/kdissect/kdissect/render"
 )
 
 // Colorful reports whether output to w gets colours: w is a terminal and NO_COLOR is not set
@@ -23,4 +27,30 @@ func ProgressWanted(stdout, stderr io.Writer, silent bool) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Warnings writes a run's warnings to stderr ("kdissect: ..."), and keeps the progress line
+// that a terminal gets there while a capture file is read: a warning erases it first.
+type Warnings struct {
+	stderr io.Writer
+	line   *render.Progress
+}
+
+// NewWarnings writes warnings to stderr.
+func NewWarnings(stderr io.Writer) *Warnings { return &Warnings{stderr: stderr} }
+
+// Warn writes one warning, for dissect.Config's Warn.
+func (w *Warnings) Warn(err error) {
+	out := w.stderr
+	if w.line != nil {
+		out = w.line
+	}
+	fmt.Fprintf(out, "kdissect: %v\n", err)
+}
+
+// Progress starts a progress line for a file, for dissect.Config's Progress: its update and
+// its end.
+func (w *Warnings) Progress(string) (update func(read, total int64, packets int), end func()) {
+	w.line = render.NewProgress(w.stderr, time.Now)
+	return w.line.Update, func() { w.line.Clear(); w.line = nil }
 }
