@@ -50,13 +50,17 @@ type Coordinator struct {
 // HostPort is the coordinator's address as "host:port".
 func (c Coordinator) HostPort() string { return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))) }
 
-// factFields names, per API and direction, the fields of a message that its facts read beyond
-// the generic ones (topics, groups, errors, records): a shallow decode keeps them too.
+// factFields names, per API and direction, the fields of a message that its facts and the
+// conversation read beyond the generic ones (topics, groups, errors, records): a shallow decode
+// keeps them too.
 var factFields = map[apiDirection][]string{
 	{KeyEndTxn, false}:           {"Committed"},
 	{KeyFindCoordinator, true}:   {"NodeId", "Host", "Port", "Coordinators", "Key"},
 	{KeySaslHandshake, false}:    {"Mechanism"},
 	{KeySaslAuthenticate, false}: {"AuthBytes"},
+	// Fetch sessions, which the conversation follows (fetchsession.go).
+	{KeyFetch, false}: {"SessionId", "SessionEpoch", "ForgottenTopicsData"},
+	{KeyFetch, true}:  {"SessionId"},
 }
 
 // apiDirection is an API key and whether the message is its response.
@@ -494,7 +498,13 @@ func childNamed(n *Node, name string) *Node {
 // id only (Fetch v13+, Produce v13+) can be shown with names. It is not safe for concurrent use.
 type TopicNames struct {
 	names map[UUID]string
+	// all: the names of a whole capture were learnt before it is shown (LearntAll).
+	all bool
 }
+
+// LearntAll says that the names of a whole capture were learnt before its messages are
+// annotated: a topic id without a name is then named by no message of it.
+func (t *TopicNames) LearntAll() { t.all = true }
 
 // Add records topic names for topic ids, as TopicIDNames gives them.
 func (t *TopicNames) Add(names []TopicIDName) {
@@ -576,10 +586,25 @@ func (t *TopicNames) Annotate(msg *Message) {
 				n.Note = "topic " + name
 			} else {
 				n.Note = "topic name unknown (no Metadata response with this id captured before)"
+				if t.all {
+					n.Note = "topic name unknown (no message of the capture names this id)"
+				}
 			}
 		}
 		return true
 	})
+}
+
+// ResolveSession names the topics of a fetch session's partitions that are known by id only.
+func (t *TopicNames) ResolveSession(s *SessionStep) {
+	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+		for i, p := range ps {
+			if p.Topic == "" {
+				ps[i].Topic = t.names[p.TopicID]
+			}
+		}
+	}
+	s.Partitions = sortedPartitions(s.Partitions) // by name, now that the names are known
 }
 
 // Resolve replaces topic ids by the names learnt for them in f.

@@ -83,6 +83,9 @@ func (j *JSON) Message(e *Entry) error {
 	if e.NoResponse {
 		b = append(b, `,"no_response":true`...)
 	}
+	if e.Session != nil {
+		b = j.session(b, e.Session)
+	}
 	b = append(b, `,"fields":`...)
 	b = j.nodes(b, m.Fields)
 	b = j.warnings(b, m.Warnings)

@@ -81,6 +81,9 @@ func (s *Summary) Message(e *Entry) error {
 			b = b[:mark] // no facts
 		}
 	}
+	if e.Session != nil {
+		b = appendSession(append(b, "  "...), e.Session, false)
+	}
 	if n := len(m.Warnings); n > 0 {
 		b = append(b, "  ["...)
 		b = strconv.AppendInt(b, int64(n), 10)
