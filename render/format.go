@@ -32,6 +32,9 @@ type Format struct {
 	Layout  func(l *Layout, w io.Writer) error
 	Diff    func(w io.Writer, a, b *Layout) error
 	Compare func(w io.Writer, c *Compared) error
+	// Page, when set, writes the schema command's layout instead of Layout: a page of every
+	// version of the message (ls, oldest first) with version show first in view.
+	Page func(w io.Writer, ls []*Layout, show int16) error
 	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
 	// blank line unless the format is Silent).
 	Stats func(s *Stats, w io.Writer) error
@@ -61,6 +64,10 @@ type Options struct {
 	MaxBytes            int
 	// Time is how summaries and diagram headings show times (-t).
 	Time TimeFormat
+	// MaxMessages is how many messages a page holds (0: no limit; kdissect's flag defaults to
+	// DefaultMaxMessages); Warn tells the user what a format left out (nil: nobody is told but the page).
+	MaxMessages int
+	Warn        func(string)
 }
 
 // Formats is the table of output formats, the default first.
@@ -71,6 +78,8 @@ func Formats() []Format {
 		{Name: "summary", New: newSummary, Needs: Needs{Facts: true}, Records: "headers"},
 		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
+		{Name: "html", Hint: "the workshop page", New: newHTML, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+			Page: WriteLayoutPage},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}
 }
@@ -119,7 +128,7 @@ func newDiscard(io.Writer, Options) Renderer { return Discard{} }
 func SchemaFormats() []Format {
 	var fs []Format
 	for _, f := range Formats() {
-		if f.Layout != nil {
+		if f.Layout != nil || f.Page != nil {
 			fs = append(fs, f)
 		}
 	}

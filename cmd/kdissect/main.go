@@ -50,6 +50,8 @@ type common struct {
 	times string
 	// trees: a display filter reads the messages' bodies, so they are decoded in full.
 	trees bool
+	// maxMessages is how many messages a page holds (html).
+	maxMessages int
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -63,6 +65,7 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
 	fs.StringVarP(&c.times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
+	c.registerPage(fs)
 }
 
 // codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
@@ -94,8 +97,9 @@ func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	return cc, nil
 }
 
-// output returns the format chosen and its renderer, writing to w.
-func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
+// output returns the format chosen and its renderer, writing to w; what it leaves out is said on
+// stderr.
+func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, error) {
 	f, ok := render.LookupFormat(c.format)
 	if !ok {
 		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
@@ -107,7 +111,9 @@ func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 			return f, nil, fmt.Errorf("-t: %v", err)
 		}
 	}
-	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}), nil
+	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}
+	c.pageOptions(&o, stderr)
+	return f, f.New(w, o), nil
 }
 
 type captureOptions struct {
@@ -201,7 +207,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
-	f, out, err := o.output(stdout)
+	f, out, err := o.output(stdout, stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
