@@ -222,7 +222,8 @@ func appendParts(b []byte, n *codec.Node) []byte {
 	}
 	if v, ok := n.Value.(int64); ok && n.Bits != wire.NoBits {
 		b = append(b, `,"bits":{`...)
-		for i, bit := range n.Bits.Bits(v) {
+		var buf [wire.MaxBits]wire.Bit
+		for i, bit := range n.Bits.AppendBits(buf[:0], v) {
 			if i > 0 {
 				b = append(b, ',')
 			}
