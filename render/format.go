@@ -128,11 +128,19 @@ func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
 
 func newDiscard(io.Writer, Options) Renderer { return Discard{} }
 
-// SchemaFormats are the formats that lay out schemas.
+// SchemaFormats are the formats that lay out schemas (as text, or as a page).
 func SchemaFormats() []Format {
+	return formatsThat(func(f Format) bool { return f.Layout != nil || f.Page != nil })
+}
+
+// DiffFormats are the formats that list the changes between versions.
+func DiffFormats() []Format { return formatsThat(func(f Format) bool { return f.Diff != nil }) }
+
+// formatsThat lists the formats for which has holds, in the table's order.
+func formatsThat(has func(Format) bool) []Format {
 	var fs []Format
 	for _, f := range Formats() {
-		if f.Layout != nil || f.Page != nil {
+		if has(f) {
 			fs = append(fs, f)
 		}
 	}

@@ -104,12 +104,9 @@ func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, er
 	if !ok {
 		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
 	}
-	var times render.TimeFormat
-	if c.times != "" {
-		var err error
-		if times, err = render.ParseTimeFormat(c.times); err != nil {
-			return f, nil, fmt.Errorf("-t: %v", err)
-		}
+	times, err := render.ParseTimeFormat(c.times)
+	if err != nil {
+		return f, nil, fmt.Errorf("-t: %v", err)
 	}
 	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}
 	c.pageOptions(&o, stderr)
@@ -192,6 +189,9 @@ func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr
 	files := append(o.read, fs.Args()...)
 	if len(files) == 0 {
 		return cmd.UsageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
+	}
+	if cli.StdinTerminal(files, stdin) {
+		return cmd.UsageError(stderr, "- reads a capture from stdin, which is a terminal: pipe one in (tcpdump -U -w - 'tcp port 9092' | kdissect -) or name a file")
 	}
 	return o.dissect(cmd, files, stdin, stdout, stderr)
 }

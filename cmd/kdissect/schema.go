@@ -92,7 +92,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if o.diff != "" {
 		if f.Diff == nil {
-			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(diffFormats(), " or ", false))
+			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(render.DiffFormats(), " or ", false))
 		}
 		if o.version >= 0 {
 			return fail("--diff names its versions; drop --version")

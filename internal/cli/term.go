@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/term"
@@ -22,6 +23,13 @@ func Colorful(w io.Writer) bool {
 // silent.
 func ProgressWanted(stdout, stderr io.Writer, silent bool) bool {
 	return isTerminal(stderr) && (silent || !isTerminal(stdout))
+}
+
+// StdinTerminal reports whether files name stdin ("-") and stdin is a terminal, from which no
+// capture comes.
+func StdinTerminal(files []string, stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	return ok && slices.Contains(files, "-") && term.IsTerminal(int(f.Fd()))
 }
 
 func isTerminal(w io.Writer) bool {
