@@ -33,8 +33,11 @@ type RecordSet struct {
 	TopicID   UUID
 	Partition int32
 	Records   int
-	Bytes     int      // the field's size on the wire
-	Codecs    []string // compression codecs of its batches: none, gzip, snappy, lz4, zstd
+	// Control is how many of Records are control records (transaction markers), those of
+	// batches with the control attribute.
+	Control int
+	Bytes   int      // the field's size on the wire
+	Codecs  []string // compression codecs of its batches: none, gzip, snappy, lz4, zstd
 }
 
 // Key names the topic of a record set: its name, or its id as Kafka prints it.
@@ -298,16 +301,20 @@ func coordinatorGroups(m *Message, body []*Node) []string {
 // recordSet counts the records under a records node and the codecs of its batches.
 func recordSet(n *Node, topic string, id UUID, partition int32) RecordSet {
 	r := RecordSet{Topic: topic, TopicID: id, Partition: partition, Bytes: n.Size}
-	r.count(n.Children)
+	r.count(n.Children, false)
 	return r
 }
 
-// count adds the records under nodes, and the codecs of their batches, to r.
-func (r *RecordSet) count(nodes []*Node) {
+// count adds the records under nodes, and the codecs of their batches, to r; control says that
+// the nodes are inside a control batch.
+func (r *RecordSet) count(nodes []*Node, control bool) {
 	for _, c := range nodes {
 		switch c.Type {
 		case wire.Record:
 			r.Records++
+			if control {
+				r.Control++
+			}
 			continue
 		case wire.Message:
 			// A legacy message counts unless it is a compressed wrapper around others.
@@ -320,14 +327,21 @@ func (r *RecordSet) count(nodes []*Node) {
 			// A batch decoded header only: its record count.
 			if v, ok := c.Value.(int64); ok {
 				r.Records += int(v)
+				if control {
+					r.Control += int(v)
+				}
 			}
 			continue
 		case wire.RecordBatch:
 			if a := childNamed(c, "attributes"); a != nil {
 				r.codec(a)
+				if v, ok := a.Value.(int64); ok && wire.Attributes(v).Has(wire.Control) {
+					r.count(c.Children, true)
+					continue
+				}
 			}
 		}
-		r.count(c.Children)
+		r.count(c.Children, control)
 	}
 }
 

@@ -191,3 +191,29 @@ func TestFactsPartitions(t *testing.T) {
 
 // learn records every struct of msg that holds both a topic name and a topic id.
 func (t *TopicNames) learn(msg *Message) { t.Add(msg.TopicIDNames()) }
+
+// TestRecordSetControl: the records of batches with the control attribute count as control
+// records, whether the batch was decoded whole or header only.
+func TestRecordSetControl(t *testing.T) {
+	batch := func(attributes int64, records ...*Node) *Node {
+		return &Node{Type: wire.RecordBatch, Children: append([]*Node{{Name: "attributes", Type: wire.Int16, Value: attributes}}, records...)}
+	}
+	record := &Node{Type: wire.Record}
+	counted := &Node{Type: wire.RecordData, Value: int64(5)}
+	tests := []struct {
+		name             string
+		batches          []*Node
+		records, control int
+	}{
+		{"data", []*Node{batch(0, record, record)}, 2, 0},
+		{"control", []*Node{batch(int64(wire.Control|wire.Transactional), record)}, 1, 1},
+		{"both", []*Node{batch(0x10, record, record), batch(0x30, record)}, 3, 1},
+		{"headers only", []*Node{batch(0x30, counted), batch(0, counted)}, 10, 5},
+	}
+	for _, tt := range tests {
+		r := recordSet(&Node{Type: wire.Records, Children: tt.batches}, "t", UUID{}, 0)
+		if r.Records != tt.records || r.Control != tt.control {
+			t.Errorf("%s: %d records, %d control; want %d, %d", tt.name, r.Records, r.Control, tt.records, tt.control)
+		}
+	}
+}

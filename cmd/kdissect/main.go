@@ -45,6 +45,11 @@ type common struct {
 	maxDecompressed int64
 	showSecrets     bool
 	records         string
+	// lean leaves the field tree out (--no-fields); toFile: the output goes to a file the user
+	// named (-o), where a binary format may go; capture names the one capture read, if one.
+	lean    bool
+	toFile  bool
+	capture string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -72,8 +77,8 @@ func (c *common) codec() (*codec.Codec, error) {
 		return nil, flagError("--api-key goes with --schema-dir")
 	}
 	// An unknown format is reported by output; until then it counts as one that shows all.
-	f, known := render.LookupFormat(c.format)
-	if !known {
+	f, err := c.lookupFormat()
+	if err != nil {
 		f = render.Formats()[0]
 	}
 	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
@@ -85,11 +90,17 @@ func (c *common) codec() (*codec.Codec, error) {
 
 // output returns the format chosen and its renderer, writing to w.
 func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
-	f, ok := render.LookupFormat(c.format)
-	if !ok {
-		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
+	f, err := c.lookupFormat()
+	if err != nil {
+		return f, nil, err
 	}
-	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes}), nil
+	switch {
+	case f.Binary && !c.toFile:
+		return f, nil, fmt.Errorf("--format %s writes a file, not text: give -o FILE%s, or -o DIR/ for a file per capture (-o - for stdout)", f.Name, f.Ext)
+	case f.Binary && isTerminal(w):
+		return f, nil, fmt.Errorf("--format %s: not writing a binary file to a terminal", f.Name)
+	}
+	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes, NoTree: c.lean, File: c.capture}), nil
 }
 
 // recordsDefaults says which formats decode records how deep unless --records says.
@@ -129,6 +140,9 @@ type captureOptions struct {
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
+	// outPath is -o; dest, when set, is the file the output goes to instead of stdout.
+	outPath string
+	dest    io.Writer
 }
 
 func captureFlags() (*flag.FlagSet, *captureOptions) {
@@ -137,6 +151,7 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o.register(fs, render.Formats()[0].Name)
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
+	o.registerOutput(fs)
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
@@ -184,6 +199,9 @@ func runCapture(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr 
 
 // dissect runs the capture command on files with the options parsed.
 func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if o.outPath != "" {
+		return o.dissectTo(cmd, files, stdin, stdout, stderr)
+	}
 	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
@@ -192,7 +210,7 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	if err != nil {
 		return cmd.report(stderr, err)
 	}
-	f, out, err := o.output(stdout)
+	f, out, err := o.output(o.messagesTo(stdout))
 	if err != nil {
 		return cmd.usageError(stderr, "%v", err)
 	}
@@ -210,7 +228,7 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 		}
 		fmt.Fprintf(w, "kdissect: %v\n", err)
 	}
-	if !o.noProgress && progressWanted(stdout, stderr, f.Silent) {
+	if !o.noProgress && progressWanted(o.messagesTo(stdout), stderr, f.Silent) {
 		cfg.Progress = func(string) (func(int64, int64, int), func()) {
 			line = render.NewProgress(stderr, time.Now)
 			return line.Update, func() { line.Clear(); line = nil }
@@ -251,9 +269,9 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
 		if !f.Silent && f.Stats == nil {
-			fmt.Fprintln(stdout)
+			fmt.Fprintln(o.statsTo(f, stdout))
 		}
-		if err := writeStats(f, st, stdout); err != nil {
+		if err := writeStats(f, st, o.statsTo(f, stdout)); err != nil {
 			return failed(stderr, "writing output: %v", err)
 		}
 	}
