@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -127,6 +128,11 @@ type Reader struct {
 	gzipped bool
 	// pcap is the source of a pcap file (nil for pcapng), for Overlong.
 	pcap *pcapReader
+	// streaming: packets arrive as they are captured (a live capture, a pipe); pipe reads a
+	// stream's bytes, and stopped is set by Stop.
+	streaming bool
+	pipe      *pipeReader
+	stopped   atomic.Bool
 }
 
 // Overlong reports the pcap records read so far whose captured length exceeds the packet's
@@ -150,7 +156,8 @@ type source interface {
 
 // Open opens the named capture file: pcap (both byte orders, microsecond and
 // nanosecond timestamps) or pcapng, either of them gzipped. The format is
-// chosen by the magic bytes, never by the file name.
+// chosen by the magic bytes, never by the file name. A FIFO is read as its
+// packets arrive (see Streaming); opening one waits for its writer.
 func Open(name string) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -170,6 +177,8 @@ func Open(name string) (*Reader, error) {
 
 // NewReader is Open for an already open stream; name is used in error
 // messages. It reads the file header before returning. Close does not close r.
+// An *os.File that is a pipe, FIFO, socket or terminal is read as its packets
+// arrive (see Streaming).
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	return newReader(r, name, streamBuffer)
 }
@@ -182,10 +191,15 @@ const (
 )
 
 func newReader(r io.Reader, name string, bufSize int) (*Reader, error) {
+	rd := &Reader{name: name}
+	if IsStream(r) {
+		rd.streaming, rd.pipe = true, newPipeReader(r)
+		r, bufSize = rd.pipe, streamBuffer
+	}
 	counter := &countingReader{r: r}
 	br := bufio.NewReaderSize(counter, bufSize)
 	counter.buf = br
-	rd := &Reader{name: name, counter: counter}
+	rd.counter = counter
 
 	magic, err := br.Peek(4)
 	if len(magic) >= 2 && binary.BigEndian.Uint16(magic) == gzipMagic {
@@ -258,9 +272,16 @@ func describeMagic(b []byte) string {
 	return fmt.Sprintf("bytes % x", b)
 }
 
+// Streaming reports whether the packets arrive as they are captured (a live
+// capture, or a pipe, FIFO or socket that a capture tool writes to), rather
+// than from a file that holds them all: Next then waits for each packet, for
+// as long as the writer is quiet, until Stop is called or the writer closes.
+func (r *Reader) Streaming() bool { return r.streaming }
+
 // Close releases the resources of the Reader and, if it was made by Open,
 // closes the file.
 func (r *Reader) Close() error {
+	r.Stop()
 	var err error
 	if r.closer != nil {
 		err = r.closer.Close()
@@ -280,12 +301,19 @@ func (r *Reader) Stats() Stats { return r.stats }
 // be called again. At the end of the file Next returns io.EOF. Any other error
 // is fatal and is returned again by every later call.
 func (r *Reader) Next() (*Segment, error) {
+	if r.stopped.Load() && r.err == nil {
+		r.err = io.EOF
+	}
 	if r.err != nil {
 		return nil, r.err
 	}
 	for {
 		data, ci, lt, err := r.src.read()
 		if err != nil {
+			if r.stopped.Load() {
+				// Stopped inside a record: the end asked for, not a damaged capture.
+				err, ci = io.EOF, gopacket.CaptureInfo{}
+			}
 			r.err = r.readErr(err, ci)
 			return nil, r.err
 		}

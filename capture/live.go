@@ -57,10 +57,15 @@ func OpenLive(iface string, opt LiveOptions) (*Reader, error) {
 	return openLive(iface, opt)
 }
 
-// Stop makes Next return io.EOF instead of waiting for more packets. It may
-// be called from any goroutine, more than once. On a Reader of a file it
-// does nothing.
+// Stop makes Next return io.EOF instead of waiting for more packets, or
+// reading more of a file: a Next that waits for a live capture's next
+// packet, or for a pipe's writer, returns soon (a live capture's within
+// 100 ms). It may be called from any goroutine, more than once.
 func (r *Reader) Stop() {
+	r.stopped.Store(true)
+	if r.pipe != nil {
+		r.pipe.stop()
+	}
 	if s, ok := r.src.(interface{ stop() }); ok {
 		s.stop()
 	}

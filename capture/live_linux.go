@@ -139,7 +139,7 @@ func openLive(iface string, opt LiveOptions) (*Reader, error) {
 			return nil, fmt.Errorf("writing the capture: %w", err)
 		}
 	}
-	return &Reader{name: iface, src: s, closer: s}, nil
+	return &Reader{name: iface, src: s, closer: s, streaming: true}, nil
 }
 
 // attach sets the kernel filter. The socket has received packets since it

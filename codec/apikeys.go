@@ -10,6 +10,8 @@ const (
 	KeyFindCoordinator    int16 = 10
 	KeySaslHandshake      int16 = 17
 	KeyApiVersions        int16 = 18
+	KeyEndTxn             int16 = 26
+	KeySaslAuthenticate   int16 = 36
 	KeyShareFetch         int16 = 78
 )
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
 )
 
@@ -15,6 +16,10 @@ type Pending struct {
 	CorrelationID int32
 	// Ref is the caller's reference to the request (its packet, its time).
 	Ref any
+	// session is what a Fetch request does to its fetch session, and the session as it will
+	// be if the response accepts it.
+	session     *SessionStep
+	sessionNext *fetchSession
 }
 
 // Conversation follows the Kafka exchange on one TCP connection: which requests await their
@@ -33,6 +38,8 @@ type Conversation struct {
 	// bytes inside a body. Bytes decoded as a request by mistake do not count.
 	maxCorr    int32
 	sawRequest bool
+	// sessions follows the connection's fetch sessions.
+	sessions sessionState
 }
 
 // maxDecodeCheck bounds the frames Check decodes to judge them: the framer may ask about many
@@ -63,6 +70,9 @@ type Result struct {
 	Request *Pending
 	// NoResponse marks a request the broker will not answer (Produce with acks=0).
 	NoResponse bool
+	// Session is what a Fetch request does to its fetch session, or, on its response, how the
+	// broker answered; nil for messages without a session.
+	Session *SessionStep
 }
 
 // ClientFrame takes a whole frame sent by the client.
@@ -79,6 +89,9 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if len(m.Warnings) == 0 && (!cv.sawRequest || m.CorrelationID > cv.maxCorr) {
 		cv.maxCorr, cv.sawRequest = m.CorrelationID, true
 	}
+	// After the correlation ids: the session's warnings say nothing of the frame's bytes.
+	var next *fetchSession
+	r.Session, next = cv.sessions.fetchRequest(m)
 	if m.APIKey == KeyProduce {
 		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
 			r.NoResponse = true
@@ -94,7 +107,14 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 		delete(cv.pending, cv.order[0])
 		cv.order = cv.order[1:]
 	}
-	cv.pending[m.CorrelationID] = Pending{APIKey: m.APIKey, Version: m.Version, CorrelationID: m.CorrelationID, Ref: ref}
+	pend := Pending{APIKey: m.APIKey, Version: m.Version, CorrelationID: m.CorrelationID, Ref: ref, sessionNext: next}
+	if r.Session != nil {
+		// A copy: the caller may change the step it is given (names for topic ids) while the
+		// response is awaited, on another goroutine.
+		st := *r.Session
+		pend.session = &st
+	}
+	cv.pending[m.CorrelationID] = pend
 	cv.order = append(cv.order, m.CorrelationID)
 	return r
 }
@@ -118,7 +138,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		if d.need(8, "header", wire.Int32) {
 			m.Fields = []*Node{
 				{Name: "message_size", Type: wire.Int32, Size: 4, Value: int64(len(frame) - 4)},
-				{Name: "correlation_id", Type: wire.Int32, Offset: 4, Size: 4, Value: int64(corr)},
+				{Name: schema.FieldCorrelationID, Type: wire.Int32, Offset: 4, Size: 4, Value: int64(corr)},
 			}
 			m.HeaderFields = 2
 			if len(frame) > 8 {
@@ -136,7 +156,11 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 			cv.saslRaw = true
 		}
 	}
-	return Result{Msg: m, Request: &p}
+	r := Result{Msg: m, Request: &p}
+	if p.session != nil {
+		r.Session = cv.sessions.fetchResponse(m, p.session, p.sessionNext)
+	}
+	return r
 }
 
 // forget drops a pending request.
@@ -291,7 +315,7 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) wire.
 		return wire.Yes // unknown keys and newer versions are shown, not refused
 	}
 	a := cv.c.Schemas.API(key)
-	if a == nil || a.Request == nil || !a.Request.ValidVersions.Contains(version) || corr < 0 {
+	if a == nil || a.Request == nil || !a.Request.Has(version) || corr < 0 {
 		return wire.No
 	}
 	// Clients number their requests upwards: after a gap, the next request has a higher

@@ -231,6 +231,9 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 		return nil
 	}
 	n.Def = f
+	if _, isInt := n.Value.(int64); isInt {
+		n.Bits = f.BitField
+	}
 	if f.Kind == schema.Bytes {
 		switch {
 		case secretFields[f.Name] && n.Value != nil && !d.show:
@@ -317,7 +320,7 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 	if !ok {
 		return nil
 	}
-	n := d.node(Node{Name: f.Name, Type: typ, Offset: start})
+	n := d.node(Node{Name: f.Name, Type: typ, Offset: start, PrefixSize: uint8(d.pos - start), badPrefix: count < -1})
 	if count >= 0 {
 		n.Value = intValue(count)
 	}
@@ -417,8 +420,10 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	if !ok {
 		return nil
 	}
-	n := d.node(Node{Name: name, Type: typ, Offset: start})
+	n := d.node(Node{Name: name, Type: typ, Offset: start, PrefixSize: uint8(d.pos - start)})
 	if !data {
+		// A null, or a length the bytes cannot hold (decoding stops here).
+		n.badPrefix = length != -1
 		n.Size = d.pos - start
 		return n
 	}
@@ -617,14 +622,14 @@ func (d *decoder) skipVar(k schema.Kind, nullable, compact bool) bool {
 // section a node only if one of them is there); the others are walked without.
 func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 	start := d.pos
-	count, _, ok := d.uvarint("_tagged_fields")
+	count, cl, ok := d.uvarint("_tagged_fields")
 	if !ok {
 		return nil
 	}
 	// The section's node; a shallow decode makes it at its first kept tag.
 	var n *Node
 	section := func() {
-		n = d.node(Node{Name: "_tagged_fields", Type: wire.TaggedFields, Offset: start, Value: intValue(int64(count)), Children: d.children(int(min(count, 8)))})
+		n = d.node(Node{Name: "_tagged_fields", Type: wire.TaggedFields, Offset: start, PrefixSize: uint8(cl), Value: intValue(int64(count)), Children: d.children(int(min(count, 8)))})
 	}
 	if p == nil {
 		section()

@@ -2,7 +2,9 @@ package codec
 
 import (
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -25,6 +27,60 @@ type Facts struct {
 	RecordSets []RecordSet
 	// Software is the client software an ApiVersions request names: its name and version.
 	Software string
+	// Txn is how an EndTxn request ends its transaction: "commit" or "abort".
+	Txn string
+	// Coordinators are the coordinators a FindCoordinator response names: one before v4,
+	// one per key asked for since.
+	Coordinators []Coordinator
+	// SASLMechanism is the mechanism a SaslHandshake request asks for; SASLUser the user name
+	// a SASL token carries (PLAIN, SCRAM's client-first message). Secrets are never facts.
+	SASLMechanism, SASLUser string
+}
+
+// Coordinator is one answer of a FindCoordinator response.
+type Coordinator struct {
+	Key    string // the group or transactional id (v4+; "" before, where the request names it)
+	NodeID int32
+	Host   string
+	Port   int32
+	// ErrorCode is the answer's error (0: none); NodeID is then -1.
+	ErrorCode int16
+}
+
+// HostPort is the coordinator's address as "host:port".
+func (c Coordinator) HostPort() string { return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))) }
+
+// factFields names, per API and direction, the fields of a message that its facts and the
+// conversation read beyond the generic ones (topics, groups, errors, records): a shallow decode
+// keeps them too.
+var factFields = map[apiDirection][]string{
+	{KeyEndTxn, false}:           {"Committed"},
+	{KeyFindCoordinator, true}:   {"NodeId", "Host", "Port", "Coordinators", "Key"},
+	{KeySaslHandshake, false}:    {"Mechanism"},
+	{KeySaslAuthenticate, false}: {"AuthBytes"},
+	// Fetch sessions, which the conversation follows (fetchsession.go).
+	{KeyFetch, false}: {"SessionId", "SessionEpoch", "ForgottenTopicsData"},
+	{KeyFetch, true}:  {"SessionId"},
+}
+
+// apiDirection is an API key and whether the message is its response.
+type apiDirection struct {
+	key      int16
+	response bool
+}
+
+// AllTopics lists the topics the message names: their names, including those of its record
+// sets, and their topic ids as Kafka prints them, so that a topic whose name the capture does
+// not say can be chosen by its id (as the summary and --stats show it).
+func (f *Facts) AllTopics() []string {
+	out := append([]string(nil), f.Topics...)
+	for _, id := range f.TopicIDs {
+		out = append(out, id.String())
+	}
+	for _, r := range f.RecordSets {
+		out = append(out, r.Key())
+	}
+	return out
 }
 
 // RecordSet counts the records of one records field.
@@ -32,12 +88,11 @@ type RecordSet struct {
 	Topic     string // the topic's name, or "" when the message names it by id only
 	TopicID   UUID
 	Partition int32
-	Records   int
-	// Control is how many of Records are control records (transaction markers), those of
-	// batches with the control attribute.
-	Control int
-	Bytes   int      // the field's size on the wire
-	Codecs  []string // compression codecs of its batches: none, gzip, snappy, lz4, zstd
+	// Records counts every record, Control those of control batches among them (the commit
+	// and abort markers of transactions).
+	Records, Control int
+	Bytes            int      // the field's size on the wire
+	Codecs           []string // compression codecs of its batches: none, gzip, snappy, lz4, zstd
 }
 
 // Key names the topic of a record set: its name, or its id as Kafka prints it.
@@ -83,13 +138,75 @@ func (m *Message) Facts() Facts {
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
-	if m.APIKey == KeyApiVersions && !m.Response {
+	switch (apiDirection{m.APIKey, m.Response}) {
+	case apiDirection{KeyApiVersions, false}:
 		name, version := Find(body, "ClientSoftwareName"), Find(body, "ClientSoftwareVersion")
 		if name != nil && version != nil {
 			w.f.Software = fmt.Sprintf("%v %v", name.Value, version.Value)
 		}
+	case apiDirection{KeyEndTxn, false}:
+		if n := Find(body, "Committed"); n != nil {
+			if c, ok := n.Value.(bool); ok {
+				w.f.Txn = map[bool]string{true: "commit", false: "abort"}[c]
+			}
+		}
+	case apiDirection{KeyFindCoordinator, true}:
+		w.f.Coordinators = coordinators(body)
+	case apiDirection{KeySaslHandshake, false}:
+		if n := Find(body, "Mechanism"); n != nil {
+			w.f.SASLMechanism, _ = n.Value.(string)
+		}
+	}
+	if !m.Response {
+		// A SASL token: in SaslAuthenticate's AuthBytes, or alone after SaslHandshake v0.
+		if n := Find(body, "user"); n != nil && n.Type == wire.SASL {
+			w.f.SASLUser, _ = n.Value.(string)
+		}
 	}
 	return w.f
+}
+
+// coordinators reads a FindCoordinator response's answers: the top-level NodeId, Host, Port
+// and ErrorCode before v4, one Coordinators element per key since.
+func coordinators(body []*Node) []Coordinator {
+	one := func(nodes []*Node) (Coordinator, bool) {
+		var c Coordinator
+		found := false
+		for _, n := range nodes {
+			switch v := n.Value.(type) {
+			case int64:
+				switch n.Name {
+				case "NodeId":
+					c.NodeID, found = int32(v), true
+				case "Port":
+					c.Port = int32(v)
+				case "ErrorCode":
+					c.ErrorCode = int16(v)
+				}
+			case string:
+				switch n.Name {
+				case "Host":
+					c.Host = v
+				case "Key":
+					c.Key = v
+				}
+			}
+		}
+		return c, found
+	}
+	if arr := Find(body, "Coordinators"); arr != nil {
+		var out []Coordinator
+		for _, e := range arr.Children {
+			if c, ok := one(e.Children); ok {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	if c, ok := one(body); ok {
+		return []Coordinator{c}
+	}
+	return nil
 }
 
 // factsWalk gathers facts (Message.Facts): a struct with methods rather than closures, so that
@@ -305,8 +422,8 @@ func recordSet(n *Node, topic string, id UUID, partition int32) RecordSet {
 	return r
 }
 
-// count adds the records under nodes, and the codecs of their batches, to r; control says that
-// the nodes are inside a control batch.
+// count adds the records under nodes, and the codecs of their batches, to r; control says the
+// nodes are inside a control batch.
 func (r *RecordSet) count(nodes []*Node, control bool) {
 	for _, c := range nodes {
 		switch c.Type {
@@ -335,9 +452,8 @@ func (r *RecordSet) count(nodes []*Node, control bool) {
 		case wire.RecordBatch:
 			if a := childNamed(c, "attributes"); a != nil {
 				r.codec(a)
-				if v, ok := a.Value.(int64); ok && wire.Attributes(v).Has(wire.Control) {
-					r.count(c.Children, true)
-					continue
+				if v, ok := a.Value.(int64); ok {
+					control = wire.Attributes(v).Has(wire.Control)
 				}
 			}
 		}
@@ -468,6 +584,18 @@ func (t *TopicNames) Annotate(msg *Message) {
 		}
 		return true
 	})
+}
+
+// ResolveSession names the topics of a fetch session's partitions that are known by id only.
+func (t *TopicNames) ResolveSession(s *SessionStep) {
+	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+		for i, p := range ps {
+			if p.Topic == "" {
+				ps[i].Topic = t.names[p.TopicID]
+			}
+		}
+	}
+	s.Partitions = sortedPartitions(s.Partitions) // by name, now that the names are known
 }
 
 // Resolve replaces topic ids by the names learnt for them in f.

@@ -3,6 +3,7 @@ package codec
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -192,28 +193,68 @@ func TestFactsPartitions(t *testing.T) {
 // learn records every struct of msg that holds both a topic name and a topic id.
 func (t *TopicNames) learn(msg *Message) { t.Add(msg.TopicIDNames()) }
 
-// TestRecordSetControl: the records of batches with the control attribute count as control
-// records, whether the batch was decoded whole or header only.
-func TestRecordSetControl(t *testing.T) {
-	batch := func(attributes int64, records ...*Node) *Node {
-		return &Node{Type: wire.RecordBatch, Children: append([]*Node{{Name: "attributes", Type: wire.Int16, Value: attributes}}, records...)}
+// TestLineFacts: the facts of one API each (EndTxn's outcome, FindCoordinator's answers, the
+// SASL mechanism and user) come out of a full decode and of a shallow one alike.
+func TestLineFacts(t *testing.T) {
+	full := testCodec(t)
+	shallow := testCodec(t)
+	shallow.Shallow = true
+	endTxn := func(commit bool) []byte {
+		r := kmsg.NewPtrEndTxnRequest()
+		r.Version, r.TransactionalID, r.Commit = 3, "txn-1", commit
+		return frame(26, 3, true, false, 1, r.AppendTo(nil))
 	}
-	record := &Node{Type: wire.Record}
-	counted := &Node{Type: wire.RecordData, Value: int64(5)}
+	coordV3 := kmsg.NewPtrFindCoordinatorResponse()
+	coordV3.Version, coordV3.NodeID, coordV3.Host, coordV3.Port = 3, 2, "broker-2", 9094
+	coordV4 := kmsg.NewPtrFindCoordinatorResponse()
+	coordV4.Version = 4
+	for i, k := range []string{"group-a", "group-b"} {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key, c.NodeID, c.Host, c.Port = k, int32(i), "::1", 9092
+		if i == 1 {
+			c.NodeID, c.Host, c.Port, c.ErrorCode = -1, "", -1, 15
+		}
+		coordV4.Coordinators = append(coordV4.Coordinators, c)
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.Version, hs.Mechanism = 1, "SCRAM-SHA-256"
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.Version, auth.SASLAuthBytes = 2, []byte("\x00alice\x00secret")
 	tests := []struct {
-		name             string
-		batches          []*Node
-		records, control int
+		name     string
+		frame    []byte
+		key, ver int16 // for responses
+		response bool
+		want     Facts
 	}{
-		{"data", []*Node{batch(0, record, record)}, 2, 0},
-		{"control", []*Node{batch(int64(wire.Control|wire.Transactional), record)}, 1, 1},
-		{"both", []*Node{batch(0x10, record, record), batch(0x30, record)}, 3, 1},
-		{"headers only", []*Node{batch(0x30, counted), batch(0, counted)}, 10, 5},
+		{"EndTxn commit", endTxn(true), 0, 0, false, Facts{Txn: "commit"}},
+		{"EndTxn abort", endTxn(false), 0, 0, false, Facts{Txn: "abort"}},
+		{"FindCoordinator v3", frame(10, 3, true, true, 1, coordV3.AppendTo(nil)), 10, 3, true,
+			Facts{Coordinators: []Coordinator{{NodeID: 2, Host: "broker-2", Port: 9094}}}},
+		{"FindCoordinator v4", frame(10, 4, true, true, 1, coordV4.AppendTo(nil)), 10, 4, true,
+			Facts{Coordinators: []Coordinator{{Key: "group-a", NodeID: 0, Host: "::1", Port: 9092}, {Key: "group-b", NodeID: -1, Port: -1, ErrorCode: 15}}, Errors: []int16{15}}},
+		{"SaslHandshake", frame(17, 1, false, false, 1, hs.AppendTo(nil)), 0, 0, false, Facts{SASLMechanism: "SCRAM-SHA-256"}},
+		{"SaslAuthenticate PLAIN", frame(36, 2, true, false, 1, auth.AppendTo(nil)), 0, 0, false, Facts{SASLUser: "alice"}},
 	}
 	for _, tt := range tests {
-		r := recordSet(&Node{Type: wire.Records, Children: tt.batches}, "t", UUID{}, 0)
-		if r.Records != tt.records || r.Control != tt.control {
-			t.Errorf("%s: %d records, %d control; want %d, %d", tt.name, r.Records, r.Control, tt.records, tt.control)
+		for _, c := range []*Codec{full, shallow} {
+			var m *Message
+			if tt.response {
+				m = c.DecodeResponse(tt.frame, tt.key, tt.ver)
+			} else {
+				m = c.DecodeRequest(tt.frame)
+			}
+			if len(m.Warnings) > 0 {
+				t.Fatalf("%s: %v", tt.name, m.Warnings)
+			}
+			got := m.Facts()
+			got.Partitions, got.Groups = nil, nil
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("%s (shallow %v): facts\n%+v, want\n%+v", tt.name, c.Shallow, got, tt.want)
+			}
+			if strings.Contains(fmt.Sprint(got), "secret") {
+				t.Errorf("%s: a secret in the facts", tt.name)
+			}
 		}
 	}
 }

@@ -16,8 +16,8 @@ func testCodec(t testing.TB) *Codec {
 }
 
 // FuzzDecode feeds arbitrary frames to the interpreter as requests and as responses of any API
-// and version: no panic, whatever was decoded stays inside the frame, and a shallow decode
-// agrees with the full one.
+// and version: no panic, whatever was decoded stays inside the frame, every prefix and varint
+// says what its bytes hold (CheckEncodings), and a shallow decode agrees with the full one.
 func FuzzDecode(f *testing.F) {
 	c := testCodec(f)
 	shallow := testCodec(f)
@@ -33,6 +33,9 @@ func FuzzDecode(f *testing.F) {
 				}
 				return true
 			})
+			if problems, _ := CheckEncodings(m.Fields, data); len(problems) > 0 {
+				t.Fatalf("encodings: %v", problems)
+			}
 		}
 		for _, response := range []bool{false, true} {
 			full, sh := shallowPair(c, shallow, data, response, key, version)

@@ -611,6 +611,10 @@ func TestKmsgDifferential(t *testing.T) {
 		})
 	}
 	t.Logf("kmsg differential: %d (key, version, direction) cases, %d seeds each", cases, *kmsgSeeds)
+	t.Logf("encodings checked: %+v", kmsgEncodings)
+	if *kmsgSeed < 0 && (kmsgEncodings.Prefixed == 0 || kmsgEncodings.Nulls == 0 || kmsgEncodings.Varints == 0 || kmsgEncodings.Bits == 0) {
+		t.Errorf("the encodings checks saw too little: %+v", kmsgEncodings)
+	}
 }
 
 // kmsgMessage is a kmsg request or response.
@@ -646,6 +650,9 @@ func kmsgFrame(key, v int16, response bool, seed int64) (msg kmsgMessage, body, 
 	return msg, body, frame(key, v, msg.IsFlexible(), response, 12345, body)
 }
 
+// kmsgEncodings counts what CheckEncodings saw in the differential test.
+var kmsgEncodings EncodingCounts
+
 func diffOne(c *Codec, meta map[string]map[string]kmsgField, key, v int16, response bool, seed int64, tagged map[string]bool) string {
 	msg, body, fr := kmsgFrame(key, v, response, seed)
 	flexible := msg.IsFlexible()
@@ -662,6 +669,11 @@ func diffOne(c *Codec, meta map[string]map[string]kmsgField, key, v int16, respo
 	if d := checkTiling(m.Fields, len(fr)); d != "" {
 		fmt.Fprintf(&b, "tiling: %s\n", d)
 	}
+	problems, counts := CheckEncodings(m.Fields, fr)
+	for _, p := range problems {
+		fmt.Fprintf(&b, "encoding: %s\n", p)
+	}
+	kmsgEncodings.Add(counts)
 	w := &want{meta: meta, v: v, flex: flexible, tagged: map[string]bool{}, orig: body,
 		encode: func() []byte { return msg.AppendTo(nil) }}
 	wantItems, err := w.structItems(reflect.ValueOf(msg).Elem())

@@ -64,6 +64,34 @@ type Message struct {
 	Warnings     []Warning
 	// nodes holds the tree's nodes, for Codec.Release.
 	nodes *Nodes
+	// def is the body's definition (nil when the API key has none), for HeaderReason.
+	def *schema.Message
+}
+
+// HeaderReason says why m's header has the version it has: the API version's place in the
+// definition's flexible versions, or the protocol's exceptions. It is empty for frames without
+// a Kafka header (SASL tokens).
+func (m *Message) HeaderReason() string {
+	kind, flexHeader := "request", 2
+	if m.Response {
+		kind, flexHeader = "response", 1
+	}
+	what := fmt.Sprintf("%s header v%d: ", kind, m.HeaderVersion)
+	switch {
+	case m.HeaderFields <= 1:
+		return ""
+	case !m.Response && m.APIKey == KeyControlledShutdown && m.Version == 0:
+		return what + "ControlledShutdown v0 predates the client id"
+	case m.Response && m.APIKey == KeyApiVersions:
+		return what + "ApiVersions responses always use v0, so that a client can read the answer of a broker that does not know the version it asked for"
+	case m.def == nil:
+		return what + fmt.Sprintf("no definition for API key %d, so taken as not flexible", m.APIKey)
+	}
+	flex := m.def.FlexibleVersions
+	if m.HeaderVersion == flexHeader {
+		return what + fmt.Sprintf("%s v%d is flexible (flexible versions %s), so the header ends in a tagged section", m.APIName, m.Version, flex)
+	}
+	return what + fmt.Sprintf("%s v%d is not flexible (flexible versions %s)", m.APIName, m.Version, flex)
 }
 
 // Release gives the memory of m's field tree back to c, for the messages c decodes after it:
@@ -132,7 +160,7 @@ func (c *Codec) parseRequestHeader(frame []byte) (requestHeader, error) {
 	}
 	h.HeaderVersion = c.RequestHeaderVersion(h.APIKey, h.Version)
 	if a := c.Schemas.API(h.APIKey); a != nil && a.Request != nil {
-		h.Known = h.Version >= 0 && a.Request.ValidVersions.Contains(h.Version)
+		h.Known = h.Version >= 0 && a.Request.Has(h.Version)
 	}
 	if h.HeaderVersion >= 1 {
 		if len(frame) < 14 {
@@ -174,11 +202,12 @@ func (c *Codec) DecodeRequest(frame []byte) *Message {
 	if a := c.Schemas.API(key); a != nil {
 		body = a.Request
 	}
+	m.def = body
 	c.decode(m, frame, c.Schemas.RequestHeader, body)
-	if n := Find(m.Fields[:m.HeaderFields], "correlation_id"); n != nil {
+	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
-	if n := Find(m.Fields[:m.HeaderFields], "client_id"); n != nil && n.Value != nil {
+	if n := Find(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
 		s := n.Value.(string)
 		m.ClientID = &s
 	}
@@ -194,11 +223,28 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 	if a := c.Schemas.API(key); a != nil {
 		body = a.Response
 	}
+	m.def = body
 	c.decode(m, frame, c.Schemas.ResponseHeader, body)
-	if n := Find(m.Fields[:m.HeaderFields], "correlation_id"); n != nil {
+	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
+	if key == KeyApiVersions {
+		c.nameAPIKeys(m)
+	}
 	return m
+}
+
+// nameAPIKeys notes the API's name beside each key an ApiVersions response lists.
+func (c *Codec) nameAPIKeys(m *Message) {
+	if arr := Find(m.Fields[m.HeaderFields:], "ApiKeys"); arr != nil {
+		for _, e := range arr.Children {
+			for _, n := range e.Children {
+				if v, ok := n.Value.(int64); ok && n.Name == "ApiKey" {
+					n.Note = c.APIName(int16(v))
+				}
+			}
+		}
+	}
 }
 
 // decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
@@ -213,14 +259,22 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 		m.HeaderFields = len(m.Fields)
 		return
 	}
+	// A message merged from several definitions (--schema-dir) has one per version.
+	if h := header.At(int16(m.HeaderVersion)); h != nil {
+		header = h
+	}
+	var def *schema.Message
+	if body != nil {
+		def = body.At(m.Version)
+	}
 	var plan *shallowPlan
-	if c.Shallow && body != nil {
-		plan = c.shallowPlan(body.Body)
+	if c.Shallow && def != nil {
+		plan = c.shallowPlan(def.Body)
 	}
 	// Room for the size, the header, the body and undecoded bytes.
 	room := 1 + bodyCap(header.Body, nil) + 1
-	if body != nil {
-		room += bodyCap(body.Body, plan)
+	if def != nil {
+		room += bodyCap(def.Body, plan)
 	}
 	m.Fields = d.children(room)
 	size := int(int32(binary.BigEndian.Uint32(frame)))
@@ -240,13 +294,13 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	switch {
 	case body == nil:
 		d.warn(d.pos, "no definition for API key %d: body not decoded", m.APIKey)
-	case !body.ValidVersions.Contains(m.Version):
+	case def == nil:
 		d.warn(d.pos, "%s v%d is outside the known versions %s: body not decoded", body.Name, m.Version, body.ValidVersions)
 	default:
-		d.flex = body.Flexible(m.Version)
-		m.Fields = d.structBody(body.Body, plan, m.Fields)
+		d.flex = def.Flexible(m.Version)
+		m.Fields = d.structBody(def.Body, plan, m.Fields)
 		if !d.failed && d.pos < d.end {
-			d.warn(d.pos, "%d bytes after the end of %s v%d", d.end-d.pos, body.Name, m.Version)
+			d.warn(d.pos, "%d bytes after the end of %s v%d", d.end-d.pos, def.Name, m.Version)
 		}
 	}
 	if !d.failed && d.pos < d.end {

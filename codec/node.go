@@ -6,6 +6,7 @@ package codec
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"unicode"
@@ -29,8 +30,25 @@ type Node struct {
 	// start of the decompressed bytes, not from the frame. The compressed payload that holds
 	// such nodes has type wire.CompressedRecords and counts as a leaf of the frame.
 	Decompressed bool
-	Offset       int
-	Size         int
+	// PrefixSize is the number of bytes of the length or count that starts the node (a
+	// string's, bytes', array's, records' or tagged section's), written as Type.Prefix() says;
+	// 0 for a node without one. See Prefix.
+	PrefixSize uint8
+	// Bits says how the bits of an integer node are named (a batch's attributes, ACL
+	// operations); wire.NoBits for plain numbers.
+	Bits wire.BitField
+	// Overflow holds the bits of the node's zigzag varint (its own, or its prefix's) above
+	// those its value keeps: a 5-byte varint carries 35 bits and a 32-bit value keeps 32, a
+	// 10-byte varlong 70 for 64 (Kafka drops the rest, as kdissect does). With them AppendRaw
+	// gives back the bytes exactly.
+	Overflow uint8
+	// badPrefix marks a node whose prefix says something its content does not show: a length
+	// beyond the bytes left, or below -1. Decoding stopped there.
+	badPrefix bool
+	// The small fields above fill what would otherwise be padding before Offset: a Node is
+	// 104 bytes with or without them (TestNodeSize).
+	Offset int
+	Size   int
 	// Value is int64 for integers (and array counts), float64, bool, string, []byte, UUID, or
 	// nil for null values and for structs.
 	Value    any
@@ -49,6 +67,131 @@ func (n *Node) Head() int {
 		return n.Size
 	}
 	return n.Children[0].Offset - n.Offset
+}
+
+// PrefixInfo describes the length or count at the start of a node.
+type PrefixInfo struct {
+	// Offset and Size are where the prefix is in the frame (or in the decompressed data): the
+	// node's first Size bytes. Its content starts at Offset + Size.
+	Offset, Size int
+	Encoding     wire.Prefix
+	// Value is the number as written: a compact string's length + 1, -1 for a classic null,
+	// the signed value of a record-format varint.
+	Value int64
+	// Known is false when the node does not show the value: the prefix said more bytes than
+	// were left, or a negative length (decoding stopped there, with a warning).
+	Known bool
+}
+
+// Prefix returns the length or count prefix of n; ok is false for a node without one.
+func (n *Node) Prefix() (p PrefixInfo, ok bool) {
+	if n.PrefixSize == 0 {
+		return PrefixInfo{}, false
+	}
+	p = PrefixInfo{Offset: n.Offset, Size: int(n.PrefixSize), Encoding: n.Type.Prefix(), Known: !n.badPrefix}
+	if !p.Known {
+		return p, true
+	}
+	if n.Type.IsArray() || n.Type == wire.TaggedFields {
+		// The count is the node's value; nil for a null array.
+		c, isInt := n.Value.(int64)
+		p.Value = n.Type.PrefixValue(c, !isInt)
+		return p, true
+	}
+	content := int64(n.Size - p.Size)
+	p.Value = n.Type.PrefixValue(content, n.Value == nil && content == 0)
+	return p, true
+}
+
+// Content is where the node's content starts, after its prefix, and how many bytes it takes.
+func (n *Node) Content() (offset, size int) {
+	return n.Offset + int(n.PrefixSize), n.Size - int(n.PrefixSize)
+}
+
+// Null reports whether n is a null string, bytes, array or records value (a null prefix).
+func (n *Node) Null() bool {
+	p, ok := n.Prefix()
+	if !ok || !p.Known {
+		return false
+	}
+	_, null := n.Type.Length(p.Value)
+	return null
+}
+
+// AppendRaw appends the bytes of a varint node (wire.Uvarint, Varint, Varlong) as they were on
+// the wire, or, for any other node, those of its varint prefix; it appends nothing for nodes
+// with neither. The bytes are rebuilt from the value, the size and the bits the value drops,
+// so they are exact even for varints written longer than they need.
+func (n *Node) AppendRaw(b []byte) []byte {
+	var u uint64
+	size := n.Size
+	switch {
+	case n.Type.IsVarint():
+		v, _ := n.Value.(int64)
+		switch n.Type {
+		case wire.Uvarint:
+			u = uint64(v)
+		case wire.Varint:
+			u = uint64(uint32(wire.ZigzagEncode(v)))
+		default:
+			u = wire.ZigzagEncode(v)
+		}
+	case n.PrefixSize > 0 && !n.badPrefix && (n.Type.Prefix() == wire.UvarintPrefix || n.Type.Prefix() == wire.VarintPrefix):
+		p, _ := n.Prefix()
+		size = int(n.PrefixSize)
+		u = uint64(p.Value)
+		if n.Type.Zigzag() {
+			u = uint64(uint32(wire.ZigzagEncode(p.Value)))
+		}
+	default:
+		return b
+	}
+	return appendVarint(b, u, uint64(n.Overflow), size, n.Type == wire.Varlong)
+}
+
+// AppendPrefix appends the bytes of n's length or count prefix, whatever its encoding; it
+// appends nothing when n has none, or when the node does not show the prefix's value
+// (PrefixInfo.Known).
+func (n *Node) AppendPrefix(b []byte) []byte {
+	p, ok := n.Prefix()
+	if !ok || !p.Known {
+		return b
+	}
+	switch p.Encoding {
+	case wire.Int16Prefix:
+		return binary.BigEndian.AppendUint16(b, uint16(p.Value))
+	case wire.Int32Prefix:
+		return binary.BigEndian.AppendUint32(b, uint32(p.Value))
+	}
+	if n.Type.IsVarint() {
+		return b
+	}
+	return n.AppendRaw(b)
+}
+
+// appendVarint appends the size bytes of a varint carrying u, and above it (from bit 32, or
+// bit 64 for a varlong) the bits high.
+func appendVarint(b []byte, u, high uint64, size int, long bool) []byte {
+	for i := range size {
+		var g uint64
+		switch {
+		case i < 9:
+			g = u >> (7 * i)
+		default:
+			g = u >> 63 // the tenth byte of a varlong: bit 63, then high
+		}
+		if long && i == 9 {
+			g |= high << 1
+		} else if !long && i == 4 {
+			g |= high << 4 // bits 32 to 34 sit above bit 28, where the fifth byte starts
+		}
+		c := byte(g & 0x7f)
+		if i < size-1 {
+			c |= 0x80
+		}
+		b = append(b, c)
+	}
+	return b
 }
 
 // Redact returns a copy of frame with the bytes of every secret node overwritten with '*', for

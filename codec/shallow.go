@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,7 +18,9 @@ import (
 //   - the pairing (Conversation): Produce's Acks, SaslHandshake's ErrorCode;
 //   - Message.Facts again, for the statistics: ApiVersions' ClientSoftwareName and
 //     ClientSoftwareVersion;
-//   - SASL: AuthBytes, whose token is decoded as in a full decode.
+//   - SASL: AuthBytes, whose token is decoded as in a full decode;
+//   - Message.Facts, for one API each: the fields factFields names (EndTxn's Committed,
+//     FindCoordinator's answers, SaslHandshake's Mechanism).
 //
 // A struct, or an array of structs, is kept when a field below it is, with only its kept
 // children; a kept tagged field keeps its tagged_field node and the section's. The header is
@@ -72,9 +75,16 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 	c.plans.once.Do(func() {
 		b := planBuilder{}
 		for _, a := range c.Schemas.APIs() {
-			for _, m := range []*schema.Message{a.Request, a.Response} {
-				if m != nil {
-					b.plan(m.Body)
+			for i, m := range []*schema.Message{a.Request, a.Response} {
+				if m == nil {
+					continue
+				}
+				// The API's own fact fields; its body's structs are its own, so their plans
+				// are made for it. A message merged from several definitions (--schema-dir)
+				// has a body per definition.
+				b.extra = factFields[apiDirection{a.Key, i == 1}]
+				for _, d := range m.Definitions() {
+					b.plan(d.Body)
 				}
 			}
 		}
@@ -92,6 +102,8 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 type planBuilder struct {
 	plans map[*schema.StructDef]*shallowPlan
 	busy  map[*schema.StructDef]bool // being planned
+	// extra names fields kept besides those keptItself keeps, in the message being planned.
+	extra []string
 }
 
 func (b *planBuilder) plan(s *schema.StructDef) *shallowPlan {
@@ -106,7 +118,7 @@ func (b *planBuilder) plan(s *schema.StructDef) *shallowPlan {
 	defer delete(b.busy, s)
 	for i, f := range s.Fields {
 		switch {
-		case keptItself(f):
+		case keptItself(f) || slices.Contains(b.extra, f.Name) && (f.Struct == nil || f.Kind != schema.Array):
 			p.keep[i] = true
 		case f.Struct != nil && (f.Kind == schema.Struct || f.Elem == schema.Struct):
 			if b.busy[f.Struct] {

@@ -30,6 +30,7 @@ type twinPipelines struct {
 	fullNodes, shNodes  int
 	fullMeta, shMeta    int
 	warnings, errorsSet int
+	encodings           codec.EncodingCounts
 }
 
 func (p *twinPipelines) Open(c *reassembly.Conn) (reassembly.Checker, reassembly.Checker) {
@@ -65,6 +66,11 @@ func (p *twinPipelines) Frame(f reassembly.Frame) {
 		return
 	}
 	p.frames++
+	problems, counts := codec.CheckEncodings(full.Msg.Fields, f.Data)
+	for _, pr := range problems {
+		p.t.Errorf("%s (%s v%d response=%v): encoding: %s", where, full.Msg.APIName, full.Msg.Version, full.Msg.Response, pr)
+	}
+	p.encodings.Add(counts)
 	fullNames, shNames := p.fullNames, p.shNames
 	if full.SASLToken { // the pipeline learns from Kafka messages only
 		fullNames, shNames = &codec.TopicNames{}, &codec.TopicNames{}
@@ -157,7 +163,12 @@ func TestShallowCaptures(t *testing.T) {
 			total.metadata += p.metadata
 			total.fullNodes += p.fullNodes
 			total.shNodes += p.shNodes
+			total.encodings.Add(p.encodings)
 		})
+	}
+	t.Logf("encodings checked: %+v", total.encodings)
+	if e := total.encodings; !t.Failed() && (e.Prefixed == 0 || e.Nulls == 0 || e.Varints == 0 || e.VarintPrefixes == 0 || e.Decompressed == 0 || e.Bits == 0) {
+		t.Errorf("the encodings checks saw too little of the captures: %+v", e)
 	}
 	t.Logf("all captures: %d messages, %d Metadata responses; nodes: full %d, shallow %d", total.frames, total.metadata, total.fullNodes, total.shNodes)
 	if !t.Failed() && (total.frames < 100 || total.metadata == 0) {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +68,48 @@ func BenchmarkDissect(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkFilter measures what choosing messages costs in summaries, per message read: no
+// filter, --api, and display filters (-Y) that read the header, the latency, and a body. The
+// capture is benchCapture's, or the file $KDISSECT_BENCH_PCAP names (cmd/kbench gen makes a
+// large one); its broker ports are 9092-9094.
+func BenchmarkFilter(b *testing.B) {
+	file, _ := benchCapture(b)
+	if env := os.Getenv("KDISSECT_BENCH_PCAP"); env != "" {
+		file = env
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := fi.Size()
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(48 << 20))
+	out, _ := testRun{format: "summary", ports: capturePorts}.mustDissect(b, file)
+	messages := strings.Count(out, " Request ") + strings.Count(out, " Response ")
+	for _, mode := range []struct {
+		name string
+		sel  func(*Selection)
+	}{
+		{"none", nil},
+		{"api", func(s *Selection) { s.APIs = []string{"Fetch"} }},
+		{"Y-api", func(s *Selection) { s.Expr = `api == "Fetch"` }},
+		{"Y-latency", func(s *Selection) { s.Expr = `api == "Fetch" && latency_ms > 1` }},
+		{"Y-topics", func(s *Selection) { s.Expr = `"orders" in topics` }},
+		{"Y-body", func(s *Selection) { s.Expr = `api == "Produce" && req.Acks == 0` }},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			r := testRun{format: "summary", ports: capturePorts, workers: 1, sel: mode.sel}
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				if code := r.run(b, io.Discard, io.Discard, file); code != 0 {
+					b.Fatalf("exit %d", code)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(messages), "ns/message")
+		})
 	}
 }

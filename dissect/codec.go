@@ -19,6 +19,9 @@ type CodecOptions struct {
 	MaxDecompressed int64
 	// ShowSecrets keeps passwords, proofs and tokens visible.
 	ShowSecrets bool
+	// Trees: something besides the format reads the field tree (a display filter naming
+	// req or resp, Selection.ReadsBodies), so messages are decoded in full.
+	Trees bool
 }
 
 // NewCodec returns a codec of the definitions in set that decodes what format f shows, and
@@ -29,7 +32,7 @@ func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, e
 	if mode == "" {
 		mode = f.Records
 	}
-	c.Shallow = !f.Needs.Tree
+	c.Shallow = !f.Needs.Tree && !o.Trees
 	switch mode {
 	case "full", "headers":
 		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: mode == "headers",

@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
@@ -50,13 +51,18 @@ type Config struct {
 	// Warn is told of problems with single packets and with a capture's TLS secrets; the
 	// reading goes on (nil: they are dropped).
 	Warn func(error)
-	// Limit, when positive, is how many messages are shown: nothing is shown after them.
+	// Limit, when positive, is how many messages are shown: the run stops there (see Stop).
 	Limit int
 	// Flush: the output is flushed after each message and notice, so that each shows as soon
-	// as it is complete (a live capture).
+	// as it is complete. Captures that arrive as they are made (capture.Reader.Streaming: a
+	// live capture, a pipe) are always shown so.
 	Flush bool
-	// Stop, when set, is called when Limit is reached or the output cannot be written: it
-	// stops a live capture.
+	// Batch: the output is written only when it is closed (render.Format.Batch), so a capture
+	// that arrives through a pipe, which shows each message as it completes, is refused with
+	// ErrNeedsFile.
+	Batch bool
+	// Stop, when set, is called when the run stops early: at Limit, when the output cannot
+	// be written, or when Pipeline.Stop is called.
 	Stop func()
 	// Progress, when set, is called as each capture file is opened; update is then told after
 	// each packet how far the file has been read (its size is 0 when unknown), and done is
@@ -97,7 +103,16 @@ type Pipeline struct {
 	keys     *tlsdec.KeyLog
 	// seen counts what was read and found, shown or not (see Seen).
 	seen Seen
+	// reading is the capture being read, for Stop; stopped is set once the run stops early.
+	// flushEach: the capture being read arrives as it is made, so each message is flushed.
+	reading   atomic.Pointer[capture.Reader]
+	stopped   atomic.Bool
+	flushEach bool
 }
+
+// ErrNeedsFile is the error for a capture that comes through a pipe when the output is written
+// only at its end (Config.Batch).
+var ErrNeedsFile = errors.New("a capture from a pipe is dissected as its packets arrive, and this output format is written only at the end: save the capture to a file (tcpdump -w FILE) and dissect the file")
 
 // pairKey finds a held request: its connection and correlation id.
 type pairKey struct {
@@ -129,6 +144,13 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.filter = f
+	if f != nil {
+		f.warn = p.cfg.Warn
+		if f.expr != nil && f.expr.ReadsBodies() {
+			// The expression reads the trees of requests held until their responses.
+			p.lendFrames = false
+		}
+	}
 	if cfg.Select.Stats {
 		p.stats = render.NewStats()
 	}
@@ -255,7 +277,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 	} else {
 		res = cv.ServerFrame(f.Data)
 	}
-	e.Msg, e.NoResponse = res.Msg, res.NoResponse
+	e.Msg, e.NoResponse, e.Session = res.Msg, res.NoResponse, res.Session
 	if e.Msg != nil && !d.lent {
 		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
 	}
@@ -265,11 +287,11 @@ func (d *decoder) frame(f reassembly.Frame) {
 		}
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if e.Msg != nil && d.facts {
+		facts := e.Msg.Facts() // a raw SASL token's too: its user
+		e.Facts = &facts
+	}
 	if e.Msg != nil && !res.SASLToken {
-		if d.facts {
-			facts := e.Msg.Facts()
-			e.Facts = &facts
-		}
 		ev.names = e.Msg.TopicIDNames()
 	}
 	if d.lent {
@@ -318,6 +340,9 @@ func (p *Pipeline) handle(ev event) {
 		}
 		if e.Facts != nil {
 			p.names.Resolve(e.Facts)
+		}
+		if e.Session != nil {
+			p.names.ResolveSession(e.Session)
 		}
 		p.filterPair(e, ev.answered)
 	case evNotice:
@@ -382,19 +407,37 @@ func (p *Pipeline) show(e *render.Entry) {
 // full reports whether the limit of messages is reached.
 func (p *Pipeline) full() bool { return p.cfg.Limit > 0 && p.messages >= p.cfg.Limit }
 
-// wrote ends the writing of a message or notice: the output is flushed if asked, and stopped
-// at the limit or when it cannot be written.
+// wrote ends the writing of a message or notice: the output is flushed if asked, and the run
+// stopped at the limit or when the output cannot be written.
 func (p *Pipeline) wrote(err error) {
-	if p.cfg.Flush {
+	if p.cfg.Flush || p.flushEach {
 		if ferr := p.out.Flush(); err == nil {
 			err = ferr
 		}
 	}
 	p.keep(err)
-	if p.cfg.Stop != nil && (err != nil || p.full()) {
+	if err != nil || p.full() {
+		p.Stop()
+	}
+}
+
+// Stop ends the run early, as Ctrl-C does: the capture being read ends as if its file ended
+// there (what is complete is shown, its connections are closed), no other file is read, and
+// Config.Stop is called. Any goroutine may call it, more than once.
+func (p *Pipeline) Stop() {
+	if p.stopped.Swap(true) {
+		return
+	}
+	if r := p.reading.Load(); r != nil {
+		r.Stop()
+	}
+	if p.cfg.Stop != nil {
 		p.cfg.Stop()
 	}
 }
+
+// Stopped reports whether the run was stopped early (Stop, Config.Limit, an output error).
+func (p *Pipeline) Stopped() bool { return p.stopped.Load() }
 
 func (p *Pipeline) notice(n reassembly.Notice) {
 	if n.Kind == reassembly.NoticeDetected {
@@ -465,6 +508,9 @@ func (p *Pipeline) FileFrom(in io.Reader, name string) (packets int, err error) 
 
 // file runs an opened capture file through the pipeline, and counts what it read.
 func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error) {
+	if r.Streaming() && p.cfg.Batch {
+		return 0, fmt.Errorf("%s: %w", name, ErrNeedsFile)
+	}
 	defer func() {
 		st := r.Stats()
 		p.seen.Files++
@@ -475,7 +521,10 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 				name, n, pkt, capLen, length))
 		}
 	}()
-	if p.cfg.Progress != nil {
+	if r.Streaming() {
+		p.seen.Streamed = append(p.seen.Streamed, name)
+	}
+	if p.cfg.Progress != nil && !r.Streaming() {
 		update, done := p.cfg.Progress(name)
 		p.progress = func() {
 			read, total := r.Progress()
@@ -486,7 +535,12 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 			p.progress = nil
 		}()
 	}
-	if p.cfg.Workers > 1 {
+	if p.cfg.Workers > 1 && !r.Streaming() {
+		p.reading.Store(r)
+		defer p.reading.Store(nil)
+		if p.stopped.Load() {
+			r.Stop()
+		}
 		return p.sharded(r, name)
 	}
 	return p.Read(r, name)
@@ -499,6 +553,9 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) error {
 	stdinTaken := false
 	for _, name := range names {
+		if p.stopped.Load() {
+			break
+		}
 		if len(names) > 1 {
 			if fo, ok := p.out.(interface{ File(string) error }); ok {
 				if err := fo.File(name); err != nil {
@@ -523,6 +580,21 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 	return nil
 }
 
+// Streams reports whether any of names, as Files takes them, is a capture that arrives as it is
+// made: "-" when stdin is a pipe, or a FIFO. Such a run ends when its writer closes the pipe, or
+// when it is stopped (Stop: Ctrl-C, Config.Limit).
+func Streams(names []string, stdin io.Reader) bool {
+	for _, name := range names {
+		if name == "-" && capture.IsStream(stdin) {
+			return true
+		}
+		if name != "-" && capture.IsStreamName(name) {
+			return true
+		}
+	}
+	return false
+}
+
 // options are the assembler's options for one capture.
 func (p *Pipeline) options() reassembly.Options {
 	opt := reassembly.Options{IsServerPort: p.cfg.IsServerPort, TLSKeys: p.keys, ManualFlush: true, ReuseFrames: p.lendFrames}
@@ -535,10 +607,20 @@ func (p *Pipeline) options() reassembly.Options {
 	return opt
 }
 
-// Read runs the segments of a capture file or a live capture through the pipeline on one
-// goroutine, up to the end of the file or until the live capture is stopped; the assembler is
-// flushed before it returns. name is the file or interface, for messages.
+// Read runs the segments of a capture file or a live capture through the pipeline with one
+// assembler, up to the end of the file or until the capture is stopped (Stop, Config.Limit);
+// the assembler is flushed before it returns. name is the file or interface, for messages.
+//
+// A capture that arrives as it is made (r.Streaming(): a live capture, a pipe) is shown as it
+// arrives: each message as soon as its last packet is read, the output flushed after each,
+// and when no packet comes for a while, the connections are flushed as if the capture's clock
+// had gone on with the wall clock (see follow).
 func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error) {
+	p.reading.Store(r)
+	defer p.reading.Store(nil)
+	if p.stopped.Load() {
+		r.Stop()
+	}
 	clear(p.detected)
 	var batch []event
 	collecting := false
@@ -558,7 +640,13 @@ func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error)
 	}
 	defer flush(asm.Close)
 	var clock reassembly.FlushClock
-	return p.readSegments(r, name, func(seg *capture.Segment) {
+	next := r.Next
+	if r.Streaming() {
+		p.flushEach = true
+		defer func() { p.flushEach = false }()
+		next = follow(r, func(now time.Time) { flush(func() { asm.Flush(now) }) })
+	}
+	return p.readSegments(r, name, next, func(seg *capture.Segment) {
 		p.setStart(seg.Info.Timestamp)
 		asm.Add(seg)
 		if t := seg.Info.Timestamp; clock.Due(t) {
@@ -596,11 +684,11 @@ func (p *Pipeline) handleBatch(evs []event) {
 	}
 }
 
-// readSegments reads r to its end and gives each TCP segment to add; problems with single
-// packets go to Config.Warn.
-func (p *Pipeline) readSegments(r *capture.Reader, name string, add func(*capture.Segment)) (packets int, err error) {
+// readSegments reads r to its end with next (r.Next, or follow's) and gives each TCP segment to
+// add; problems with single packets go to Config.Warn.
+func (p *Pipeline) readSegments(r *capture.Reader, name string, next func() (*capture.Segment, error), add func(*capture.Segment)) (packets int, err error) {
 	for {
-		seg, err := r.Next()
+		seg, err := next()
 		if err != nil {
 			var pe *capture.PacketError
 			switch {

@@ -44,6 +44,6 @@ func ExamplePipeline_Stream() {
 		fmt.Println(err)
 	}
 	// Output:
-	//      2    0.001000 10.0.0.1:50000 -> 10.0.0.2:9092 Request  ApiVersions v0               corr 5      client ""  14 bytes
-	//      3    0.003000 10.0.0.2:9092 -> 10.0.0.1:50000 Response ApiVersions v0               corr 5      answers #2 after 2.000 ms  14 bytes
+	//      2    0.001000   0 10.0.0.1:50000 -> 10.0.0.2:9092 Request  ApiVersions v0               corr 5      client ""  14 bytes
+	//      3    0.003000   0 10.0.0.2:9092 -> 10.0.0.1:50000 Response ApiVersions v0               corr 5      answers #2 after 2.000 ms  14 bytes
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	display "github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -23,6 +24,9 @@ type Selection struct {
 	Stream        int
 	Requests      bool
 	Responses     bool
+	// Expr is a display filter (-Y), in the language of package filter: pairs are shown only
+	// when it holds too.
+	Expr string
 	// Stats counts every message shown, per API, error code, connection and topic.
 	Stats bool
 }
@@ -34,6 +38,10 @@ func SelectAll() Selection { return Selection{CorrelationID: -1, Stream: -1} }
 type filter struct {
 	sel  Selection
 	apis map[int16]bool
+	// expr is Selection.Expr compiled; warn is told of the first pair it fails on.
+	expr   *display.Filter
+	warn   func(error)
+	warned bool
 }
 
 // Check reports whether the selection can be applied: its flags agree, its globs are globs and
@@ -64,23 +72,40 @@ func (s *Selection) build(c *codec.Codec) (*filter, error) {
 			f.apis[a.Key] = true
 		}
 	}
+	if s.Expr != "" {
+		var err error
+		if f.expr, err = display.Compile(s.Expr); err != nil {
+			return nil, fmt.Errorf("-Y: %v", err)
+		}
+	}
 	if !s.Filters() {
 		return nil, nil
 	}
 	return f, nil
 }
 
+// ReadsBodies reports whether the selection reads the bodies of messages (a -Y expression
+// naming req or resp): they must then be decoded in full, not shallow, and kept until their
+// pair is decided. A selection that cannot be applied reads none.
+func (s *Selection) ReadsBodies() bool {
+	if s.Expr == "" {
+		return false
+	}
+	f, err := display.Compile(s.Expr)
+	return err == nil && f.ReadsBodies()
+}
+
 // Filters reports whether the selection leaves any message out.
 func (s *Selection) Filters() bool {
 	return len(s.APIs) > 0 || s.Topic != "" || s.Group != "" || s.ClientID != "" || s.Errors || s.MinLatency != 0 ||
-		s.CorrelationID >= 0 || s.Stream >= 0 || s.Requests || s.Responses
+		s.CorrelationID >= 0 || s.Stream >= 0 || s.Requests || s.Responses || s.Expr != ""
 }
 
 // pairOnly says whether the filter needs to see the response before it can decide on a
 // request: every filter but --stream and --correlation-id looks at both sides.
 func (f *filter) pairOnly() bool {
 	s := f.sel
-	return f.apis != nil || s.Topic != "" || s.Group != "" || s.ClientID != "" || s.Errors || s.MinLatency > 0
+	return f.apis != nil || s.Topic != "" || s.Group != "" || s.ClientID != "" || s.Errors || s.MinLatency > 0 || f.expr != nil
 }
 
 // streamOK reports whether a notice or message of this connection may be shown.
@@ -115,7 +140,7 @@ func (f *filter) match(req, resp *render.Entry) bool {
 			return false
 		}
 	}
-	if s.Topic != "" && !anyMatch(s.Topic, func(e *render.Entry) []string { return topicsOf(e.Facts) }, req, resp) {
+	if s.Topic != "" && !anyMatch(s.Topic, func(e *render.Entry) []string { return e.Facts.AllTopics() }, req, resp) {
 		return false
 	}
 	if s.Group != "" && !anyMatch(s.Group, func(e *render.Entry) []string { return e.Facts.Groups }, req, resp) {
@@ -127,21 +152,16 @@ func (f *filter) match(req, resp *render.Entry) bool {
 	if s.MinLatency > 0 && (resp == nil || resp.RequestFrame == 0 || resp.Latency < s.MinLatency) {
 		return false
 	}
+	if f.expr != nil {
+		ok, err := f.expr.Match(req, resp)
+		if err != nil && !f.warned && f.warn != nil {
+			// Said once: an expression that fails on one pair usually fails on many.
+			f.warned = true
+			f.warn(fmt.Errorf("-Y: %v (pairs it fails on are not shown; this is said once)", err))
+		}
+		return ok
+	}
 	return true
-}
-
-// topicsOf lists the topics a message names: their names, including those of its record sets,
-// and their topic ids as Kafka prints them, so that a topic whose name the capture does not say
-// can be chosen by its id (as the summary and --stats show it).
-func topicsOf(f *codec.Facts) []string {
-	out := append([]string(nil), f.Topics...)
-	for _, id := range f.TopicIDs {
-		out = append(out, id.String())
-	}
-	for _, r := range f.RecordSets {
-		out = append(out, r.Key())
-	}
-	return out
 }
 
 func anyMatch(glob string, values func(*render.Entry) []string, entries ...*render.Entry) bool {

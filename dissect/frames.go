@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"unicode"
 
@@ -31,6 +33,31 @@ func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
 func inputError(format string, a ...any) error { return &InputError{fmt.Errorf(format, a...)} }
+
+// ReadFrames reads the whole input of frames: the named file, or stdin when name is "" or
+// "-". It returns the name to show ("stdin" for stdin); an input with nothing in it is an
+// error.
+func ReadFrames(name string, stdin io.Reader) (string, []byte, error) {
+	in := stdin
+	if name == "" || name == "-" {
+		name = "stdin"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return name, nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return name, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) == 0 {
+		return name, nil, fmt.Errorf("%s: no input", name)
+	}
+	return name, data, nil
+}
 
 // Decode shows each frame of data, the input called name; data may be hex text (hex digits
 // and white space). It stops at a frame cut short (an InputError), or when the output cannot be
@@ -132,7 +159,7 @@ func responsesThatFit(c *codec.Codec, frame []byte) []string {
 		r := a.Versions()
 		var vs []int16
 		for v := r.Lo; v <= r.Latest(); v++ {
-			if !a.Response.ValidVersions.Contains(v) {
+			if !a.Response.Has(v) {
 				continue
 			}
 			m := c.DecodeResponse(frame, a.Key, v)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
@@ -51,6 +52,11 @@ type testRun struct {
 	// workers and perRound are Config's Workers and RoundPackets; workers 0 is kdissect's
 	// default, one per core up to 8.
 	workers, perRound int
+	// sel changes the selection from every message (the selection flags: --api, --topic, ...).
+	sel func(s *Selection)
+	// showSecrets is --show-secrets; noCut is --max-bytes 0 (values are cut at 64 bytes
+	// otherwise, kdissect's default).
+	showSecrets, noCut bool
 }
 
 // withWorkers returns the run with workers and perRound set.
@@ -69,34 +75,87 @@ func (r testRun) dissect(t testing.TB, files ...string) (stdout, stderr string, 
 	return out.String(), errOut.String(), code
 }
 
-// run is dissect writing to w and errW.
-func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
+// formatCodec finds the format named ("" is diagram, kdissect's default) and builds the codec
+// it needs from the built-in definitions, as kdissect's flags would.
+func formatCodec(t testing.TB, format string, showSecrets bool) (render.Format, *codec.Codec) {
 	t.Helper()
-	name := r.format
+	return formatCodecTrees(t, format, showSecrets, false)
+}
+
+// formatCodecTrees is formatCodec for a selection that may read the field trees (a display
+// filter naming req or resp: Selection.ReadsBodies).
+func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (render.Format, *codec.Codec) {
+	t.Helper()
+	name := format
 	if name == "" {
 		name = render.Formats()[0].Name
 	}
 	f, ok := render.LookupFormat(name)
 	if !ok {
-		t.Fatalf("no format %q", r.format)
+		t.Fatalf("no format %q", format)
 	}
 	set, err := schema.Embedded()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20})
+	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20, ShowSecrets: showSecrets, Trees: trees})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, c
+}
+
+// run is dissect writing to w and errW.
+func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
+	t.Helper()
+	p, f := r.pipeline(t, w, errW, Config{})
+	for _, file := range files {
+		if _, err := p.File(file); err != nil {
+			fmt.Fprintf(errW, "kdissect: %v\n", err)
+			code = 1
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st != nil {
+		write := st.Write
+		if f.Stats != nil {
+			write = func(w io.Writer) error { return f.Stats(st, w) }
+		} else if !f.Silent {
+			fmt.Fprintln(w)
+		}
+		if err := write(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return code
+}
+
+// pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
+// Config that runs do not (Limit, Stop).
+func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
+	t.Helper()
+	sel := SelectAll()
+	if r.sel != nil {
+		r.sel(&sel)
+	}
+	f, c := formatCodecTrees(t, r.format, r.showSecrets, sel.ReadsBodies())
 	ports, err := capture.ParsePorts([]string{r.ports})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel := SelectAll()
-	sel.Stats = r.stats
-	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: 64}), Needs: f.Needs, Select: sel,
+	sel.Stats = sel.Stats || r.stats
+	if err := sel.Check(c); err != nil {
+		t.Fatal(err)
+	}
+	maxBytes := 64
+	if r.noCut {
+		maxBytes = 0
+	}
+	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}
@@ -109,24 +168,7 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, file := range files {
-		if _, err := p.File(file); err != nil {
-			fmt.Fprintf(errW, "kdissect: %v\n", err)
-			code = 1
-		}
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if st := p.Stats(); st != nil {
-		if !f.Silent {
-			fmt.Fprintln(w)
-		}
-		if err := st.Write(w); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return code
+	return p, f
 }
 
 // mustDissect is dissect for a run that must succeed.

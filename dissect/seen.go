@@ -19,6 +19,8 @@ type Seen struct {
 	Conns, TLS map[uint16]int
 	// Decoded counts the Kafka messages decoded, before the filters.
 	Decoded int
+	// Streamed names the captures read as they arrived (from a pipe or FIFO).
+	Streamed []string
 }
 
 // Seen returns what the pipeline has read and found so far.

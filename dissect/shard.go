@@ -221,7 +221,7 @@ func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err err
 			cur = take()
 		}
 	}
-	packets, err = p.readSegments(r, name, func(seg *capture.Segment) {
+	packets, err = p.readSegments(r, name, r.Next, func(seg *capture.Segment) {
 		w := shardOf(seg, len(shards))
 		t := seg.Info.Timestamp
 		if count == 0 {

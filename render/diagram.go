@@ -23,39 +23,47 @@ type DiagramOptions struct {
 	Hex bool
 	// MaxBytes cuts byte and string values longer than this many bytes (0: never).
 	MaxBytes int
+	// Time is how headings show times (TimeDefault: date and time of day, UTC).
+	Time TimeFormat
+	// Explain adds, under each field whose encoding has parts, a row per part: a length or
+	// count prefix and the content, a varint's bytes and zigzag step, a bit field's bits; and
+	// a note on why the header has its version (see explain.go).
+	Explain bool
 }
 
 // Diagram writes each message as a wire diagram: one line per field in depth-first order with
 // its offset from the size prefix, its size, wire type, name and value, as DESIGN.md draws it.
 type Diagram struct {
-	w   *bufio.Writer
-	opt DiagramOptions
+	w     *bufio.Writer
+	opt   DiagramOptions
+	clock clock
 }
 
 // NewDiagram writes to w.
 func NewDiagram(w io.Writer, opt DiagramOptions) *Diagram {
-	return &Diagram{w: bufio.NewWriter(w), opt: opt}
+	d := &Diagram{w: bufio.NewWriter(w), opt: opt, clock: clock{format: opt.Time}}
+	if d.clock.format == TimeDefault {
+		d.clock.format = TimeAbsDate
+	}
+	return d
 }
 
-// SetStart is there for the pipeline, which gives every renderer the capture's first packet
-// time; the diagram shows absolute UTC times and needs none.
-func (d *Diagram) SetStart(time.Time) {}
+// SetStart sets the time that relative times count from (the capture's first packet), if it is
+// not set yet.
+func (d *Diagram) SetStart(t time.Time) { d.clock.setStart(t) }
 
-// timeLayout is the heading's time: UTC with microseconds, as pcap timestamps have.
-const timeLayout = "2006-01-02 15:04:05.000000"
-
-// heading is "#13  2026-11-29 10:00:01.234567  src -> dst". Entries without a time (kdissect
-// decode) show none.
-func heading(frame int, t time.Time, src, dst string) string {
+// heading is "#13  2026-11-29 10:00:01.234567 UTC  src -> dst", the time as -t says, with
+// microseconds as pcap timestamps have. Entries without a time (kdissect decode) show none.
+func (d *Diagram) heading(frame int, t time.Time, src, dst string) string {
 	if t.IsZero() {
 		return fmt.Sprintf("#%d  %s -> %s", frame, src, dst)
 	}
-	return fmt.Sprintf("#%d  %s  %s -> %s", frame, t.UTC().Format(timeLayout), src, dst)
+	return fmt.Sprintf("#%d  %s  %s -> %s", frame, d.clock.appendTime(nil, t, true), src, dst)
 }
 
 // Message writes one message: heading, title, the fields, warnings and, with Hex, a hex dump.
 func (d *Diagram) Message(e *Entry) error {
-	h := heading(e.Frame, e.Time, e.Src, e.Dst)
+	h := d.heading(e.Frame, e.Time, e.Src, e.Dst)
 	if !e.Time.IsZero() { // decoded frames have no stream
 		h += fmt.Sprintf("  stream %d", e.Stream)
 	}
@@ -65,10 +73,18 @@ func (d *Diagram) Message(e *Entry) error {
 	d.line(h, "")
 	m := e.Msg
 	d.line(title(e), styleBold)
+	if e.Session != nil {
+		d.line("fetch "+string(appendSession(nil, e.Session, true)), "")
+	}
 	// Secrets are masked in the raw bytes too.
 	frame := e.Redacted()
 	g := d.newGrid()
 	for i, n := range m.Fields {
+		if d.opt.Explain && i == 1 && i < m.HeaderFields {
+			if why := m.HeaderReason(); why != "" {
+				g.note(d.fieldCol(), why, styleNote)
+			}
+		}
 		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)
 	}
 	if err := g.write(d.w); err != nil {
@@ -115,7 +131,7 @@ func title(e *Entry) string {
 
 // Notice writes "#N  time  src -> dst  ! text".
 func (d *Diagram) Notice(n *Notice) error {
-	d.w.WriteString(heading(n.Frame, n.Time, n.Src, n.Dst) + "  ")
+	d.w.WriteString(d.heading(n.Frame, n.Time, n.Src, n.Dst) + "  ")
 	d.line("! "+n.Text, styleWarn)
 	_, err := d.w.WriteString("\n")
 	return err
@@ -170,6 +186,9 @@ func (d *Diagram) fieldCol() int {
 // walk adds n and its children in depth-first order.
 func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) {
 	g.add(d.fieldCells(frame, n, depth, parent, header)...)
+	if d.opt.Explain {
+		d.explain(g, frame, n, depth)
+	}
 	if n.Type == wire.CompressedRecords && len(n.Children) > 0 && n.Children[0].Decompressed {
 		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",
 			indent(depth+1), n.Value), styleNote)
@@ -226,7 +245,7 @@ func (d *Diagram) rawHex(frame []byte, n *codec.Node) string {
 // value is the text of a node's value and its style, with the node's note after it.
 func (d *Diagram) value(n *codec.Node, parent *codec.Node) (string, string) {
 	s, style := d.bareValue(n, parent)
-	if n.Note != "" {
+	if n.Note != "" && !noteInValue(n, parent) {
 		s += "  [" + n.Note + "]"
 	}
 	return s, style
@@ -263,8 +282,16 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 			return fmt.Sprintf("%d items", v), styleNumber
 		case n.Type.IsRecords():
 			return fmt.Sprintf("%d bytes", v), styleNumber
-		case n.Name == "attributes" && parent != nil && parent.Type == wire.RecordBatch:
+		case n.Bits == wire.BatchAttributes:
 			return batchAttributes(v), styleNumber
+		case n.Note != "" && noteInValue(n, parent):
+			// The batch's CRC checked ("ok", "mismatch (computed X)"), an API key named: the
+			// note is part of the value.
+			style := styleNumber
+			if n.Name == "crc" && n.Note != crcOK {
+				style = styleError
+			}
+			return strconv.FormatInt(v, 10) + " " + n.Note, style
 		case n.Type == wire.Int64 && isTimestampName(n.Name):
 			return timestamp(v), styleNumber
 		}
@@ -284,6 +311,16 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 		return fmt.Sprintf("%s (%s)", v, v.Hex()), styleString
 	}
 	return fmt.Sprint(n.Value), ""
+}
+
+// crcOK is the note of a CRC that matches its bytes.
+const crcOK = "ok"
+
+// noteInValue reports whether bareValue shows n's note as part of its value, not after it.
+func noteInValue(n, parent *codec.Node) bool {
+	_, isInt := n.Value.(int64)
+	return isInt && (n.Name == "crc" && parent != nil && (parent.Type == wire.RecordBatch || parent.Type == wire.Message) ||
+		n.Name == "ApiKey" && n.Type == wire.Int16)
 }
 
 // holdsNote reports whether nodes of type t hold a string Value that is a note, not bytes of the

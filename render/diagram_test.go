@@ -59,7 +59,7 @@ func TestDiagramValues(t *testing.T) {
 		{"after 2100", &codec.Node{Name: "Timestamp", Type: wire.Int64, Value: int64(9e12)}, nil, "9000000000000"},
 		{"TimeoutMs", &codec.Node{Name: "TransactionTimeoutMs", Type: wire.Int64, Value: int64(1795946401234)}, nil, "1795946401234"},
 		{"int32 TimeMs", &codec.Node{Name: "RebalanceTimeMs", Type: wire.Int32, Value: int64(60000)}, nil, "60000"},
-		{"batch attributes", &codec.Node{Name: "attributes", Type: wire.Int16, Value: int64(0x14)}, batch, "0x0014 codec=zstd timestamp=create transactional"},
+		{"batch attributes", &codec.Node{Name: "attributes", Type: wire.Int16, Value: int64(0x14), Bits: wire.BatchAttributes}, batch, "0x0014 codec=zstd timestamp=create transactional"},
 		{"record attributes", &codec.Node{Name: "attributes", Type: wire.Int8, Value: int64(0)}, record, "0"},
 		{"tagged field", &codec.Node{Name: "ClusterId", Type: wire.TaggedField, Children: []*codec.Node{{Name: "tag", Type: wire.Uvarint, Value: int64(0)}}}, nil, "tag 0"},
 		{"record note", &codec.Node{Name: "[0]", Type: wire.Record, Value: "offset 5, timestamp 2026-11-29T10:00:01.234Z"}, nil, "offset 5, timestamp 2026-11-29T10:00:01.234Z"},
@@ -179,6 +179,7 @@ func sample(t *testing.T) *Entry {
 	}
 	nodes, size := build(specs, 0, false)
 	nodes[0].Value = int64(size - 4)
+	codec.Find(nodes, "attributes").Bits = wire.BatchAttributes
 	frame := make([]byte, size)
 	for i := range frame {
 		frame[i] = byte(i*7 + 0x20)

@@ -2,7 +2,6 @@ package render
 
 import (
 	"io"
-	"time"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
@@ -34,12 +33,13 @@ type Format struct {
 	// Lean, when set, is what the format reads, and how deep it decodes record batches, when
 	// the user leaves the field tree out (--no-fields, see WithoutTree).
 	Lean *Lean
-	// APIs, Layout and Diff write the schema command's outputs: the table of APIs, one
-	// message's layout, and the fields changed between two versions (nil: not a format of
-	// the schema command).
-	APIs   func(w io.Writer, apis []*schema.API) error
-	Layout func(l *Layout, w io.Writer) error
-	Diff   func(w io.Writer, a, b *Layout) error
+	// APIs, Layout, Diff and Compare write the schema command's outputs: the table of APIs,
+	// one message's layout, the fields changed between two versions, and what a directory of
+	// definitions changes (nil: not a format of the schema command).
+	APIs    func(w io.Writer, apis []*schema.API) error
+	Layout  func(l *Layout, w io.Writer) error
+	Diff    func(w io.Writer, a, b *Layout) error
+	Compare func(w io.Writer, c *Compared) error
 	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
 	// blank line unless the format is Silent).
 	Stats func(s *Stats, w io.Writer) error
@@ -80,9 +80,11 @@ func (n Needs) Lend() bool { return !n.Tree && !n.Bytes }
 
 // Options are the user's choices that formats read.
 type Options struct {
-	// Color, Hex and MaxBytes are DiagramOptions'.
-	Color, Hex bool
-	MaxBytes   int
+	// Color, Hex, MaxBytes and Explain are DiagramOptions'.
+	Color, Hex, Explain bool
+	MaxBytes            int
+	// Time is how summaries and diagram headings show times (-t).
+	Time TimeFormat
 	// NoTree: the user left the field tree out (Format.Lean).
 	NoTree bool
 	// File is the capture file read, when there is one: the Parquet rows name it (JSON lines
@@ -94,10 +96,10 @@ type Options struct {
 func Formats() []Format {
 	return []Format{
 		{Name: "diagram", New: newDiagram, Ext: ".txt", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
-			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable},
+			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable, Compare: CompareText},
 		{Name: "summary", New: newSummary, Ext: ".txt", Needs: Needs{Facts: true}, Records: "headers"},
 		{Name: "json", New: newJSON, Ext: ".jsonl", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
-			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Stats: (*Stats).WriteJSON},
+			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true}, Records: "full",
 			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
@@ -135,12 +137,43 @@ func ListFormats(fs []Format, or string, hints bool) string {
 }
 
 func newDiagram(w io.Writer, o Options) Renderer {
-	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes})
+	return NewDiagram(w, DiagramOptions{Color: o.Color, Hex: o.Hex, MaxBytes: o.MaxBytes, Time: o.Time, Explain: o.Explain})
 }
 
-// newSummary's relative times start at the first message.
-func newSummary(w io.Writer, _ Options) Renderer { return NewSummary(w, time.Time{}) }
+func newSummary(w io.Writer, o Options) Renderer { return NewSummary(w, o.Time) }
 
 func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
 
 func newDiscard(io.Writer, Options) Renderer { return Discard{} }
+
+// SchemaFormats are the formats that lay out schemas.
+func SchemaFormats() []Format {
+	var fs []Format
+	for _, f := range Formats() {
+		if f.Layout != nil {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// RecordsDefaults says which formats decode records how deep unless the user says: "default
+// full for diagram and json, headers for summary and none".
+func RecordsDefaults(fs []Format) string {
+	var depths []string
+	byDepth := map[string][]Format{}
+	for _, f := range fs {
+		if byDepth[f.Records] == nil {
+			depths = append(depths, f.Records)
+		}
+		byDepth[f.Records] = append(byDepth[f.Records], f)
+	}
+	s := "default"
+	for i, d := range depths {
+		if i > 0 {
+			s += ";" // the lists of formats have commas
+		}
+		s += " " + d + " for " + ListFormats(byDepth[d], " and ", false)
+	}
+	return s
+}

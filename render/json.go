@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // JSON writes one JSON object per line per message, with the keys of DESIGN.md, and one object
@@ -82,6 +83,9 @@ func (j *JSON) Message(e *Entry) error {
 	if e.NoResponse {
 		b = append(b, `,"no_response":true`...)
 	}
+	if e.Session != nil {
+		b = j.session(b, e.Session)
+	}
 	b = append(b, `,"fields":`...)
 	b = j.nodes(b, m.Fields)
 	b = j.warnings(b, m.Warnings)
@@ -139,12 +143,14 @@ func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
 			b = append(b, ',')
 		}
 		b = j.nodeStart(b, n.Name, n.Type.String(), n.Offset, n.Size)
+		b = appendPrefix(b, n)
 		if v, ok := n.Value.([]byte); ok {
 			b = j.bytesValue(b, v)
 		} else {
 			b = append(b, `,"value":`...)
 			b = j.value(b, n.Value)
 		}
+		b = appendParts(b, n)
 		if codec.IsErrorCode(n) {
 			if c, ok := n.Value.(int64); ok {
 				if name := codec.ErrorName(int16(c)); name != "" {
@@ -175,6 +181,52 @@ func (j *JSON) nodeStart(b []byte, name, typ string, off, size int) []byte {
 	b = strconv.AppendInt(b, int64(off), 10)
 	b = append(b, `,"size":`...)
 	return strconv.AppendInt(b, int64(size), 10)
+}
+
+// appendPrefix appends a node's length or count prefix, if it has one: "prefix": {"offset",
+// "size", "encoding", "value"}; the value is left out where the node does not show it (the
+// decode stopped at a length the bytes could not hold).
+func appendPrefix(b []byte, n *codec.Node) []byte {
+	p, ok := n.Prefix()
+	if !ok {
+		return b
+	}
+	b = append(b, `,"prefix":{"offset":`...)
+	b = strconv.AppendInt(b, int64(p.Offset), 10)
+	b = append(b, `,"size":`...)
+	b = strconv.AppendInt(b, int64(p.Size), 10)
+	b = append(b, `,"encoding":"`...)
+	b = append(b, p.Encoding.String()...)
+	b = append(b, '"')
+	if p.Known {
+		b = append(b, `,"value":`...)
+		b = strconv.AppendInt(b, p.Value, 10)
+	}
+	return append(b, '}')
+}
+
+// appendParts appends a varint's "raw" bytes (hex) and a bit field's "bits" (name: value).
+func appendParts(b []byte, n *codec.Node) []byte {
+	if n.Type.IsVarint() {
+		var buf [10]byte
+		b = append(b, `,"raw":"`...)
+		b = hex.AppendEncode(b, n.AppendRaw(buf[:0]))
+		b = append(b, '"')
+	}
+	if v, ok := n.Value.(int64); ok && n.Bits != wire.NoBits {
+		b = append(b, `,"bits":{`...)
+		for i, bit := range n.Bits.Bits(v) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '"')
+			b = append(b, bit.Name...)
+			b = append(b, `":`...)
+			b = strconv.AppendInt(b, bit.Value, 10)
+		}
+		b = append(b, '}')
+	}
+	return b
 }
 
 // bytesValue appends the value of a bytes node and its encoding: text when the bytes are

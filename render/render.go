@@ -39,6 +39,9 @@ type Entry struct {
 	// TLS is set on messages decrypted from TLS: version and cipher suite
 	// ("TLS 1.3 TLS_AES_128_GCM_SHA256").
 	TLS string
+	// Session is what a Fetch request does to its fetch session (KIP-227), or how the broker
+	// answered it; nil without a session.
+	Session *codec.SessionStep
 }
 
 // Redacted returns Bytes with the bytes of every secret field (a password, a proof, a token)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
@@ -22,13 +21,21 @@ type Layout struct {
 	Flexible  bool   `json:"flexible"`
 	Header    Part   `json:"header"`
 	Body      Part   `json:"body"`
+	// Encodings says how each wire type of the layout is written, in the order the types
+	// first appear (wire.Type.Encoding).
+	Encodings []TypeEncoding `json:"encodings"`
+
+	// paths are the layout's fields flattened, for Diff: the header's with "header." first.
+	paths []schema.FieldPath
 }
 
 // Part is the header or the body of a layout.
 type Part struct {
-	Name    string         `json:"name"` // "Response Header", "DescribeGroupsResponse"
-	Version int16          `json:"version"`
-	Fields  []*LayoutField `json:"fields"`
+	Name    string `json:"name"` // "Response Header", "DescribeGroupsResponse"
+	Version int16  `json:"version"`
+	// Source is where the part's definition comes from: "built-in", or a file of --schema-dir.
+	Source string         `json:"source"`
+	Fields []*LayoutField `json:"fields"`
 }
 
 // LayoutField is one field at one version: its type as on the wire (int32, compact_string,
@@ -45,9 +52,31 @@ type LayoutField struct {
 	Fields   []*LayoutField `json:"fields,omitempty"`
 }
 
+// TypeEncoding is one wire type and how it is written: "uvarint length+1, 0 = null, then UTF-8
+// bytes".
+type TypeEncoding struct {
+	Type     wire.Type `json:"type"`
+	Encoding string    `json:"encoding"`
+}
+
+// encodingsOf lists the wire types of the fields, each once, with their encodings.
+func encodingsOf(parts ...[]*LayoutField) []TypeEncoding {
+	var out []TypeEncoding
+	seen := map[wire.Type]bool{}
+	for _, fs := range parts {
+		walkLayout(fs, func(f *LayoutField, _ int) {
+			if e := f.Type.Encoding(); e != "" && !seen[f.Type] {
+				seen[f.Type] = true
+				out = append(out, TypeEncoding{f.Type, e})
+			}
+		})
+	}
+	return out
+}
+
 // LayoutAt lays out message m of API a at version v, after the header that version uses.
 func LayoutAt(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*Layout, error) {
-	if !m.ValidVersions.Contains(v) {
+	if !m.Has(v) {
 		return nil, fmt.Errorf("%s v%d does not exist: valid versions are %s", m.Name, v, m.ValidVersions)
 	}
 	header, hv := c.Schemas.RequestHeader, c.RequestHeaderVersion(a.Key, v)
@@ -59,20 +88,30 @@ func LayoutAt(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*Layou
 
 // NewLayout lays out version v of message m (of API api) after the given header definition at
 // header version hv. Which header version an API version uses is the codec's business
-// (codec.Codec.RequestHeaderVersion and ResponseHeaderVersion).
+// (codec.Codec.RequestHeaderVersion and ResponseHeaderVersion). A message merged from several
+// definitions (--schema-dir) is laid out by the one of version v (schema.Message.At).
 func NewLayout(api string, m *schema.Message, v int16, header *schema.Message, hv int) *Layout {
 	hdrName := "Request Header"
 	if m.Type == "response" {
 		hdrName = "Response Header"
 	}
 	l := &Layout{API: api, APIKey: m.APIKey, Direction: m.Type, Version: v, Flexible: m.Flexible(v),
-		Header: Part{Name: hdrName, Version: int16(hv)},
-		Body:   Part{Name: m.Name, Version: v},
+		Header: Part{Name: hdrName, Version: int16(hv), Source: header.Origin(int16(hv))},
+		Body:   Part{Name: m.Name, Version: v, Source: m.Origin(v)},
 	}
-	l.Header.Fields = append([]*LayoutField{{Name: "message_size", Type: wire.Int32, Size: "4B",
-		About: "The number of bytes that follow: header and body."}},
-		layoutStruct(header.Body, int16(hv), header.Flexible(int16(hv)))...)
+	if d := m.At(v); d != nil {
+		m = d
+	}
+	if d := header.At(int16(hv)); d != nil {
+		header = d
+	}
+	size := &LayoutField{Name: "message_size", Type: wire.Int32, Size: "4B", About: "The number of bytes that follow: header and body."}
+	l.Header.Fields = append([]*LayoutField{size}, layoutStruct(header.Body, int16(hv), header.Flexible(int16(hv)))...)
 	l.Body.Fields = layoutStruct(m.Body, v, m.Flexible(v))
+	l.Encodings = encodingsOf(l.Header.Fields, l.Body.Fields)
+	l.paths = append([]schema.FieldPath{{Path: schema.JoinPath("header", size.Name), Encoding: size.Type.String()}},
+		header.Paths(int16(hv), "header")...)
+	l.paths = append(l.paths, m.Paths(v, "")...)
 	return l
 }
 
@@ -134,7 +173,7 @@ func (l *Layout) WriteText(w io.Writer) error {
 	if l.Flexible {
 		flex = "flexible"
 	}
-	if _, err := fmt.Fprintf(w, "%s %s v%d  (API key %d, %s)\n", l.API, directionTitle(l.Direction), l.Version, l.APIKey, flex); err != nil {
+	if _, err := fmt.Fprintf(w, "%s %s v%d  (API key %d, %s, %s)\n", l.API, directionTitle(l.Direction), l.Version, l.APIKey, flex, fromSource(l.Body.Source)); err != nil {
 		return err
 	}
 	tags := false
@@ -165,10 +204,40 @@ func (l *Layout) WriteText(w io.Writer) error {
 		g.add(append(cells, cell{text: f.About})...)
 	}
 	for _, p := range []Part{l.Header, l.Body} {
-		g.note(0, fmt.Sprintf("%s v%d", p.Name, p.Version), "")
+		title := fmt.Sprintf("%s v%d", p.Name, p.Version)
+		if p.Source != l.Body.Source { // the title says where the body comes from
+			title += "  (" + fromSource(p.Source) + ")"
+		}
+		g.note(0, title, "")
 		walkLayout(p.Fields, add)
 	}
+	if err := g.write(w); err != nil {
+		return err
+	}
+	return l.writeEncodings(w)
+}
+
+// writeEncodings lists how each type of the layout is written at its version.
+func (l *Layout) writeEncodings(w io.Writer) error {
+	if len(l.Encodings) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "\nHow each type is written at v%d (header v%d):\n", l.Version, l.Header.Version); err != nil {
+		return err
+	}
+	g := &grid{cols: []column{{}, {sep: "  "}}}
+	for _, e := range l.Encodings {
+		g.add(cell{text: "  " + e.Type.String() + ":"}, cell{text: e.Encoding})
+	}
 	return g.write(w)
+}
+
+// fromSource is "built-in", or "from PATH" for a definition of --schema-dir.
+func fromSource(source string) string {
+	if source == "built-in" {
+		return source
+	}
+	return "from " + source
 }
 
 func directionTitle(direction string) string {
@@ -205,83 +274,8 @@ func writeJSON(w io.Writer, v any) error {
 // field whose encoding changed. Paths name fields by their names from the top ("Topics.
 // Partitions.CurrentLeaderEpoch"); header fields start with "header.", elements of arrays of
 // scalars are "[i]", and tagged fields are named as if they were not in a tagged section.
-type Change struct {
-	Kind string `json:"change"` // "added", "removed" or "changed"
-	Path string `json:"field"`
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-}
+type Change = schema.Change
 
 // Diff lists what changes from layout a to layout b: removed fields, added fields, then fields
 // whose type, nullability or tag changed, each in wire order.
-func Diff(a, b *Layout) []Change {
-	pa, pb := a.paths(), b.paths()
-	in := func(ps []pathType, p string) (string, bool) {
-		for _, x := range ps {
-			if x.path == p {
-				return x.desc, true
-			}
-		}
-		return "", false
-	}
-	var removed, added, changed []Change
-	for _, x := range pa {
-		if _, ok := in(pb, x.path); !ok {
-			removed = append(removed, Change{Kind: "removed", Path: x.path, From: x.desc})
-		}
-	}
-	for _, x := range pb {
-		from, ok := in(pa, x.path)
-		switch {
-		case !ok:
-			added = append(added, Change{Kind: "added", Path: x.path, To: x.desc})
-		case from != x.desc:
-			changed = append(changed, Change{Kind: "changed", Path: x.path, From: from, To: x.desc})
-		}
-	}
-	return append(append(removed, added...), changed...)
-}
-
-type pathType struct{ path, desc string }
-
-// paths flattens a layout to (path, description) pairs in wire order.
-func (l *Layout) paths() []pathType {
-	var out []pathType
-	var walk func(prefix string, fs []*LayoutField)
-	walk = func(prefix string, fs []*LayoutField) {
-		for _, f := range fs {
-			p := joinPath(prefix, f.Name)
-			out = append(out, pathType{p, describe(f)})
-			if f.Type == wire.TaggedFields {
-				p = prefix // tagged fields are named as if they were not in a tagged section
-			}
-			walk(p, f.Fields)
-		}
-	}
-	walk("header", l.Header.Fields)
-	walk("", l.Body.Fields)
-	return out
-}
-
-func joinPath(prefix, name string) string {
-	switch {
-	case prefix == "":
-		return name
-	case strings.HasPrefix(name, "["):
-		return prefix + name
-	}
-	return prefix + "." + name
-}
-
-// describe is a field's encoding in a diff: "compact_string", "compact_array?" (nullable),
-// "int32 tag 0".
-func describe(f *LayoutField) string {
-	s := f.Type.String()
-	if f.Nullable && !f.Type.Nullable() {
-		s += "?"
-	}
-	if f.Tag != nil {
-		s += fmt.Sprintf(" tag %d", *f.Tag)
-	}
-	return s
-}
+func Diff(a, b *Layout) []Change { return schema.Changes(a.paths, b.paths) }

@@ -18,6 +18,19 @@ type Stats struct {
 	errors map[int16]*errStat
 	conns  map[int]*connStat
 	topics map[string]*topicStat
+	// sessions are the fetch sessions, by stream and session id.
+	sessions map[[2]int]*sessionStat
+}
+
+// sessionStat is one fetch session (KIP-227) as its connection followed it.
+type sessionStat struct {
+	requests              int
+	firstEpoch, lastEpoch int32
+	partitions            int
+	added, forgotten      int
+	refused               int
+	closed                string // "", "client" or "broker"
+	followed              bool   // seen from its opening, so partitions is the whole set
 }
 
 type apiStat struct {
@@ -49,7 +62,8 @@ type topicStat struct {
 
 // NewStats returns an empty collector.
 func NewStats() *Stats {
-	return &Stats{apis: map[[2]int16]*apiStat{}, errors: map[int16]*errStat{}, conns: map[int]*connStat{}, topics: map[string]*topicStat{}}
+	return &Stats{apis: map[[2]int16]*apiStat{}, errors: map[int16]*errStat{}, conns: map[int]*connStat{}, topics: map[string]*topicStat{},
+		sessions: map[[2]int]*sessionStat{}}
 }
 
 // Add counts one entry.
@@ -103,6 +117,9 @@ func (s *Stats) Add(e *Entry) {
 			a.latencies = append(a.latencies, e.Latency)
 		}
 	}
+	if e.Session != nil {
+		s.session(e.Stream, e.Session)
+	}
 	if e.Facts == nil {
 		return
 	}
@@ -131,6 +148,56 @@ func (s *Stats) Add(e *Entry) {
 		default:
 			t.produced += r.Records
 			t.producedBytes += int64(r.Bytes)
+		}
+	}
+}
+
+// session counts a fetch-session step: requests by their epochs and partitions, and the
+// answers that open, refuse or close a session. A request that opens one counts when its
+// response names the session.
+func (s *Stats) session(stream int, st *codec.SessionStep) {
+	row := func(id int32) *sessionStat {
+		k := [2]int{stream, int(id)}
+		r := s.sessions[k]
+		if r == nil {
+			r = &sessionStat{firstEpoch: -1, lastEpoch: -1}
+			s.sessions[k] = r
+		}
+		return r
+	}
+	epoch := func(r *sessionStat, e int32) {
+		if r.firstEpoch < 0 {
+			r.firstEpoch = e
+		}
+		r.lastEpoch = max(r.lastEpoch, e)
+	}
+	switch {
+	case st.Response && st.ErrorCode != 0:
+		r := row(st.ID)
+		r.refused++
+		if st.ErrorCode == codec.ErrFetchSessionIDNotFound && r.closed == "" {
+			r.closed = "broker"
+		}
+	case st.Response && st.Action == codec.SessionOpen && st.ID != 0:
+		r := row(st.ID)
+		r.requests++
+		epoch(r, 0)
+		r.partitions, r.added, r.followed = len(st.Partitions), r.added+len(st.Added), true
+	case st.Response:
+	case st.Action == codec.SessionIncremental:
+		r := row(st.ID)
+		r.requests++
+		epoch(r, st.Epoch)
+		if !st.Closed {
+			r.partitions = len(st.Partitions)
+		}
+		r.added += len(st.Added)
+		r.forgotten += len(st.Forgotten)
+	case st.Action == codec.SessionClose:
+		r := row(st.ID)
+		r.requests++
+		if r.closed == "" {
+			r.closed = "client"
 		}
 	}
 }
@@ -171,6 +238,19 @@ func (s *Stats) Write(w io.Writer) error {
 		connRows = append(connRows, []string{strconv.Itoa(c.Stream), c.Client, c.Broker, c.ClientID, c.Software,
 			strconv.Itoa(c.Messages), strconv.FormatInt(c.Bytes, 10), span})
 	}
+	var sessionRows [][]string
+	for _, x := range r.sessions {
+		epochs := ""
+		if x.FirstEpoch >= 0 {
+			epochs = fmt.Sprintf("%d - %d", x.FirstEpoch, x.LastEpoch)
+		}
+		partitions := "?" // the session opened before the capture, or on another connection
+		if x.Followed {
+			partitions = strconv.Itoa(x.Partitions)
+		}
+		sessionRows = append(sessionRows, []string{strconv.Itoa(x.Stream), strconv.Itoa(int(x.SessionID)), strconv.Itoa(x.Requests), epochs,
+			partitions, strconv.Itoa(x.Added), strconv.Itoa(x.Forgotten), strconv.Itoa(x.Refused), x.ClosedBy})
+	}
 	var topicRows [][]string
 	for _, tp := range r.topics {
 		topicRows = append(topicRows, []string{tp.Topic, strconv.Itoa(tp.ProducedRecords), strconv.FormatInt(tp.ProducedBytes, 10),
@@ -181,15 +261,22 @@ func (s *Stats) Write(w io.Writer) error {
 		numeric bool
 		header  []string
 		rows    [][]string
+		// optional: the table is left out when it has no row.
+		optional bool
 	}{
 		{"Messages per API and version (latency in ms, over the paired responses)", true,
-			[]string{"key", "API", "version", "requests", "responses", "unanswered", "bytes", "p50", "p90", "p99", "max"}, apiRows},
-		{"\nError codes in responses", true, []string{"code", "name", "count", "APIs"}, errRows},
-		{"\nConnections", true, []string{"stream", "client", "broker", "client id", "software", "messages", "bytes", "first - last (UTC)"}, connRows},
+			[]string{"key", "API", "version", "requests", "responses", "unanswered", "bytes", "p50", "p90", "p99", "max"}, apiRows, false},
+		{"\nError codes in responses", true, []string{"code", "name", "count", "APIs"}, errRows, false},
+		{"\nConnections", true, []string{"stream", "client", "broker", "client id", "software", "messages", "bytes", "first - last (UTC)"}, connRows, false},
 		{"\nRecords per topic (bytes are the records fields on the wire)", false,
-			[]string{"topic", "produced records", "produced bytes", "fetched records", "fetched bytes"}, topicRows},
+			[]string{"topic", "produced records", "produced bytes", "fetched records", "fetched bytes"}, topicRows, false},
+		{"\nFetch sessions (KIP-227; partitions: the session's set after its last request, ? when it opened before the capture or elsewhere)", true,
+			[]string{"stream", "session", "requests", "epochs", "partitions", "added", "forgotten", "refused", "closed by"}, sessionRows, true},
 	}
 	for _, tb := range tables {
+		if tb.optional && len(tb.rows) == 0 {
+			continue // most captures have no fetch session
+		}
 		fmt.Fprintln(w, tb.title)
 		t := newTable(w, len(tb.header), tb.numeric)
 		t.Header(tb.header)

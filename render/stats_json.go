@@ -67,12 +67,30 @@ type topicStatJSON struct {
 	FetchedBytes    int64  `json:"fetched_bytes"`
 }
 
-// statRows are the rows of the four tables, in order, typed.
+type sessionStatJSON struct {
+	Kind       string `json:"kind"`
+	Table      string `json:"table"`
+	Stream     int    `json:"stream"`
+	SessionID  int32  `json:"session_id"`
+	Requests   int    `json:"requests"`
+	FirstEpoch int32  `json:"first_epoch"`
+	LastEpoch  int32  `json:"last_epoch"`
+	Partitions int    `json:"partitions"`
+	Added      int    `json:"added"`
+	Forgotten  int    `json:"forgotten"`
+	Refused    int    `json:"refused"`
+	ClosedBy   string `json:"closed_by"`
+	// Followed: the session was seen from its opening; Partitions is then its whole set.
+	Followed bool `json:"followed"`
+}
+
+// statRows are the rows of the tables, in order, typed.
 type statRows struct {
-	apis   []apiStatJSON
-	errors []errStatJSON
-	conns  []connStatJSON
-	topics []topicStatJSON
+	apis     []apiStatJSON
+	errors   []errStatJSON
+	conns    []connStatJSON
+	topics   []topicStatJSON
+	sessions []sessionStatJSON
 }
 
 // rows makes the rows of the tables, for Write and WriteJSON.
@@ -106,6 +124,14 @@ func (s *Stats) rows() statRows {
 		r.topics = append(r.topics, topicStatJSON{Kind: "stats", Table: "topics", Topic: n, ProducedRecords: tp.produced,
 			ProducedBytes: tp.producedBytes, FetchedRecords: tp.fetched, FetchedBytes: tp.fetchedBytes})
 	}
+	for _, k := range slices.SortedFunc(maps.Keys(s.sessions), func(a, b [2]int) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		x := s.sessions[k]
+		r.sessions = append(r.sessions, sessionStatJSON{Kind: "stats", Table: "fetch_sessions", Stream: k[0], SessionID: int32(k[1]),
+			Requests: x.requests, FirstEpoch: x.firstEpoch, LastEpoch: x.lastEpoch, Partitions: x.partitions, Added: x.added,
+			Forgotten: x.forgotten, Refused: x.refused, ClosedBy: x.closed, Followed: x.followed})
+	}
 	return r
 }
 
@@ -127,6 +153,9 @@ func (s *Stats) WriteJSON(w io.Writer) error {
 		lines = append(lines, x)
 	}
 	for _, x := range r.topics {
+		lines = append(lines, x)
+	}
+	for _, x := range r.sessions {
 		lines = append(lines, x)
 	}
 	for _, l := range lines {

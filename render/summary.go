@@ -11,38 +11,32 @@ import (
 	"github.com/kdissect/kdissect/codec"
 )
 
-// Summary writes one line per message, like tshark's default output: packet number, time since
-// the first packet, endpoints, direction, API and version, correlation id, then the client id
-// (requests) or the request's packet and the latency (responses), and the size.
+// Summary writes one line per message, like tshark's default output: packet number, time (since
+// the first packet unless TimeFormat says otherwise), stream, endpoints, direction, API and
+// version, correlation id, then the client id (requests) or the request's packet and the latency
+// (responses), the size and the message's facts.
 type Summary struct {
 	w     *bufio.Writer
-	start time.Time
+	clock clock
 	line  []byte // the line being built
 }
 
-// NewSummary writes to w; times are shown relative to start.
-func NewSummary(w io.Writer, start time.Time) *Summary {
-	return &Summary{w: bufio.NewWriter(w), start: start}
+// NewSummary writes to w, with times as t says (TimeDefault: since the first packet).
+func NewSummary(w io.Writer, t TimeFormat) *Summary {
+	s := &Summary{w: bufio.NewWriter(w), clock: clock{format: t}}
+	if t == TimeDefault {
+		s.clock.format = TimeRel
+	}
+	return s
 }
 
 // SetStart sets the time that relative times count from (the capture's first packet), if it is
 // not set yet.
-func (s *Summary) SetStart(t time.Time) {
-	if s.start.IsZero() {
-		s.start = t
-	}
-}
-
-func (s *Summary) rel(t time.Time) float64 {
-	if s.start.IsZero() {
-		s.start = t
-	}
-	return t.Sub(s.start).Seconds()
-}
+func (s *Summary) SetStart(t time.Time) { s.clock.setStart(t) }
 
 // Message writes one line, and a line per warning.
 func (s *Summary) Message(e *Entry) error {
-	b := s.head(s.line[:0], e.Frame, e.Time, e.Src, e.Dst)
+	b := s.head(s.line[:0], e.Frame, e.Time, e.Stream, e.Src, e.Dst)
 	m := e.Msg
 	if m.Response {
 		b = append(b, "Response "...)
@@ -87,6 +81,9 @@ func (s *Summary) Message(e *Entry) error {
 			b = b[:mark] // no facts
 		}
 	}
+	if e.Session != nil {
+		b = appendSession(append(b, "  "...), e.Session, false)
+	}
 	if n := len(m.Warnings); n > 0 {
 		b = append(b, "  ["...)
 		b = strconv.AppendInt(b, int64(n), 10)
@@ -100,16 +97,20 @@ func (s *Summary) Message(e *Entry) error {
 	return s.write(b)
 }
 
-// head appends what every line starts with: the packet, the time since the first packet and
-// the endpoints.
-func (s *Summary) head(b []byte, frame int, t time.Time, src, dst string) []byte {
+// head appends what every line starts with: the packet, the time, the stream and the
+// endpoints.
+func (s *Summary) head(b []byte, frame int, t time.Time, stream int, src, dst string) []byte {
 	mark := len(b)
 	b = strconv.AppendInt(b, int64(frame), 10)
 	b = padLeft(b, mark, 6)
 	b = append(b, ' ')
 	mark = len(b)
-	b = strconv.AppendFloat(b, s.rel(t), 'f', 6, 64)
+	b = s.clock.appendTime(b, t, false)
 	b = padLeft(b, mark, 11)
+	b = append(b, ' ')
+	mark = len(b)
+	b = strconv.AppendInt(b, int64(stream), 10)
+	b = padLeft(b, mark, 3)
 	b = append(append(append(append(b, ' '), src...), " -> "...), dst...)
 	return append(b, ' ')
 }
@@ -145,7 +146,7 @@ const spaces = "                                "
 
 // Notice writes a line marked with '!'.
 func (s *Summary) Notice(n *Notice) error {
-	b := s.head(s.line[:0], n.Frame, n.Time, n.Src, n.Dst)
+	b := s.head(s.line[:0], n.Frame, n.Time, n.Stream, n.Src, n.Dst)
 	b = append(append(append(b, "! "...), n.Text...), '\n')
 	return s.write(b)
 }
@@ -238,17 +239,26 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 		}
 	}
 	if len(f.RecordSets) > 0 {
-		records := 0
+		records, control := 0, 0
 		var codecs []string
 		for _, r := range f.RecordSets {
 			records += r.Records
+			control += r.Control
 			for _, c := range r.Codecs {
 				if !slices.Contains(codecs, c) {
 					codecs = append(codecs, c)
 				}
 			}
 		}
-		b = strconv.AppendInt(part(b, ""), int64(records), 10)
+		b = part(b, "")
+		if control > 0 {
+			// "2 data + 2 control records": transaction markers are not data.
+			b = strconv.AppendInt(b, int64(records-control), 10)
+			b = strconv.AppendInt(append(b, " data + "...), int64(control), 10)
+			b = append(b, " control"...)
+		} else {
+			b = strconv.AppendInt(b, int64(records), 10)
+		}
 		b = append(append(b, " record"...), plural(records)...)
 		for i, c := range codecs {
 			if i == 0 {
@@ -273,6 +283,31 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 	}
 	if len(f.Members) > 0 {
 		b = append(part(b, "member "), f.Members[0]...)
+	}
+	if f.Txn != "" {
+		b = append(part(b, "txn "), f.Txn...)
+	}
+	for i, c := range f.Coordinators {
+		if i == 0 {
+			b = part(b, "coordinator ")
+		} else {
+			b = append(b, ", "...)
+		}
+		if c.Key != "" {
+			b = append(append(b, c.Key...), ": "...)
+		}
+		if c.ErrorCode != 0 {
+			b = append(b, codec.ErrorName(c.ErrorCode)...)
+			continue
+		}
+		b = strconv.AppendInt(append(b, "node "...), int64(c.NodeID), 10)
+		b = append(append(b, ' '), c.HostPort()...)
+	}
+	if f.SASLMechanism != "" {
+		b = append(part(b, "mechanism "), f.SASLMechanism...)
+	}
+	if f.SASLUser != "" {
+		b = strconv.AppendQuote(part(b, "user "), f.SASLUser)
 	}
 	if len(f.Errors) > 0 {
 		b = part(b, "errors ")

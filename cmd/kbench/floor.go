@@ -16,10 +16,13 @@ import (
 // It reads the capture with pcapgo (zero-copy), decodes the layers with a
 // DecodingLayerParser, reassembles every TCP stream with gopacket/reassembly (flushing as
 // kdissect does) and sums every reassembled byte so that none of them goes untouched.
+// With -count it only counts the reassembled bytes (Lengths, no Fetch): a stricter floor, the
+// cost of reassembly alone, which the cost of reading big messages is measured against.
 
 func floorMain(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("kbench floor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	count := fs.Bool("count", false, "count the reassembled bytes without reading them (the stricter floor)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -27,10 +30,10 @@ func floorMain(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: kbench floor FILE")
+		fmt.Fprintln(stderr, "usage: kbench floor [-count] FILE")
 		return errUsage
 	}
-	st, err := floor(fs.Arg(0))
+	st, err := floor(fs.Arg(0), !*count)
 	if err != nil {
 		return err
 	}
@@ -44,7 +47,9 @@ type floorStats struct {
 	sum                          uint64
 }
 
-func floor(name string) (*floorStats, error) {
+// floor runs the floor program on a capture; read sums the reassembled bytes, otherwise they
+// are only counted (byte sum 0).
+func floor(name string, read bool) (*floorStats, error) {
 	src, f, err := openCapture(name)
 	if err != nil {
 		return nil, err
@@ -80,7 +85,7 @@ func floor(name string) (*floorStats, error) {
 	parser.IgnoreUnsupported = true
 
 	st := &floorStats{}
-	asm := reassembly.NewAssembler(reassembly.NewStreamPool(&floorFactory{st: st}))
+	asm := reassembly.NewAssembler(reassembly.NewStreamPool(&floorFactory{st: st, read: read}))
 	var lastFlush time.Time
 	for {
 		data, ci, err := src.ZeroCopyReadPacketData()
@@ -127,14 +132,20 @@ type floorContext struct{ ci gopacket.CaptureInfo }
 
 func (c *floorContext) GetCaptureInfo() gopacket.CaptureInfo { return c.ci }
 
-type floorFactory struct{ st *floorStats }
+type floorFactory struct {
+	st   *floorStats
+	read bool
+}
 
 func (f *floorFactory) New(_, _ gopacket.Flow, _ *layers.TCP, _ reassembly.AssemblerContext) reassembly.Stream {
 	f.st.streams++
-	return &floorStream{st: f.st}
+	return &floorStream{st: f.st, read: f.read}
 }
 
-type floorStream struct{ st *floorStats }
+type floorStream struct {
+	st   *floorStats
+	read bool
+}
 
 func (s *floorStream) Accept(_ *layers.TCP, _ gopacket.CaptureInfo, _ reassembly.TCPFlowDirection, _ reassembly.Sequence, start *bool, _ reassembly.AssemblerContext) bool {
 	*start = true // streams whose SYN was not captured too, as kdissect
@@ -146,12 +157,15 @@ func (s *floorStream) ReassembledSG(sg reassembly.ScatterGather, _ reassembly.As
 	if n == 0 {
 		return
 	}
+	s.st.bytes += int64(n)
+	if !s.read {
+		return
+	}
 	var sum uint64
 	for _, b := range sg.Fetch(n) {
 		sum += uint64(b)
 	}
 	s.st.sum += sum
-	s.st.bytes += int64(n)
 }
 
 func (s *floorStream) ReassemblyComplete(_ reassembly.AssemblerContext) bool { return true }

@@ -90,6 +90,7 @@ func TestRenderResults(t *testing.T) {
 	}
 	results := []*result{
 		res("floor", "read+decode+reassemble", time.Second, 20<<20),
+		res("floor", floorCountMode, time.Second/2, 10<<20),
 		res("kdissect", "summary", 2*time.Second, 40<<20),
 		res("kdissect", "json", 4*time.Second, 50<<20),
 		res("tshark", "one-line", 20*time.Second, 900<<20),
@@ -105,6 +106,7 @@ func TestRenderResults(t *testing.T) {
 		"| program", "÷ floor", // the header, not upper-cased
 		"200.0", "100000", // floor: 200 MB in 1 s, 100000 packets/s
 		"2.0×", "4.0×", // kdissect vs floor
+		"8.0×", "÷ count floor", // json vs the stricter floor
 		"10.0× (summary)", "20.0× (json)", // tshark vs kdissect
 		"900 MiB", "FAILED",
 	} {
@@ -131,18 +133,26 @@ func TestFloorAndDouble(t *testing.T) {
 	if _, err := os.Stat(in); err != nil {
 		t.Skip(err)
 	}
-	one, err := floor(in)
+	one, err := floor(in, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if one.packets == 0 || one.tcp != one.packets || one.bytes == 0 || one.streams == 0 {
 		t.Fatalf("floor: %+v", one)
 	}
+	// The stricter floor reassembles the same bytes and reads none of them.
+	counted, err := floor(in, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counted.bytes != one.bytes || counted.streams != one.streams || counted.sum != 0 {
+		t.Errorf("floor -count: %+v; floor: %+v", counted, one)
+	}
 	dbl := filepath.Join(t.TempDir(), "double.pcap")
 	if unmoved, err := doubleCapture(in, dbl); err != nil || unmoved != 0 {
 		t.Fatalf("doubleCapture: %d packets not moved, %v", unmoved, err)
 	}
-	two, err := floor(dbl)
+	two, err := floor(dbl, true)
 	if err != nil {
 		t.Fatal(err)
 	}

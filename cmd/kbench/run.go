@@ -152,6 +152,8 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 	}
 	kdPorts := []string{"-p", strings.Join(ports, ",")}
 	floorProg := program{name: "floor", mode: "read+decode+reassemble", argv: []string{self, "floor", fileArg}, keepStdout: true}
+	// The stricter floor: reassembled bytes counted, not read.
+	countProg := program{name: "floor", mode: floorCountMode, argv: []string{self, "floor", "-count", fileArg}}
 	kdProgs := []program{
 		{name: "kdissect", mode: "summary", argv: append([]string{kd, "--format", "summary"}, append(kdPorts, fileArg)...)},
 		{name: "kdissect", mode: "json", argv: append([]string{kd, "--format", "json"}, append(kdPorts, fileArg)...)},
@@ -162,7 +164,7 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 	} else {
 		notes = append(notes, "kdissect has no --stats / --format none (see kdissect help): stats mode not measured")
 	}
-	progs := append([]program{floorProg}, kdProgs...)
+	progs := append([]program{floorProg, countProg}, kdProgs...)
 	if o.tshark {
 		tsArgs := []string{"tshark", "-r", fileArg, "-n"}
 		for _, p := range ports {

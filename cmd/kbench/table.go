@@ -49,9 +49,12 @@ func ratio(a, b time.Duration) string {
 // kdissectModeFor is the kdissect mode a tshark mode is compared with.
 var kdissectModeFor = map[string]string{"one-line": "summary", "json": "json"}
 
+// floorCountMode is the mode of the stricter floor, kbench floor -count.
+const floorCountMode = "reassemble, bytes counted"
+
 // renderResults prints the timing table. Ratios: each program's best wall time over the
-// floor's, and tshark's over kdissect's in the matching mode (one-line vs summary, json vs
-// json).
+// floor's, over the stricter floor's (bytes counted, not read), and tshark's over kdissect's in
+// the matching mode (one-line vs summary, json vs json).
 func renderResults(w io.Writer, results []*result, markdown bool) error {
 	bestOf := map[string]measurement{}
 	for _, r := range results {
@@ -60,21 +63,25 @@ func renderResults(w io.Writer, results []*result, markdown bool) error {
 		}
 	}
 	floor, haveFloor := bestOf["floor/read+decode+reassemble"]
+	count, haveCount := bestOf["floor/"+floorCountMode]
 	R, L := tw.AlignRight, tw.AlignLeft
-	t := newTable(w, markdown, []tw.Align{L, L, R, R, R, R, R, R, R})
-	t.Header("program", "mode", "wall (best)", "MB/s", "packets/s", "CPU", "peak RSS", "÷ floor", "tshark ÷ kdissect")
+	t := newTable(w, markdown, []tw.Align{L, L, R, R, R, R, R, R, R, R})
+	t.Header("program", "mode", "wall (best)", "MB/s", "packets/s", "CPU", "peak RSS", "÷ floor", "÷ count floor", "tshark ÷ kdissect")
 	for _, r := range results {
 		m, ok := r.best()
 		if !ok {
-			if err := t.Append(r.prog.name, r.prog.mode, "FAILED", "", "", "", "", "", ""); err != nil {
+			if err := t.Append(r.prog.name, r.prog.mode, "FAILED", "", "", "", "", "", "", ""); err != nil {
 				return err
 			}
 			continue
 		}
 		mbps, pps := throughput(r.file, m.wall)
-		vsFloor := ""
+		vsFloor, vsCount := "", ""
 		if haveFloor && r.prog.name != "floor" {
 			vsFloor = ratio(m.wall, floor.wall)
+		}
+		if haveCount && r.prog.name != "floor" {
+			vsCount = ratio(m.wall, count.wall)
 		}
 		vsKd := ""
 		if r.prog.name == "tshark" {
@@ -87,7 +94,7 @@ func renderResults(w io.Writer, results []*result, markdown bool) error {
 			fmt.Sprintf("%.1f", mbps),
 			fmt.Sprintf("%.0f", pps),
 			fmt.Sprintf("%.2f s", m.cpu.Seconds()),
-			fmtMiB(m.rss), vsFloor, vsKd}
+			fmtMiB(m.rss), vsFloor, vsCount, vsKd}
 		if err := t.Append(row); err != nil {
 			return err
 		}

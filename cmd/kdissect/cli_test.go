@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/cli"
 )
 
 // kdissectStdin is kdissect with stdin.
@@ -62,7 +62,7 @@ func TestFlagErrors(t *testing.T) {
 		if tt.sub != "" {
 			help = "Run 'kdissect " + tt.sub + " --help' for usage."
 		}
-		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, "kdissect: ") ||
+		if code != cli.ExitUsage || out != "" || !strings.HasPrefix(errOut, "kdissect: ") ||
 			!strings.Contains(errOut, tt.flag) || !strings.Contains(errOut, help) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a message naming %s with %q",
 				tt.args, code, out, errOut, tt.flag, help)
@@ -97,7 +97,7 @@ func TestBadValues(t *testing.T) {
 		{[]string{"live", "-i", ""}, "--interface: empty value"},
 	} {
 		out, errOut, code := kdissect(t, tt.args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, "kdissect: "+tt.msg) || !strings.Contains(errOut, "--help' for usage.") {
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "kdissect: "+tt.msg) || !strings.Contains(errOut, "--help' for usage.") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.msg)
 		}
 	}
@@ -109,36 +109,32 @@ func TestHelp(t *testing.T) {
 	cmds := append(subcommands(), captureCommand())
 	for _, c := range cmds {
 		var args []string
-		if c.name != "" {
-			args = append(args, c.name)
+		if c.Name != "" {
+			args = append(args, c.Name)
 		}
 		for _, h := range []string{"--help", "-h"} {
 			out, errOut, code := kdissect(t, append(args, h)...)
-			if code != exitOK || errOut != "" {
+			if code != cli.ExitOK || errOut != "" {
 				t.Errorf("%q %s: exit %d, stderr %q", args, h, code, errOut)
 				continue
 			}
-			if !strings.HasPrefix(out, "Usage:\n  "+c.usage+"\n\n"+c.about+"\n") {
+			if !strings.HasPrefix(out, "Usage:\n  "+c.Usage+"\n\n"+c.About+"\n") {
 				t.Errorf("%q %s: the usage does not start with its own synopsis and description:\n%s", args, h, out)
 			}
 			if strings.Contains(out, "(default -1)") || strings.Contains(out, "Usage of") {
 				t.Errorf("%q %s: pflag's defaults shown:\n%s", args, h, out)
 			}
-			fs := c.flags
-			if c.name == "" {
-				fs = func() *flag.FlagSet { f, _ := captureFlags(); return f }
-			}
-			fs().VisitAll(func(f *flag.Flag) {
+			c.Flags().VisitAll(func(f *flag.Flag) {
 				if !f.Hidden && !strings.Contains(out, "--"+f.Name) {
 					t.Errorf("%q %s: flag --%s not shown", args, h, f.Name)
 				}
 			})
 		}
-		if c.name != "" {
-			out, _, code := kdissect(t, "help", c.name)
-			want, _, _ := kdissect(t, c.name, "--help")
-			if code != exitOK || out != want {
-				t.Errorf("help %s: exit %d, and not the same as %s --help:\n%s", c.name, code, c.name, out)
+		if c.Name != "" {
+			out, _, code := kdissect(t, "help", c.Name)
+			want, _, _ := kdissect(t, c.Name, "--help")
+			if code != cli.ExitOK || out != want {
+				t.Errorf("help %s: exit %d, and not the same as %s --help:\n%s", c.Name, code, c.Name, out)
 			}
 		}
 	}
@@ -150,8 +146,8 @@ func TestHelp(t *testing.T) {
 	// The top usage lists every subcommand.
 	out, _, _ = kdissect(t, "--help")
 	for _, c := range subcommands() {
-		if !strings.Contains(out, "  "+c.usage) {
-			t.Errorf("kdissect --help does not list %s", c.name)
+		if !strings.Contains(out, "  "+c.Usage) {
+			t.Errorf("kdissect --help does not list %s", c.Name)
 		}
 	}
 }
@@ -177,9 +173,9 @@ func TestFindSubcommand(t *testing.T) {
 		{[]string{"version"}, "version", "[]"},
 		{nil, "", "[]"},
 	} {
-		c, rest := findSubcommand(tt.args)
-		if c.name != tt.name || fmt.Sprint(rest) != tt.rest {
-			t.Errorf("%q: subcommand %q with %v, want %q with %s", tt.args, c.name, rest, tt.name, tt.rest)
+		c, rest := program().Find(tt.args)
+		if c.Name != tt.name || fmt.Sprint(rest) != tt.rest {
+			t.Errorf("%q: subcommand %q with %v, want %q with %s", tt.args, c.Name, rest, tt.name, tt.rest)
 		}
 	}
 }
@@ -201,7 +197,7 @@ func TestVersion(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		out, errOut, code := kdissect(t, args...)
-		if code != exitOK || errOut != "" || !strings.HasPrefix(out, "kdissect ") {
+		if code != cli.ExitOK || errOut != "" || !strings.HasPrefix(out, "kdissect ") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 		for _, w := range want {
@@ -210,14 +206,7 @@ func TestVersion(t *testing.T) {
 			}
 		}
 	}
-	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "github.com/kdissect/kdissect", Version: "v1.2.3"},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-12-01T08:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
-	out := versionText(info, set)
-	for _, w := range []string{"kdissect v1.2.3\n", "revision 0123abcd (2026-12-01T08:00:00Z), with uncommitted changes\n", "go1.99"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("no %q in:\n%s", w, out)
-		}
-	}
+	// The text from a build's info is internal/cli's TestVersion.
 }
 
 // TestReadFlagAndStdin: -r FILE (repeatable) and - read captures, stdin gzipped or not, and give
@@ -252,15 +241,15 @@ func TestReadFlagAndStdin(t *testing.T) {
 		}
 	}
 	_, errOut, code := kdissectStdin(t, data, "--format", "summary", "-", "-")
-	if code != exitFailure || !strings.Contains(errOut, "stdin (-) given twice") {
+	if code != cli.ExitFailure || !strings.Contains(errOut, "stdin (-) given twice") {
 		t.Errorf("- twice: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = kdissectStdin(t, []byte("not a capture"), "-")
-	if code != exitFailure || !strings.Contains(errOut, "kdissect: stdin: not a pcap or pcapng file") {
+	if code != cli.ExitFailure || !strings.Contains(errOut, "kdissect: stdin: not a pcap or pcapng file") {
 		t.Errorf("text on stdin: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = kdissect(t, "--format", "summary")
-	if code != exitUsage || !strings.Contains(errOut, "no capture file given") || !strings.Contains(errOut, "-r FILE") {
+	if code != cli.ExitUsage || !strings.Contains(errOut, "no capture file given") || !strings.Contains(errOut, "-r FILE") {
 		t.Errorf("no file: exit %d, stderr %q", code, errOut)
 	}
 }
@@ -311,7 +300,7 @@ func TestSilentRuns(t *testing.T) {
 			out, errOut, code := kdissect(t, append(tt.args, tt.file)...)
 			st := countPackets(t, tt.file)
 			want := append(tt.want, fmt.Sprintf("kdissect: no Kafka message shown: read %d packets (%d TCP) in 1 file", st.Packets, st.TCP))
-			if code != exitOK {
+			if code != cli.ExitOK {
 				t.Errorf("exit %d", code)
 			}
 			for _, w := range want {
@@ -336,43 +325,6 @@ func TestSilentRuns(t *testing.T) {
 	// A run that shows messages says nothing more.
 	if _, errOut, _ := kdissect(t, "--format", "summary", kafka); errOut != "" {
 		t.Errorf("stderr %q on a run that shows messages", errOut)
-	}
-}
-
-// TestStatsJSON: with --format json, --stats adds JSON lines ("kind": "stats"), never tables:
-// the whole output is JSON lines, and the rows are the tables' rows.
-func TestStatsJSON(t *testing.T) {
-	file := pcap("kgo-produce-fetch.pcap")
-	out, errOut, code := kdissect(t, "--format", "json", "--stats", file)
-	if code != 0 || errOut != "" {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	tables, _, _ := kdissect(t, "--format", "none", "--stats", file)
-	_, rows := parseTables(t, tables)
-	perTable := map[string]int{}
-	messages := 0
-	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(l), &v); err != nil {
-			t.Fatalf("not a JSON line: %q: %v", l, err)
-		}
-		switch v["kind"] {
-		case "stats":
-			perTable[v["table"].(string)]++
-		case "request", "response":
-			if len(perTable) > 0 {
-				t.Fatalf("a message after the statistics: %s", l)
-			}
-			messages++
-		}
-	}
-	for i, name := range []string{"apis", "errors", "connections", "topics"} {
-		if got, want := perTable[name], len(rows[i])-1; got != want {
-			t.Errorf("%d %s lines, the table has %d rows", got, name, want)
-		}
-	}
-	if messages == 0 || perTable["apis"] == 0 {
-		t.Errorf("%d messages, %v", messages, perTable)
 	}
 }
 
@@ -436,7 +388,7 @@ func firstColumn(s string) string {
 // that decode it cleanly.
 func TestDecodeHints(t *testing.T) {
 	out, errOut, code := kdissectStdin(t, []byte("zzzz-not-hex\n"), "decode")
-	if code != exitFailure || out != "" || !strings.Contains(errOut, "neither hex text nor binary frames") || !strings.Contains(errOut, "'z' at offset 0") {
+	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "neither hex text nor binary frames") || !strings.Contains(errOut, "'z' at offset 0") {
 		t.Errorf("text: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -26,57 +26,44 @@ func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), " or ", false)
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
-	hideDefault(fs, "api-version", "api-key")
+	cli.HideDefault(fs, "api-version", "api-key")
 	return fs, o
 }
 
-func runDecode(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, o := decodeFlags()
-	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}
-	fail := func(format string, a ...any) int { return failed(stderr, "decode: "+format, a...) }
+	fail := func(format string, a ...any) int { return cmd.Failed(stderr, "decode: "+format, a...) }
 	if fs.NArg() > 1 {
-		return cmd.usageError(stderr, "one input file at most, got %q", fs.Args())
+		return cmd.UsageError(stderr, "one input file at most, got %q", fs.Args())
 	}
 	if o.api == "" && fs.Changed("api-version") {
-		return cmd.usageError(stderr, "--api-version goes with --api")
+		return cmd.UsageError(stderr, "--api-version goes with --api")
 	}
-	c, err := o.codec()
+	c, err := o.codec(stderr)
 	if err != nil {
-		return cmd.report(stderr, err)
+		return cmd.Report(stderr, err)
 	}
-	name, in := "stdin", stdin
-	if fs.NArg() == 1 && fs.Arg(0) != "-" {
-		name = fs.Arg(0)
-		f, err := os.Open(name)
-		if err != nil {
-			return fail("%v", err)
-		}
-		defer f.Close()
-		in = f
-	}
-	data, err := io.ReadAll(in)
+	name, data, err := dissect.ReadFrames(fs.Arg(0), stdin)
 	if err != nil {
-		return fail("%s: %v", name, err)
-	}
-	if len(data) == 0 {
-		return fail("%s: no input", name)
+		return fail("%v", err)
 	}
 	var key, version int16 = -1, -1
 	if o.api != "" {
 		a, err := c.Schemas.Lookup(o.api)
 		if err != nil {
-			return cmd.usageError(stderr, "--api: %v", err)
+			return cmd.UsageError(stderr, "--api: %v", err)
 		}
 		if o.version < 0 {
-			return cmd.usageError(stderr, "--api needs --api-version")
+			return cmd.UsageError(stderr, "--api needs --api-version")
 		}
 		key, version = a.Key, int16(o.version)
 	}
 	_, out, err := o.output(stdout)
 	if err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	status := 0
 	fr := dissect.Frames{Codec: c, Out: out, APIKey: key, Version: version,

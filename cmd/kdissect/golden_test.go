@@ -29,21 +29,29 @@ func golden(t *testing.T, name string, got []byte) {
 		t.Fatalf("%v (run go test ./cmd/kdissect -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) || i < len(wl); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				g, w = clip(g, w)
-				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", name, i+1, g, w)
-			}
+		line, g, w := firstDiff(string(got), string(want))
+		g, w = clip(g, w)
+		t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", name, line, g, w)
+	}
+}
+
+// firstDiff returns the number (from 1) of the first line where a and b differ, and that line
+// of each.
+func firstDiff(a, b string) (int, string, string) {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return i + 1, x, y
 		}
 	}
+	return 0, "", ""
 }
 
 // clip keeps the part of two differing lines around their first difference, so that a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/cli"
 )
 
 type liveOptions struct {
@@ -38,18 +39,18 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h)")
 	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file")
-	hideDefault(fs, "api-key", "correlation-id", "stream")
+	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
 
 // runLive is "kdissect live": capture on an interface until Ctrl-C, SIGTERM, --count or
 // --duration, through the same pipeline as files.
-func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, o := liveFlags()
-	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}
-	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
+	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
 	if fs.NArg() > 0 {
 		return fail("live takes no arguments (got %q); to dissect files: kdissect FILE...", strings.Join(fs.Args(), " "))
 	}
@@ -64,13 +65,14 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 	if len(ranges) == 0 {
 		return fail("no ports given")
 	}
-	c, err := o.codec()
+	o.trees = o.sel.ReadsBodies()
+	c, err := o.codec(stderr)
 	if err != nil {
-		return cmd.report(stderr, err)
+		return cmd.Report(stderr, err)
 	}
 	keys, err := o.tls.keys(true, stderr)
 	if err != nil {
-		return failed(stderr, "%v", err)
+		return cmd.Failed(stderr, "%v", err)
 	}
 	f, inner, err := o.output(stdout)
 	if err != nil {
@@ -135,7 +137,7 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 	p, err := dissect.New(dissect.Config{Codec: c, Out: inner, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has, Keys: keys,
 		Limit: o.count, Flush: true, Stop: stop, Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }})
 	if err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	_, readErr := p.Read(r, o.iface)
 	status := 0
@@ -166,7 +168,7 @@ func runLive(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, o.write)
 	}
 	if writeErr != nil {
-		return failed(stderr, "writing output: %v", writeErr)
+		return cmd.Failed(stderr, "writing output: %v", writeErr)
 	}
 	return status
 }

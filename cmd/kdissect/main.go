@@ -8,17 +8,16 @@
 //	kdissect live -i IFACE [flags]      capture on a network interface (Linux)
 //	kdissect version                    the version, and the Kafka versions known
 //
-// Every subcommand takes --help. The subcommands, their usage and the one way out (exit
-// statuses 0, 1 and 2) are in cli.go.
+// Every subcommand takes --help. The subcommands and their usage are in cli.go; the machinery
+// that finds them, checks flags and exits with 0, 1 or 2 is package internal/cli.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"time"
 
 	flag "github.com/spf13/pflag"
@@ -27,6 +26,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -40,11 +40,16 @@ type common struct {
 	schemaDir string
 	apiKey    int
 	hex       bool
+	explain   bool
 	maxBytes  int
 	// maxDecompressed caps one batch's decompressed size; showSecrets keeps passwords visible.
 	maxDecompressed int64
 	showSecrets     bool
 	records         string
+	// times is -t, how summaries and diagram headings show times.
+	times string
+	// trees: a display filter reads the messages' bodies, so they are decoded in full.
+	trees bool
 	// lean leaves the field tree out (--no-fields); toFile: the output goes to a file the user
 	// named (-o), where a binary format may go; capture names the one capture read, if one.
 	lean    bool
@@ -55,16 +60,19 @@ type common struct {
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+render.ListFormats(render.Formats(), ", or ", true))
 	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
+	fs.BoolVar(&c.explain, "explain", false, "diagram: under each field, how it is encoded: length and count prefixes, varint bytes and zigzag steps, named bits, why the header has its version")
 	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
-	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
+	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
-	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+recordsDefaults())
+	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
+	fs.StringVarP(&c.times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 }
 
-// codec builds the codec from the built-in definitions and --schema-dir.
-func (c *common) codec() (*codec.Codec, error) {
+// codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
+// skipped, versions that differ from the built-in ones) go to stderr.
+func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	set, err := schema.Embedded()
 	if err != nil {
 		return nil, err
@@ -73,17 +81,20 @@ func (c *common) codec() (*codec.Codec, error) {
 		if set, err = set.WithDir(c.schemaDir, c.apiKey); err != nil {
 			return nil, err
 		}
+		for _, n := range set.Notices() {
+			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
+		}
 	} else if c.apiKey >= 0 {
-		return nil, flagError("--api-key goes with --schema-dir")
+		return nil, cli.FlagError("--api-key goes with --schema-dir")
 	}
 	// An unknown format is reported by output; until then it counts as one that shows all.
 	f, err := c.lookupFormat()
 	if err != nil {
 		f = render.Formats()[0]
 	}
-	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets})
+	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets, Trees: c.trees})
 	if err != nil {
-		return nil, flagError(err.Error())
+		return nil, cli.FlagError(err.Error())
 	}
 	return cc, nil
 }
@@ -97,30 +108,18 @@ func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 	switch {
 	case f.Binary && !c.toFile:
 		return f, nil, fmt.Errorf("--format %s writes a file, not text: give -o FILE%s, or -o DIR/ for a file per capture (-o - for stdout)", f.Name, f.Ext)
-	case f.Binary && isTerminal(w):
+	case f.Binary && cli.IsTerminal(w):
 		return f, nil, fmt.Errorf("--format %s: not writing a binary file to a terminal", f.Name)
 	}
-	return f, f.New(w, render.Options{Color: colorful(w), Hex: c.hex, MaxBytes: c.maxBytes, NoTree: c.lean, File: c.capture}), nil
-}
-
-// recordsDefaults says which formats decode records how deep unless --records says.
-func recordsDefaults() string {
-	var depths []string
-	byDepth := map[string][]render.Format{}
-	for _, f := range render.Formats() {
-		if byDepth[f.Records] == nil {
-			depths = append(depths, f.Records)
+	var times render.TimeFormat
+	if c.times != "" {
+		var err error
+		if times, err = render.ParseTimeFormat(c.times); err != nil {
+			return f, nil, fmt.Errorf("-t: %v", err)
 		}
-		byDepth[f.Records] = append(byDepth[f.Records], f)
 	}
-	s := "default"
-	for i, d := range depths {
-		if i > 0 {
-			s += ","
-		}
-		s += " " + d + " for " + render.ListFormats(byDepth[d], " and ", false)
-	}
-	return s
+	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times,
+		NoTree: c.lean, File: c.capture}), nil
 }
 
 type captureOptions struct {
@@ -137,6 +136,9 @@ type captureOptions struct {
 	// read holds the files of -r; version is --version.
 	read    []string
 	version bool
+	// count and duration stop the run after so many messages, or so long (a pipe).
+	count    int
+	duration time.Duration
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
@@ -157,12 +159,15 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	fs.IntVar(&o.workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
+	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
+	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h), for a capture coming through a pipe")
 	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the newest Kafka versions it knows, and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
 	fs.MarkHidden("cpuprofile")
 	fs.MarkHidden("memprofile")
-	hideDefault(fs, "api-key", "correlation-id", "stream")
+	cli.SetMinimum(fs, "workers", 1)
+	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
 
@@ -178,47 +183,50 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
+	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see README, Display filters): 'api == \"Fetch\" && latency_ms > 100'")
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic")
 }
 
-func runCapture(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, o := captureFlags()
-	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	if o.version {
-		v := subcommand{name: "version", flags: noFlags("version")}
-		return runVersion(&v, fs.Args(), stdin, stdout, stderr)
+		v := cmd.Program().Command("version")
+		return runVersion(v, fs.Args(), stdin, stdout, stderr)
 	}
 	files := append(o.read, fs.Args()...)
 	if len(files) == 0 {
-		return cmd.usageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
+		return cmd.UsageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
 	}
 	return o.dissect(cmd, files, stdin, stdout, stderr)
 }
 
 // dissect runs the capture command on files with the options parsed.
-func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if o.outPath != "" {
 		return o.dissectTo(cmd, files, stdin, stdout, stderr)
 	}
 	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
-	c, err := o.codec()
+	o.trees = o.sel.ReadsBodies()
+	c, err := o.codec(stderr)
 	if err != nil {
-		return cmd.report(stderr, err)
+		return cmd.Report(stderr, err)
 	}
 	f, out, err := o.output(o.messagesTo(stdout))
 	if err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if c.Shallow {
-		tuneGC()
+		cli.TuneGC()
 	}
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has,
-		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets}
+		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets,
+		Limit: o.count, Batch: f.Batch}
 	// Warnings go through the progress line while one is shown: it is erased first.
 	var line *render.Progress
 	cfg.Warn = func(err error) {
@@ -228,43 +236,57 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 		}
 		fmt.Fprintf(w, "kdissect: %v\n", err)
 	}
-	if !o.noProgress && progressWanted(o.messagesTo(stdout), stderr, f.Silent) {
+	if !o.noProgress && cli.ProgressWanted(o.messagesTo(stdout), stderr, f.Silent) {
 		cfg.Progress = func(string) (func(int64, int64, int), func()) {
 			line = render.NewProgress(stderr, time.Now)
 			return line.Update, func() { line.Clear(); line = nil }
 		}
 	}
 	if err := o.sel.Check(c); err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
-		return failed(stderr, "%v", err)
+		return cmd.Failed(stderr, "%v", err)
 	}
 	p, err := dissect.New(cfg)
 	if err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if o.cpuProfile != "" {
-		stop, err := startCPUProfile(o.cpuProfile)
+		stop, err := cli.StartCPUProfile(o.cpuProfile)
 		if err != nil {
-			return failed(stderr, "%v", err)
+			return cmd.Failed(stderr, "%v", err)
 		}
 		defer stop()
 	}
 	if o.memProfile != "" {
-		runtime.MemProfileRate = 64 << 10
-		defer writeHeapProfile(o.memProfile, stderr)
+		write := cli.StartHeapProfile(o.memProfile)
+		defer func() {
+			if err := write(); err != nil {
+				fmt.Fprintf(stderr, "kdissect: %v\n", err)
+			}
+		}()
 	}
 	// A damaged file (cut short, a record that cannot be read) is shown up to where it can be
 	// read, the error names the file and the packet, and the exit status is 1, wherever the
 	// damage is; the other files are read all the same.
-	status := exitOK
-	if err := p.Files(files, stdin, func(err error) { status = failed(stderr, "%v", err) }); err != nil {
-		return failed(stderr, "writing output: %v", err)
+	status := cli.ExitOK
+	done := o.follow(p, files, stdin, stderr)
+	err = p.Files(files, stdin, func(err error) {
+		if errors.Is(err, dissect.ErrNeedsFile) {
+			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
+			return
+		}
+		status = cmd.Failed(stderr, "%v", err)
+	})
+	done()
+	if err != nil {
+		return cmd.Failed(stderr, "writing output: %v", err)
 	}
 	p.Close()
+	followed(p, stderr)
 	shown, _ := p.Shown()
-	if why := p.Seen().Explain(shown, o.ports, o.sel.Filters()); why != "" && status == exitOK {
+	if why := p.Seen().Explain(shown, o.ports, o.sel.Filters()); why != "" && status == cli.ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
@@ -272,11 +294,11 @@ func (o *captureOptions) dissect(cmd *subcommand, files []string, stdin io.Reade
 			fmt.Fprintln(o.statsTo(f, stdout))
 		}
 		if err := writeStats(f, st, o.statsTo(f, stdout)); err != nil {
-			return failed(stderr, "writing output: %v", err)
+			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}
 	if err := p.Err(); err != nil {
-		return failed(stderr, "writing output: %v", err)
+		return cmd.Failed(stderr, "writing output: %v", err)
 	}
 	return status
 }
@@ -288,41 +310,4 @@ func writeStats(f render.Format, st *render.Stats, w io.Writer) error {
 		return f.Stats(st, w)
 	}
 	return st.Write(w)
-}
-
-// tuneGC trades memory the summaries and statistics do not use for fewer collections: they
-// hold little (a few MiB of frames and shallow trees), so the heap may grow to three times
-// that, up to a soft limit of 48 MiB. GOGC and GOMEMLIMIT in the environment take precedence.
-func tuneGC() {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(200)
-		debug.SetMemoryLimit(48 << 20)
-	}
-}
-
-// startCPUProfile profiles the process into the named file until stop is called.
-func startCPUProfile(name string) (stop func(), err error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
-
-// writeHeapProfile writes the heap profile (all allocations so far, and what is in use).
-func writeHeapProfile(name string, stderr io.Writer) {
-	f, err := os.Create(name)
-	if err == nil {
-		err = pprof.Lookup("allocs").WriteTo(f, 0)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -65,10 +66,10 @@ func (o *captureOptions) statsTo(f render.Format, stdout io.Writer) io.Writer {
 
 // dissectTo runs the capture command with -o: into one file, into one file per capture in a
 // directory, or to stdout (-o -).
-func (o *captureOptions) dissectTo(cmd *subcommand, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (o *captureOptions) dissectTo(cmd *cli.Command, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	f, err := o.lookupFormat()
 	if err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if o.outPath == "-" {
 		oc := *o
@@ -79,7 +80,7 @@ func (o *captureOptions) dissectTo(cmd *subcommand, files []string, stdin io.Rea
 		return oc.dissect(cmd, files, stdin, stdout, stderr)
 	}
 	if err := notAnInput(o.outPath, files); err != nil {
-		return cmd.usageError(stderr, "%v", err)
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if st, err := os.Stat(o.outPath); err == nil && st.IsDir() || strings.HasSuffix(o.outPath, "/") {
 		return o.dissectEach(cmd, f, files, stdin, stdout, stderr)
@@ -88,10 +89,10 @@ func (o *captureOptions) dissectTo(cmd *subcommand, files []string, stdin io.Rea
 }
 
 // dissectFile writes what files hold into the file named path.
-func (o *captureOptions) dissectFile(cmd *subcommand, path string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (o *captureOptions) dissectFile(cmd *cli.Command, path string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out, err := os.Create(path)
 	if err != nil {
-		return failed(stderr, "%v", err)
+		return cmd.Failed(stderr, "%v", err)
 	}
 	oc := *o
 	oc.outPath, oc.dest, oc.toFile = "", out, true
@@ -99,10 +100,10 @@ func (o *captureOptions) dissectFile(cmd *subcommand, path string, files []strin
 		oc.capture = files[0]
 	}
 	status := oc.dissect(cmd, files, stdin, stdout, stderr)
-	if err := out.Close(); err != nil && status == exitOK {
-		status = failed(stderr, "writing %s: %v", path, err)
+	if err := out.Close(); err != nil && status == cli.ExitOK {
+		status = cmd.Failed(stderr, "writing %s: %v", path, err)
 	}
-	if status == exitUsage {
+	if status == cli.ExitUsage {
 		os.Remove(path) // nothing was read: leave nothing behind
 	}
 	return status
@@ -111,9 +112,9 @@ func (o *captureOptions) dissectFile(cmd *subcommand, path string, files []strin
 // dissectEach writes each capture into a file of its own in the directory -o names, reading
 // as many captures at once as there are cores. What each run says on stdout (statistics) and
 // stderr is shown when it ends, stdout in the order of the captures.
-func (o *captureOptions) dissectEach(cmd *subcommand, f render.Format, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (o *captureOptions) dissectEach(cmd *cli.Command, f render.Format, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if f.Ext == "" {
-		return cmd.usageError(stderr, "--format %s writes no file", f.Name)
+		return cmd.UsageError(stderr, "--format %s writes no file", f.Name)
 	}
 	dir := o.outPath
 	outs := make([]string, len(files))
@@ -121,12 +122,12 @@ func (o *captureOptions) dissectEach(cmd *subcommand, f render.Format, files []s
 	for i, name := range files {
 		outs[i] = filepath.Join(dir, captureStem(name)+f.Ext)
 		if other, ok := taken[outs[i]]; ok {
-			return cmd.usageError(stderr, "%s and %s would both be written to %s", other, name, outs[i])
+			return cmd.UsageError(stderr, "%s and %s would both be written to %s", other, name, outs[i])
 		}
 		taken[outs[i]] = name
 	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return failed(stderr, "%v", err)
+		return cmd.Failed(stderr, "%v", err)
 	}
 	parallel := min(len(files), runtime.GOMAXPROCS(0))
 	jobs := make(chan int)
@@ -147,7 +148,7 @@ func (o *captureOptions) dissectEach(cmd *subcommand, f render.Format, files []s
 				r.status = oc.dissectFile(cmd, outs[i], files[i:i+1], stdin, &r.stdout, &r.stderr)
 				// Each run says a usage error alike: once is enough.
 				mu.Lock()
-				if s := r.stderr.String(); r.status != exitUsage || !said[s] {
+				if s := r.stderr.String(); r.status != cli.ExitUsage || !said[s] {
 					said[s] = true
 					io.WriteString(stderr, s)
 				}
@@ -160,7 +161,7 @@ func (o *captureOptions) dissectEach(cmd *subcommand, f render.Format, files []s
 	}
 	close(jobs)
 	wg.Wait()
-	status := exitOK
+	status := cli.ExitOK
 	for i := range results {
 		r := &results[i]
 		if r.stdout.Len() > 0 {

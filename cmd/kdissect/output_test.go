@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/cli"
 )
 
 // TestOutputFile: -o FILE holds what stdout would; -o DIR/ holds a file per capture, named
@@ -13,11 +15,11 @@ func TestOutputFile(t *testing.T) {
 	a, b := pcap("kgo-produce-fetch.pcap"), pcap("kgo-admin.pcapng")
 	dir := t.TempDir()
 	want, _, code := kdissectStdin(t, nil, "--format", "json", a)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatal(code)
 	}
 	file := filepath.Join(dir, "out.jsonl")
-	if out, errOut, code := kdissectStdin(t, nil, "--format", "json", "-o", file, a); code != exitOK || out != "" {
+	if out, errOut, code := kdissectStdin(t, nil, "--format", "json", "-o", file, a); code != cli.ExitOK || out != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errOut)
 	}
 	if got, _ := os.ReadFile(file); string(got) != want {
@@ -26,7 +28,7 @@ func TestOutputFile(t *testing.T) {
 	wantB, _, _ := kdissectStdin(t, nil, "--format", "json", b)
 	each := filepath.Join(dir, "each") + "/"
 	out, errOut, code := kdissectStdin(t, nil, "--format", "json", "--stats", "-o", each, a, b)
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for name, w := range map[string]string{"kgo-produce-fetch.jsonl": want, "kgo-admin.jsonl": wantB} {
@@ -44,7 +46,7 @@ func TestOutputFile(t *testing.T) {
 	}
 	// Parquet: statistics on stdout, one table per capture in the order given.
 	out, errOut, code = kdissectStdin(t, nil, "--format", "parquet", "--stats", "-o", each, a, b)
-	if code != exitOK || strings.Index(out, "==> "+a) < 0 || strings.Index(out, "==> "+a) > strings.Index(out, "==> "+b) {
+	if code != cli.ExitOK || strings.Index(out, "==> "+a) < 0 || strings.Index(out, "==> "+a) > strings.Index(out, "==> "+b) {
 		t.Errorf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)
 	}
 	for _, name := range []string{"kgo-produce-fetch.parquet", "kgo-admin.parquet"} {
@@ -76,7 +78,7 @@ func TestOutputErrors(t *testing.T) {
 		{[]string{"--format", "parquet", "--api", "NoSuchAPI", "-o", filepath.Join(dir, "x.parquet"), a}, "NoSuchAPI"},
 	} {
 		out, errOut, code := kdissectStdin(t, nil, tt.args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, tt.says) {
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, tt.says) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, out, errOut, tt.says)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -18,33 +19,35 @@ type schemaOptions struct {
 	version           int
 	request, response bool
 	diff              string
+	compare           string
 }
 
 func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	o := &schemaOptions{}
 	fs := flag.NewFlagSet("kdissect schema", flag.ContinueOnError)
-	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+render.ListFormats(schemaFormats(), " or ", false))
+	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+render.ListFormats(render.SchemaFormats(), " or ", false))
 	fs.IntVar(&o.version, "version", -1, "the API version (default: the latest)")
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
 	fs.StringVar(&o.diff, "diff", "", "list the fields added, removed and changed between versions `A..B`")
-	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions that take precedence over the built-in ones")
+	fs.StringVar(&o.compare, "compare", "", "list, API by API, what the definitions in `DIR` change against the built-in ones (and --schema-dir's)")
+	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
-	hideDefault(fs, "version", "api-key")
+	cli.HideDefault(fs, "version", "api-key")
 	return fs, o
 }
 
 // runSchema is "kdissect schema [API] [flags]": the table of APIs, or one message's layout.
-func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, o := schemaFlags()
-	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	// Every mistake here is in the command line, an API or version that does not exist included.
-	fail := func(format string, a ...any) int { return cmd.usageError(stderr, format, a...) }
+	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
 	f, ok := render.LookupFormat(o.format)
 	if !ok || f.Layout == nil {
-		return fail("unknown --format %q (%s)", o.format, render.ListFormats(schemaFormats(), " or ", false))
+		return fail("unknown --format %q (%s)", o.format, render.ListFormats(render.SchemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
 		return fail("--request or --response, not both")
@@ -52,9 +55,15 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	if fs.NArg() > 1 {
 		return fail("one API at most, got %q", fs.Args())
 	}
-	c, err := o.codec()
+	if o.compare != "" {
+		if fs.NArg() > 0 || o.version >= 0 || o.diff != "" || o.request || o.response {
+			return fail("--compare compares whole directories: no API, --version, --diff, --request or --response")
+		}
+		return compareDir(cmd, o, f, stdout, stderr)
+	}
+	c, err := o.codec(stderr)
 	if err != nil {
-		return cmd.report(stderr, err)
+		return cmd.Report(stderr, err)
 	}
 	if fs.NArg() == 0 {
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
@@ -102,15 +111,32 @@ func runSchema(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 	return status(f.Layout(l, stdout), stderr)
 }
 
-// schemaFormats are the formats that lay out schemas.
-func schemaFormats() []render.Format {
-	var fs []render.Format
-	for _, f := range render.Formats() {
-		if f.Layout != nil {
-			fs = append(fs, f)
+// compareDir is "kdissect schema --compare DIR": what DIR changes against the definitions used
+// without it. --api-key goes to DIR's drafts unless --schema-dir is given too.
+func compareDir(cmd *cli.Command, o *schemaOptions, f render.Format, stdout, stderr io.Writer) int {
+	base := o.common
+	if base.schemaDir == "" {
+		base.apiKey = -1
+	}
+	c, err := base.codec(stderr)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	loaded, err := c.Schemas.WithDir(o.compare, o.apiKey)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	// The comparison lists the versions that differ; only the files skipped need a notice.
+	for _, n := range loaded.Notices()[len(c.Schemas.Notices()):] {
+		if n.Kind == schema.Skipped {
+			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
 		}
 	}
-	return fs
+	against := "built-in"
+	if o.schemaDir != "" {
+		against = "built-in and " + o.schemaDir
+	}
+	return status(f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}), stderr)
 }
 
 // parseDiff reads "A..B".
@@ -139,9 +165,9 @@ func status(err error, stderr io.Writer) int {
 func errorsFlags() *flag.FlagSet { return flag.NewFlagSet("kdissect errors", flag.ContinueOnError) }
 
 // runErrors is "kdissect errors [CODE|NAME]": Kafka's error codes, or one of them.
-func runErrors(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runErrors(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := errorsFlags()
-	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
+	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}
 	codes := codec.ErrorCodes()
@@ -150,13 +176,13 @@ func runErrors(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr i
 		for _, a := range fs.Args() {
 			e, ok := codec.LookupError(a)
 			if !ok {
-				return cmd.usageError(stderr, "no Kafka error has the code or name %q", a)
+				return cmd.UsageError(stderr, "no Kafka error has the code or name %q", a)
 			}
 			codes = append(codes, e)
 		}
 	}
 	if err := render.ErrorTable(stdout, codes); err != nil {
-		return failed(stderr, "errors: writing output: %v", err)
+		return cmd.Failed(stderr, "errors: writing output: %v", err)
 	}
-	return exitOK
+	return cli.ExitOK
 }

@@ -16,14 +16,23 @@ func (s *space) message(p, end int, magic int8) (*codec.Node, msgInfo) {
 	offset := r.int("offset", wire.Int64)
 	r.int("messageSize", wire.Int32)
 	crc := uint32(r.int("crc", wire.Uint32))
+	crcNode := r.last("crc")
 	r.int("magic", wire.Int8)
-	attrs := r.int("attributes", wire.Int8)
+	bits := wire.MessageAttributes
+	if magic == 0 {
+		bits = wire.MessageAttributesV0
+	}
+	attrs := r.bits("attributes", wire.Int8, bits)
 	ts := int64(-1)
 	if magic == 1 {
 		ts = r.int("timestamp", wire.Int64)
 	}
 	what := func() string { return fmt.Sprintf("message at offset %d", s.base+p) }
-	if c := crc32.ChecksumIEEE(s.b[p+16 : end]); c != crc {
+	c := crc32.ChecksumIEEE(s.b[p+16 : end])
+	if crcNode != nil {
+		crcNode.Note = crcVerdict(crc, c)
+	}
+	if c != crc {
 		s.warn(p+12, "%s: crc 0x%08x does not match computed 0x%08x", what(), crc, c)
 	}
 	r.bytes32("key")

@@ -216,7 +216,8 @@ func (s *space) batch(p, end int) *codec.Node {
 	r.int("partitionLeaderEpoch", wire.Int32)
 	r.int("magic", wire.Int8)
 	crc := uint32(r.int("crc", wire.Uint32))
-	attrs := r.int("attributes", wire.Int16)
+	crcNode := r.last("crc")
+	attrs := r.bits("attributes", wire.Int16, wire.BatchAttributes)
 	r.int("lastOffsetDelta", wire.Int32)
 	bi.baseTimestamp = r.int("baseTimestamp", wire.Int64)
 	bi.maxTimestamp = r.int("maxTimestamp", wire.Int64)
@@ -225,7 +226,11 @@ func (s *space) batch(p, end int) *codec.Node {
 	r.int("baseSequence", wire.Int32)
 	bi.logAppendTime = wire.Attributes(attrs).Has(wire.LogAppendTime)
 	bi.control = wire.Attributes(attrs).Has(wire.Control)
-	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
+	c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli)
+	if crcNode != nil {
+		crcNode.Note = crcVerdict(crc, c)
+	}
+	if c != crc {
 		s.warn(p+17, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
 	count := int64(int32(binary.BigEndian.Uint32(s.b[r.pos:])))
@@ -238,6 +243,7 @@ func (s *space) batch(p, end int) *codec.Node {
 	}
 	if id := wire.Attributes(attrs).Codec(); id == wire.NoCompression {
 		arr := s.node("records", wire.Array, r.pos, end-r.pos, count)
+		arr.PrefixSize = 4 // the record count
 		arr.Children = s.records(r.pos+4, end, count, &bi)
 		r.kids = append(r.kids, arr)
 	} else {
@@ -249,6 +255,14 @@ func (s *space) batch(p, end int) *codec.Node {
 	}
 	n.Children = r.kids
 	return n
+}
+
+// crcVerdict is the note beside a CRC: "ok", or "mismatch (computed X)".
+func crcVerdict(crc, computed uint32) string {
+	if crc == computed {
+		return "ok"
+	}
+	return fmt.Sprintf("mismatch (computed %d)", computed)
 }
 
 // Offsets in a batch header (magic 2).
@@ -268,7 +282,7 @@ func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 	attrs := int64(int16(binary.BigEndian.Uint16(s.b[p+batchAttrsAt:])))
 	count := int64(int32(binary.BigEndian.Uint32(s.b[p+batchCountAt:])))
 	n.Children = append(s.nodes.List(2),
-		s.node("attributes", wire.Int16, p+batchAttrsAt, 2, attrs),
+		withBits(s.node("attributes", wire.Int16, p+batchAttrsAt, 2, attrs), wire.BatchAttributes),
 		s.node("records", wire.RecordData, p+batchCountAt, end-p-batchCountAt, count))
 	return n
 }
@@ -317,7 +331,7 @@ func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
 	}
 	r.end = r.pos + int(length)
 	rec := s.node(wire.IndexName(i), wire.Record, p, r.end-p, nil)
-	r.int("attributes", wire.Int8)
+	r.bits("attributes", wire.Int8, wire.RecordAttributes)
 	tsDelta := r.varint("timestampDelta", true)
 	offDelta := r.varint("offsetDelta", false)
 	key, kb := r.varBytes("key", wire.VarintBytes)
@@ -347,7 +361,7 @@ func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
 func (r *reader) headers() {
 	s := r.s
 	start := r.pos
-	count, size := r.rawVarint(false)
+	count, size, over := r.rawVarint(false)
 	if r.bad != "" {
 		return
 	}
@@ -356,6 +370,7 @@ func (r *reader) headers() {
 		return
 	}
 	h := s.node("headers", wire.VarintArray, start, 0, count)
+	h.PrefixSize, h.Overflow = uint8(size), over
 	r.pos += size
 	outer := r.kids
 	h.Children = s.nodes.List(int(count))
@@ -459,6 +474,14 @@ type reader struct {
 }
 
 // int reads a fixed-size integer of type typ.
+// last returns the node read last if it is named name, else nil.
+func (r *reader) last(name string) *codec.Node {
+	if n := len(r.kids); n > 0 && r.kids[n-1].Name == name {
+		return r.kids[n-1]
+	}
+	return nil
+}
+
 func (r *reader) int(name string, typ wire.Type) int64 {
 	if r.bad != "" {
 		return 0
@@ -498,8 +521,9 @@ func (r *reader) int(name string, typ wire.Type) int64 {
 }
 
 // rawVarint reads a zigzag varint (at most 5 bytes) or varlong (at most 10) at pos without
-// moving or making a node.
-func (r *reader) rawVarint(long bool) (int64, int) {
+// moving or making a node. As Kafka does, it keeps the low 32 (or 64) bits of what the bytes
+// carry before undoing the zigzag; over returns the bits above them (Node.Overflow).
+func (r *reader) rawVarint(long bool) (v int64, size int, over uint8) {
 	max := 5
 	if long {
 		max = 10
@@ -508,20 +532,22 @@ func (r *reader) rawVarint(long bool) (int64, int) {
 	for i := 0; i < max; i++ {
 		if r.pos+i >= r.end {
 			r.bad = "varint runs past the end"
-			return 0, 0
+			return 0, 0, 0
 		}
 		c := r.s.b[r.pos+i]
 		u |= uint64(c&0x7f) << (7 * i)
 		if c < 0x80 {
-			v := int64(u>>1) ^ -int64(u&1)
-			if !long {
-				v = int64(int32(v))
+			if long {
+				if i == 9 {
+					over = c >> 1
+				}
+				return wire.ZigzagDecode(u), i + 1, over
 			}
-			return v, i + 1
+			return int64(int32(wire.ZigzagDecode(uint64(uint32(u))))), i + 1, uint8(u >> 32)
 		}
 	}
 	r.bad = fmt.Sprintf("varint longer than %d bytes", max)
-	return 0, 0
+	return 0, 0, 0
 }
 
 // varint reads a varint (or varlong) field.
@@ -529,7 +555,7 @@ func (r *reader) varint(name string, long bool) int64 {
 	if r.bad != "" {
 		return 0
 	}
-	v, size := r.rawVarint(long)
+	v, size, over := r.rawVarint(long)
 	if r.bad != "" {
 		r.bad = name + ": " + r.bad
 		return 0
@@ -538,7 +564,9 @@ func (r *reader) varint(name string, long bool) int64 {
 	if long {
 		typ = wire.Varlong
 	}
-	r.kids = append(r.kids, r.s.node(name, typ, r.pos, size, v))
+	n := r.s.node(name, typ, r.pos, size, v)
+	n.Overflow = over
+	r.kids = append(r.kids, n)
 	r.pos += size
 	return v
 }
@@ -549,11 +577,12 @@ func (r *reader) varBytes(name string, typ wire.Type) (*codec.Node, []byte) {
 	if r.bad != "" {
 		return nil, nil
 	}
-	length, size := r.rawVarint(false)
+	length, size, over := r.rawVarint(false)
 	if r.bad != "" {
 		r.bad = name + ": " + r.bad
 		return nil, nil
 	}
+	prefix := size
 	left := r.end - r.pos - size
 	if length < -1 || length > int64(left) {
 		r.bad = fmt.Sprintf("%s: length %d with %d bytes left", name, length, left)
@@ -571,6 +600,7 @@ func (r *reader) varBytes(name string, typ wire.Type) (*codec.Node, []byte) {
 		size += int(length)
 	}
 	n := r.s.node(name, typ, r.pos, size, v)
+	n.PrefixSize, n.Overflow = uint8(prefix), over
 	r.kids = append(r.kids, n)
 	r.pos += size
 	return n, data
@@ -592,6 +622,7 @@ func (r *reader) bytes32(name string) (*codec.Node, []byte, bool) {
 		return nil, nil, false
 	}
 	n := r.s.node(name, wire.NullableBytes, r.pos, 4, nil)
+	n.PrefixSize = 4
 	var data []byte
 	if length >= 0 {
 		data = r.s.b[r.pos+4 : r.pos+4+int(length)]
@@ -601,6 +632,21 @@ func (r *reader) bytes32(name string) (*codec.Node, []byte, bool) {
 	r.kids = append(r.kids, n)
 	r.pos += n.Size
 	return n, data, length >= 0
+}
+
+// bits reads a fixed-size integer whose bits are named as f says.
+func (r *reader) bits(name string, typ wire.Type, f wire.BitField) int64 {
+	v := r.int(name, typ)
+	if r.bad == "" {
+		withBits(r.kids[len(r.kids)-1], f)
+	}
+	return v
+}
+
+// withBits marks n as bit field f and returns it.
+func withBits(n *codec.Node, f wire.BitField) *codec.Node {
+	n.Bits = f
+	return n
 }
 
 // done reports that the reader read all its bytes without a problem.

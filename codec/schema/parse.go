@@ -5,81 +5,229 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
+// Kafka's generator reads definitions with Jackson, which takes a number where a string is
+// expected and a numeric string where a number is ("tag": "0", "versions": 3), a single object
+// where a list is, comments of both kinds, and keys it does not use. The raw types below accept
+// the same.
+
+// text is a JSON string, or a number or boolean taken as its text; null is "".
+type text string
+
+func (t *text) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = text(s)
+	case string(b) == "null":
+		*t = ""
+	case string(b) == "true" || string(b) == "false" || isJSONNumber(b):
+		*t = text(b)
+	default:
+		return fmt.Errorf("%s is not a string or a number", clip(b))
+	}
+	return nil
+}
+
+// integer is a JSON number, or a string holding one, as Jackson reads an Integer or a Short.
+type integer struct {
+	n   int64
+	set bool
+}
+
+func (n *integer) UnmarshalJSON(b []byte) error {
+	var t text
+	if err := t.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	if t == "" {
+		*n = integer{}
+		return nil
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(t)), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", string(t))
+	}
+	*n = integer{v, true}
+	return nil
+}
+
+// list is a JSON array, or a single value taken as an array of one.
+type list[T any] []T
+
+func (l *list[T]) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		*l = nil
+		return nil
+	}
+	if len(b) > 0 && b[0] != '[' {
+		var one T
+		if err := json.Unmarshal(b, &one); err != nil {
+			return err
+		}
+		*l = list[T]{one}
+		return nil
+	}
+	var all []T
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	*l = all
+	return nil
+}
+
+func isJSONNumber(b []byte) bool {
+	var n json.Number
+	return len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) && json.Unmarshal(b, &n) == nil
+}
+
+// clip shortens a raw JSON value for an error message.
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
 type rawField struct {
-	Name             string     `json:"name"`
-	Type             string     `json:"type"`
-	Versions         string     `json:"versions"`
-	NullableVersions string     `json:"nullableVersions"`
-	TaggedVersions   string     `json:"taggedVersions"`
-	FlexibleVersions *string    `json:"flexibleVersions"`
-	Tag              *int       `json:"tag"`
-	About            string     `json:"about"`
-	Default          any        `json:"default"`
-	EntityType       string     `json:"entityType"`
-	Fields           []rawField `json:"fields"`
+	Name             text           `json:"name"`
+	Type             text           `json:"type"`
+	Versions         text           `json:"versions"`
+	NullableVersions text           `json:"nullableVersions"`
+	TaggedVersions   text           `json:"taggedVersions"`
+	FlexibleVersions *text          `json:"flexibleVersions"`
+	Tag              integer        `json:"tag"`
+	About            text           `json:"about"`
+	Default          any            `json:"default"`
+	EntityType       text           `json:"entityType"`
+	BitField         text           `json:"bitField"`
+	Fields           list[rawField] `json:"fields"`
 }
 
 type rawMessage struct {
 	APIKey           json.RawMessage `json:"apiKey"`
-	Type             string          `json:"type"`
-	Name             string          `json:"name"`
-	ValidVersions    string          `json:"validVersions"`
-	FlexibleVersions string          `json:"flexibleVersions"`
-	Fields           []rawField      `json:"fields"`
-	CommonStructs    []rawField      `json:"commonStructs"`
+	Type             text            `json:"type"`
+	Name             text            `json:"name"`
+	ValidVersions    text            `json:"validVersions"`
+	FlexibleVersions text            `json:"flexibleVersions"`
+	Fields           list[rawField]  `json:"fields"`
+	CommonStructs    list[rawField]  `json:"commonStructs"`
 }
 
 // bareAPIKey matches an apiKey that is a bare word, as in a KIP draft ("apiKey": TBD).
 var bareAPIKey = regexp.MustCompile(`("apiKey"\s*:\s*)([A-Za-z_][A-Za-z_0-9]*)`)
 
-// Parse reads one definition in Kafka's JSON message format. Kafka's files carry // comments,
-// which plain JSON does not allow; they are removed first. source names the file in errors.
-func Parse(data []byte, source string) (*Message, error) {
-	clean := bareAPIKey.ReplaceAll(stripComments(data), []byte(`$1"$2"`))
+// clean turns a definition as Kafka, a KIP page or a hand writes it into plain JSON: comments
+// removed, a bare apiKey word quoted, a title before the JSON dropped.
+func clean(data []byte) []byte {
+	c := bareAPIKey.ReplaceAll(stripComments(data), []byte(`$1"$2"`))
 	// A definition saved from a KIP's web page may carry the page's title before the JSON.
-	if i := bytes.IndexByte(clean, '{'); i > 0 && len(bytes.TrimSpace(clean[:i])) > 0 {
-		clean = clean[i:]
+	if i := bytes.IndexByte(c, '{'); i > 0 && len(bytes.TrimSpace(c[:i])) > 0 {
+		c = c[i:]
 	}
+	return c
+}
+
+// Kind of definition, by its "type": the ones kdissect decodes.
+const (
+	TypeRequest  = "request"
+	TypeResponse = "response"
+	TypeHeader   = "header"
+)
+
+// PeekType returns a definition's "type" ("request", "response", "header", "data", ...)
+// without reading the rest, so that definitions of other kinds can be skipped unread.
+func PeekType(data []byte) (string, error) {
+	var raw struct {
+		Type text `json:"type"`
+	}
+	if err := json.Unmarshal(clean(data), &raw); err != nil {
+		return "", err
+	}
+	return string(raw.Type), nil
+}
+
+// Parse reads one definition in Kafka's JSON message format, as leniently as Kafka's generator
+// does (see text, integer and list): // and /* */ comments, numbers or strings where either
+// will do, unknown keys. source names the file in errors.
+func Parse(data []byte, source string) (*Message, error) {
 	var raw rawMessage
-	dec := json.NewDecoder(bytes.NewReader(clean))
+	dec := json.NewDecoder(bytes.NewReader(clean(data)))
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%s: %v", source, err)
 	}
-	m := &Message{Type: raw.Type, Name: raw.Name, Source: source}
+	m := &Message{Type: string(raw.Type), Name: string(raw.Name), Source: source}
 	if m.Name == "" {
 		return nil, fmt.Errorf("%s: definition has no name", source)
 	}
-	if len(raw.APIKey) > 0 {
-		var n int
-		if err := json.Unmarshal(raw.APIKey, &n); err == nil {
-			if n < 0 || n > 32767 {
-				return nil, fmt.Errorf("%s: %s: apiKey %d out of range", source, m.Name, n)
-			}
-			m.APIKey, m.HasAPIKey = int16(n), true
+	var key integer
+	if len(raw.APIKey) > 0 && key.UnmarshalJSON(raw.APIKey) == nil && key.set {
+		// Anything else ("TBD", a bare word) leaves the key to --api-key.
+		if key.n < 0 || key.n > 32767 {
+			return nil, fmt.Errorf("%s: %s: apiKey %d out of range", source, m.Name, key.n)
 		}
-	} else if m.Type == "request" || m.Type == "response" {
+		m.APIKey, m.HasAPIKey = int16(key.n), true
+	} else if len(raw.APIKey) == 0 && (m.Type == TypeRequest || m.Type == TypeResponse) {
 		return nil, fmt.Errorf("%s: %s: no apiKey", source, m.Name)
 	}
 	var err error
-	if m.ValidVersions, err = ParseVersions(raw.ValidVersions); err != nil {
+	if m.ValidVersions, err = ParseVersions(string(raw.ValidVersions)); err != nil {
 		return nil, fmt.Errorf("%s: %s: validVersions: %v", source, m.Name, err)
 	}
-	if m.FlexibleVersions, err = ParseVersions(raw.FlexibleVersions); err != nil {
+	if m.FlexibleVersions, err = ParseVersions(string(raw.FlexibleVersions)); err != nil {
 		return nil, fmt.Errorf("%s: %s: flexibleVersions: %v", source, m.Name, err)
 	}
 	r := resolver{common: map[string]*rawField{}, done: map[string]*StructDef{}, source: source + ": " + m.Name}
 	for i := range raw.CommonStructs {
 		c := &raw.CommonStructs[i]
-		r.common[c.Name] = c
+		r.common[string(c.Name)] = c
 	}
 	if m.Body, err = r.structDef(m.Name, raw.Fields); err != nil {
 		return nil, err
 	}
+	if path := cycle(m.Body, nil, map[*StructDef]bool{}); path != nil {
+		// The interpreter and the layouts walk structs into their fields: a struct that holds
+		// itself would never end. No Kafka message does it.
+		return nil, fmt.Errorf("%s: %s: struct %s holds itself (%s)", source, m.Name, path[len(path)-1], strings.Join(path, " > "))
+	}
 	return m, nil
+}
+
+// cycle returns the names of a chain of structs from s that comes back to one of its own, or
+// nil. on holds the structs being walked; done, those known to hold no cycle (common structs
+// are shared: each is walked once).
+func cycle(s *StructDef, on []*StructDef, done map[*StructDef]bool) []string {
+	if i := slices.Index(on, s); i >= 0 {
+		var names []string
+		for _, o := range on[i:] {
+			names = append(names, o.Name)
+		}
+		return append(names, s.Name)
+	}
+	if done[s] {
+		return nil
+	}
+	on = append(on, s)
+	for _, f := range s.Fields {
+		if f.Struct != nil {
+			if path := cycle(f.Struct, on, done); path != nil {
+				return path
+			}
+		}
+	}
+	done[s] = true
+	return nil
 }
 
 type resolver struct {
@@ -88,7 +236,7 @@ type resolver struct {
 	source string
 }
 
-func (r *resolver) structDef(name string, raws []rawField) (*StructDef, error) {
+func (r *resolver) structDef(name string, raws list[rawField]) (*StructDef, error) {
 	s := &StructDef{Name: name}
 	for i := range raws {
 		f, err := r.field(&raws[i])
@@ -101,27 +249,35 @@ func (r *resolver) structDef(name string, raws []rawField) (*StructDef, error) {
 }
 
 func (r *resolver) field(rf *rawField) (*Field, error) {
-	f := &Field{Name: rf.Name, Type: rf.Type, About: rf.About, Tag: -1, EntityType: rf.EntityType}
-	where := fmt.Sprintf("%s: field %s", r.source, rf.Name)
+	f := &Field{Name: string(rf.Name), Type: string(rf.Type), About: string(rf.About), Tag: -1, EntityType: string(rf.EntityType)}
+	where := fmt.Sprintf("%s: field %s", r.source, string(rf.Name))
 	var err error
-	if f.Versions, err = ParseVersions(rf.Versions); err != nil {
+	if f.Versions, err = ParseVersions(string(rf.Versions)); err != nil {
 		return nil, fmt.Errorf("%s: versions: %v", where, err)
 	}
-	if f.NullableVersions, err = ParseVersions(rf.NullableVersions); err != nil {
+	if f.NullableVersions, err = ParseVersions(string(rf.NullableVersions)); err != nil {
 		return nil, fmt.Errorf("%s: nullableVersions: %v", where, err)
 	}
-	if f.TaggedVersions, err = ParseVersions(rf.TaggedVersions); err != nil {
+	if f.TaggedVersions, err = ParseVersions(string(rf.TaggedVersions)); err != nil {
 		return nil, fmt.Errorf("%s: taggedVersions: %v", where, err)
 	}
 	if rf.FlexibleVersions != nil {
-		fv, err := ParseVersions(*rf.FlexibleVersions)
+		fv, err := ParseVersions(string(*rf.FlexibleVersions))
 		if err != nil {
 			return nil, fmt.Errorf("%s: flexibleVersions: %v", where, err)
 		}
 		f.FlexibleVersions = &fv
 	}
-	if rf.Tag != nil {
-		f.Tag = *rf.Tag
+	if rf.BitField != "" {
+		if f.BitField = wire.LookupBitField(string(rf.BitField)); f.BitField == wire.NoBits {
+			return nil, fmt.Errorf("%s: unknown bitField %q", where, string(rf.BitField))
+		}
+	}
+	if rf.Tag.set {
+		if rf.Tag.n < 0 || rf.Tag.n > 0x7fffffff {
+			return nil, fmt.Errorf("%s: tag %d out of range", where, rf.Tag.n)
+		}
+		f.Tag = int(rf.Tag.n)
 		if f.TaggedVersions.Empty() {
 			f.TaggedVersions = f.Versions
 		}
@@ -129,7 +285,7 @@ func (r *resolver) field(rf *rawField) (*Field, error) {
 	if rf.Default != nil {
 		f.Default = fmt.Sprint(rf.Default)
 	}
-	typ := rf.Type
+	typ := string(rf.Type)
 	if elem, ok := strings.CutPrefix(typ, "[]"); ok {
 		f.Kind = Array
 		typ = elem
@@ -175,8 +331,8 @@ func (r *resolver) structType(name string, rf *rawField) (*StructDef, error) {
 	return s, nil
 }
 
-// stripComments removes // comments that are outside JSON strings, and turns no-break spaces
-// outside strings into plain ones.
+// stripComments removes // and /* */ comments that are outside JSON strings, and turns no-break
+// spaces outside strings into plain ones.
 func stripComments(data []byte) []byte {
 	out := make([]byte, 0, len(data))
 	inString, escaped := false, false
@@ -201,6 +357,22 @@ func stripComments(data []byte) []byte {
 			if i < len(data) {
 				out = append(out, '\n')
 			}
+			continue
+		}
+		if c == '/' && i+1 < len(data) && data[i+1] == '*' {
+			// A block comment: kept as the line breaks it spans, so that JSON errors still
+			// point at the right line.
+			end := bytes.Index(data[i+2:], []byte("*/"))
+			if end < 0 {
+				end = len(data) - i - 2 // unterminated: the JSON ends early, and the decoder says so
+			}
+			out = append(out, ' ')
+			for _, b := range data[i+2 : i+2+end] {
+				if b == '\n' {
+					out = append(out, '\n')
+				}
+			}
+			i += 2 + end + 1
 			continue
 		}
 		if c == 0xc2 && i+1 < len(data) && data[i+1] == 0xa0 {

@@ -8,8 +8,11 @@ package schema
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // Versions is an inclusive range of message versions. The zero value is the empty range.
@@ -62,6 +65,32 @@ func (r Versions) Latest() int16 {
 		return r.Lo
 	}
 	return r.Hi
+}
+
+// Minus returns the versions of r that are not in o: none, one range or two.
+func (r Versions) Minus(o Versions) []Versions {
+	if !r.set {
+		return nil
+	}
+	if !o.set || o.Hi < r.Lo || o.Lo > r.Hi {
+		return []Versions{r}
+	}
+	var out []Versions
+	if r.Lo < o.Lo {
+		out = append(out, Versions{Lo: r.Lo, Hi: o.Lo - 1, set: true})
+	}
+	if r.Hi > o.Hi {
+		out = append(out, Versions{Lo: o.Hi + 1, Hi: r.Hi, set: true})
+	}
+	return out
+}
+
+// Intersect returns the versions in both r and o.
+func (r Versions) Intersect(o Versions) Versions {
+	if !r.set || !o.set || o.Hi < r.Lo || o.Lo > r.Hi {
+		return Versions{}
+	}
+	return Versions{Lo: max(r.Lo, o.Lo), Hi: min(r.Hi, o.Hi), set: true}
 }
 
 // String writes the range back in Kafka's notation.
@@ -146,6 +175,9 @@ type Field struct {
 	// EntityType says what the field names: "topicName", "groupId", "brokerId",
 	// "transactionalId", "producerId" (Kafka's own annotation).
 	EntityType string
+	// BitField names the bits of an integer field whose bits mean things of their own
+	// ("bitField": "aclOperations", kdissect's addition to the format).
+	BitField wire.BitField
 }
 
 // Tagged reports whether the field is sent as a tagged field at version v.
@@ -169,9 +201,74 @@ type Message struct {
 	FlexibleVersions Versions
 	// Body holds the top-level fields.
 	Body *StructDef
-	// Source names where the definition came from (embedded file or path on disk).
-	Source string
+	// Source names where the definition came from (embedded file or path on disk); Embedded
+	// says it is one of kdissect's built-in definitions.
+	Source   string
+	Embedded bool
+
+	// parts is set for a message merged from several definitions (Set.WithDir: a file's
+	// versions over the built-in ones): which definition describes which versions, in version
+	// order. The merged message's ValidVersions span them all; its Body, FlexibleVersions and
+	// Source are those of the definition of its newest versions. Ask At for a version's.
+	parts []part
 }
 
-// Flexible reports whether version v of the message uses the flexible (compact, tagged) encoding.
-func (m *Message) Flexible(v int16) bool { return m.FlexibleVersions.Contains(v) }
+// part is one definition of a merged message and the versions it describes there.
+type part struct {
+	versions Versions
+	def      *Message
+}
+
+// At returns the definition that describes version v of m: m itself, or, for a message merged
+// from several definitions, the one that holds v; nil when v is not a version of m.
+func (m *Message) At(v int16) *Message {
+	if m.parts == nil {
+		if m.ValidVersions.Contains(v) {
+			return m
+		}
+		return nil
+	}
+	for _, p := range m.parts {
+		if p.versions.Contains(v) {
+			return p.def
+		}
+	}
+	return nil
+}
+
+// Has reports whether v is a version of m.
+func (m *Message) Has(v int16) bool { return m.At(v) != nil }
+
+// Definitions returns the definitions m is made of, oldest versions first: m alone, unless it
+// was merged from several.
+func (m *Message) Definitions() []*Message {
+	if m.parts == nil {
+		return []*Message{m}
+	}
+	var out []*Message
+	for _, p := range m.parts {
+		if !slices.Contains(out, p.def) {
+			out = append(out, p.def)
+		}
+	}
+	return out
+}
+
+// Origin says where the definition of version v comes from: "built-in", or the file's path.
+func (m *Message) Origin(v int16) string {
+	d := m.At(v)
+	if d == nil {
+		d = m
+	}
+	return originName(d)
+}
+
+// Flexible reports whether version v of the message uses the flexible (compact, tagged)
+// encoding. For a version no definition holds (newer than known), the newest one's rule
+// answers.
+func (m *Message) Flexible(v int16) bool {
+	if d := m.At(v); d != nil && d != m {
+		return d.Flexible(v)
+	}
+	return m.FlexibleVersions.Contains(v)
+}

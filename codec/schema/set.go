@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -47,7 +48,27 @@ type Set struct {
 	apis           map[int16]*API
 	RequestHeader  *Message
 	ResponseHeader *Message
+	// notices are what loading a directory found that the user should know.
+	notices []Notice
 }
+
+// Notice is something loading a directory found that the user should know.
+type Notice struct {
+	Kind NoticeKind
+	Text string
+}
+
+// NoticeKind says what a notice is about.
+type NoticeKind uint8
+
+const (
+	// Skipped: files of the directory that are not request, response or header definitions
+	// (a README, record and data definitions), named in one notice.
+	Skipped NoticeKind = iota + 1
+	// Differs: versions a file defines with another layout than the definition it replaces
+	// there (the file's is used), one notice per message and run of versions.
+	Differs
+)
 
 var embeddedSet = sync.OnceValues(func() (*Set, error) {
 	s := &Set{apis: map[int16]*API{}}
@@ -63,7 +84,16 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 		if err != nil {
 			return err
 		}
-		return s.add(m)
+		m.Embedded = true
+		slot, err := s.slot(m)
+		if err != nil {
+			return err
+		}
+		if *slot != nil {
+			return fmt.Errorf("%s: %s is defined twice", path, m.Name)
+		}
+		*slot = m
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded definitions: %w", err)
@@ -77,43 +107,40 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 // Embedded returns the definitions built into kdissect. The set is parsed once and never changes.
 func Embedded() (*Set, error) { return embeddedSet() }
 
-func (s *Set) add(m *Message) error {
-	if m.Type == "header" {
-		switch m.Name {
-		case "RequestHeader":
-			s.RequestHeader = m
-		case "ResponseHeader":
-			s.ResponseHeader = m
-		default:
-			return fmt.Errorf("%s: unknown header %q", m.Source, m.Name)
+// slot returns where definition m goes in s: a header, or the request or response of its API
+// key (the API is made, or renamed after m, as needed). Header fields are named by their roles.
+func (s *Set) slot(m *Message) (**Message, error) {
+	if m.Type == TypeHeader {
+		if err := nameHeaderFields(m); err != nil {
+			return nil, err
 		}
-		return nil
+		if m.Name == "RequestHeader" {
+			return &s.RequestHeader, nil
+		}
+		return &s.ResponseHeader, nil
 	}
-	if m.Type != "request" && m.Type != "response" {
-		return fmt.Errorf("%s: %s: type %q is not request, response or header", m.Source, m.Name, m.Type)
+	if m.Type != TypeRequest && m.Type != TypeResponse {
+		return nil, fmt.Errorf("%s: %s: type %q is not request, response or header", m.Source, m.Name, m.Type)
 	}
 	if !m.HasAPIKey {
-		return fmt.Errorf("%s: %s has no numeric apiKey; give it one with --api-key", m.Source, m.Name)
+		return nil, fmt.Errorf("%s: %s has no numeric apiKey; give it one with --api-key", m.Source, m.Name)
 	}
 	a := s.apis[m.APIKey]
 	if a == nil {
 		a = &API{Key: m.APIKey}
 		s.apis[m.APIKey] = a
 	}
-	base := strings.TrimSuffix(strings.TrimSuffix(m.Name, "Request"), "Response")
-	if a.Name == "" {
-		a.Name = base
-	} else if a.Name != base {
-		// A new definition for the key replaces the name too (a renamed API in a newer release).
-		a.Name = base
+	// A new definition for the key names the API (a renamed API in a newer release).
+	a.Name = strings.TrimSuffix(strings.TrimSuffix(m.Name, "Request"), "Response")
+	if m.Type == TypeRequest {
+		return &a.Request, nil
 	}
-	if m.Type == "request" {
-		a.Request = m
-	} else {
-		a.Response = m
-	}
-	return nil
+	return &a.Response, nil
 }
+
+// Notices returns what loading the set's directories found that the user should know, in the
+// order found.
+func (s *Set) Notices() []Notice { return s.notices }
 
 // API returns the definitions of an API key, or nil.
 func (s *Set) API(key int16) *API { return s.apis[key] }
@@ -145,10 +172,19 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 }
 
 // WithDir returns a new set: s, with the definitions in dir (*.json, and *.json.txt as KIP pages
-// are often saved) taking precedence. apiKey, when >= 0, is given to every definition in dir
-// whose apiKey is not a number; such a definition without it is an error.
+// are often saved) merged over it version by version. A file takes over the versions it
+// declares; the versions of s it does not declare stay (a directory of an older Kafka release
+// keeps the newer versions kdissect knows). Where a file redefines a version with another
+// layout, it wins, and a notice (Notices) names the message, versions and fields that differ.
+// Files that are not request, response or header definitions (Kafka's directory holds a
+// README, data and record definitions) are skipped and named in one notice. Header fields are
+// named by their roles, whatever the file calls them (FieldCorrelationID, ...).
+//
+// apiKey, when >= 0, is given to every definition in dir whose apiKey is not a number; such a
+// definition without it is an error.
 func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
-	out := &Set{apis: map[int16]*API{}, RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader}
+	out := &Set{apis: map[int16]*API{}, RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
+		notices: slices.Clone(s.notices)}
 	for k, a := range s.apis {
 		c := *a
 		out.apis[k] = &c
@@ -157,10 +193,18 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema dir: %w", err)
 	}
+	if apiKey > 32767 {
+		return nil, fmt.Errorf("--api-key %d out of range", apiKey)
+	}
 	n := 0
+	var skipped []string
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !(strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.txt")) {
+		if e.IsDir() {
+			continue
+		}
+		if !(strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.txt")) {
+			skipped = append(skipped, name)
 			continue
 		}
 		path := filepath.Join(dir, name)
@@ -168,29 +212,43 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Definitions of other kinds are skipped unread: kdissect need not understand them.
+		typ, err := PeekType(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if typ != TypeRequest && typ != TypeResponse && typ != TypeHeader {
+			if typ == "" {
+				typ = "no type"
+			}
+			skipped = append(skipped, fmt.Sprintf("%s (%s)", name, typ))
+			continue
+		}
 		m, err := Parse(data, path)
 		if err != nil {
 			return nil, err
 		}
-		if m.Type != "request" && m.Type != "response" && m.Type != "header" {
-			continue // Kafka's directory also holds record and metadata definitions
-		}
-		if !m.HasAPIKey && m.Type != "header" {
+		if !m.HasAPIKey && m.Type != TypeHeader {
 			if apiKey < 0 {
 				return nil, fmt.Errorf("%s: %s has apiKey %s; pass --api-key N to give it one", path, m.Name, apiKeyText(m))
 			}
-			if apiKey > 32767 {
-				return nil, fmt.Errorf("--api-key %d out of range", apiKey)
-			}
 			m.APIKey, m.HasAPIKey = int16(apiKey), true
 		}
-		if err := out.add(m); err != nil {
+		if err := out.merge(m); err != nil {
 			return nil, err
 		}
 		n++
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("schema dir %s: no request or response definitions (*.json)", dir)
+	}
+	if len(skipped) > 0 {
+		what := "file that is not a request, response or header definition"
+		if len(skipped) > 1 {
+			what = "files that are not request, response or header definitions"
+		}
+		out.notices = append(out.notices, Notice{Kind: Skipped, Text: fmt.Sprintf(
+			"schema dir %s: skipped %d %s: %s", dir, len(skipped), what, strings.Join(skipped, ", "))})
 	}
 	return out, nil
 }

@@ -46,6 +46,8 @@ var scenarios = []scenario{
 	{file: "kgo-codecs.pcap", run: kgoCodecs},
 	{file: "sarama-codecs.pcap", run: saramaCodecs},
 	{file: "kgo-transactions.pcap", run: kgoTransactions},
+	// Display filters and export: acks=0, large frames, session timeouts.
+	{file: "kgo-filters.pcap", run: kgoFilters},
 	// SASL in the clear.
 	{file: "kgo-sasl-plain.pcap", run: kgoSASLPlain},
 	{file: "kgo-sasl-scram.pcap", run: kgoSASLScram},
@@ -61,6 +63,9 @@ var scenarios = []scenario{
 	{file: "kgo-tls13-chacha.pcap", run: kgoTLS13ChaCha, godebug: "cpu.aes=off"},
 	{file: "kgo-sasl-ssl-scram.pcap", run: kgoSASLSSLScram},
 	{file: "kgo-tls-twin-plain.pcap", run: kgoTLSTwinPlain},
+	// Fetch sessions (KIP-227), and topic ids named only later in the capture.
+	{file: "kgo-fetch-session.pcap", run: kgoFetchSession},
+	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.

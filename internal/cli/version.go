@@ -1,38 +1,17 @@
-package main
+package cli
 
 import (
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
-// runVersion is "kdissect version" (and "kdissect --version").
-func runVersion(cmd *subcommand, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := cmd.flags()
-	if status, ok := cmd.parse(fs, args, stdout, stderr); !ok {
-		return status
-	}
-	if fs.NArg() > 0 {
-		return cmd.usageError(stderr, "version takes no arguments, got %q", fs.Args())
-	}
-	set, err := schema.Embedded()
-	if err != nil {
-		return failed(stderr, "%v", err)
-	}
-	info, _ := debug.ReadBuildInfo()
-	if _, err := io.WriteString(stdout, versionText(info, set)); err != nil {
-		return failed(stderr, "writing output: %v", err)
-	}
-	return exitOK
-}
-
-// versionText says which kdissect this is, from the build info the Go toolchain records (the
+// Version says which kdissect this is, from the build info the Go toolchain records (the
 // module version for "go install ...@version", the VCS revision for a build in a checkout), and
 // which Kafka versions its definitions know, from the definitions themselves.
-func versionText(info *debug.BuildInfo, set *schema.Set) string {
+func Version(info *debug.BuildInfo, set *schema.Set) string {
 	var b strings.Builder
 	version, goVersion := "(unknown)", "(unknown)"
 	var settings map[string]string

@@ -1,6 +1,7 @@
-package main
+package dissect
 
-// Tests of what people use to find things in a capture: the selection flags, --stats, topic names
+// Tests of what people use to find things in a capture: the selection (the flags --api,
+// --topic, ...), the statistics (--stats), topic names
 // for topic ids, and the redaction of secrets. Every expectation is computed here, from the JSON
 // trees of a run without filters, by rules written for the test (field names, notes, error
 // codes), never by the code under test.
@@ -118,18 +119,17 @@ func parseJSON(t *testing.T, out string) []*jsonMsg {
 	return msgs
 }
 
-// dissectJSON runs kdissect --format json on a capture, with more flags, and parses the output.
-func dissectJSON(t *testing.T, file string, args ...string) []*jsonMsg {
+// dissectJSON runs a capture through the pipeline as r says, in the json format with the broker
+// ports of pcaps/, and parses the output.
+func dissectJSON(t *testing.T, file string, r testRun) []*jsonMsg {
 	t.Helper()
-	all := append([]string{"--format", "json", "-p", capturePorts}, args...)
-	out, errOut, code := kdissect(t, append(all, file)...)
+	r.format, r.ports = "json", capturePorts
+	out, errOut, code := r.dissect(t, file)
 	if code != 0 {
-		t.Fatalf("kdissect %v: exit %d: %s", all, code, errOut)
+		t.Fatalf("%s: exit %d: %s", file, code, errOut)
 	}
 	return parseJSON(t, out)
 }
-
-func pcap(name string) string { return filepath.Join("..", "..", "pcaps", name) }
 
 // walkFields calls fn on every node of the tree, depth first, with the name of the array whose
 // element holds the node ("" when its parent is not an array element).
@@ -157,6 +157,9 @@ func str(f *jsonField) (string, bool) {
 }
 
 func intValue(f *jsonField) (int64, bool) {
+	if f == nil {
+		return 0, false
+	}
 	n, ok := f.Value.(json.Number)
 	if !ok {
 		return 0, false
@@ -441,69 +444,75 @@ func TestFilters(t *testing.T) {
 	const group3, codecs, prodFetch = "kgo-group-3brokers.pcap", "kgo-codecs.pcap", "kgo-produce-fetch.pcap"
 	tests := []struct {
 		file string
-		args []string
+		name string // the flags that make the selection
+		sel  func(s *Selection)
 		pred pairPred
 		side string
 	}{
-		{group3, []string{"--api", "Fetch"}, apiIs(1), ""},
-		{group3, []string{"--api", "heartbeat", "--api", "11"}, apiIs(12, 11), ""},
-		{group3, []string{"--api", "Metadata,22"}, apiIs(3, 22), ""},
-		{group3, []string{"--topic", "kdissect-orders"}, topicGlob("kdissect-orders"), ""},
-		{group3, []string{"--topic", "*-ord?rs"}, topicGlob("*-ord?rs"), ""},
-		{group3, []string{"--topic", "no-such-topic"}, topicGlob("no-such-topic"), ""},
-		{group3, []string{"--group", "kdissect-group"}, groupGlob("kdissect-group"), ""},
-		{group3, []string{"--group", "kdissect-*"}, groupGlob("kdissect-*"), ""},
-		{group3, []string{"--client-id", "kdissect-group-*"}, clientGlob("kdissect-group-*"), ""},
-		{group3, []string{"--client-id", "kdissect-producer"}, clientGlob("kdissect-producer"), ""},
-		{group3, []string{"--errors"}, hasErrors, ""},
-		{group3, []string{"--min-latency", "50ms"}, minLatencyUS(50000), ""},
-		{group3, []string{"--min-latency", "347us"}, minLatencyUS(347), ""},
-		{group3, []string{"--correlation-id", "1"}, corrIs(1), ""},
-		{group3, []string{"--correlation-id", "0"}, corrIs(0), ""},
-		{group3, []string{"--stream", "5"}, streamIs(5), ""},
-		{group3, []string{"--stream", "8"}, streamIs(8), ""},
-		{group3, []string{"--requests"}, anyPair, "request"},
-		{group3, []string{"--responses"}, anyPair, "response"},
-		{group3, []string{"--api", "Fetch", "--min-latency", "50ms", "--responses"}, all(apiIs(1), minLatencyUS(50000)), "response"},
-		{group3, []string{"--client-id", "kdissect-group-member", "--topic", "kdissect-orders", "--stream", "8"},
+		{group3, "--api Fetch", func(s *Selection) { s.APIs = []string{"Fetch"} }, apiIs(1), ""},
+		{group3, "--api heartbeat --api 11", func(s *Selection) { s.APIs = []string{"heartbeat", "11"} }, apiIs(12, 11), ""},
+		{group3, "--api Metadata,22", func(s *Selection) { s.APIs = []string{"Metadata", "22"} }, apiIs(3, 22), ""},
+		{group3, "--topic kdissect-orders", func(s *Selection) { s.Topic = "kdissect-orders" }, topicGlob("kdissect-orders"), ""},
+		{group3, "--topic *-ord?rs", func(s *Selection) { s.Topic = "*-ord?rs" }, topicGlob("*-ord?rs"), ""},
+		{group3, "--topic no-such-topic", func(s *Selection) { s.Topic = "no-such-topic" }, topicGlob("no-such-topic"), ""},
+		{group3, "--group kdissect-group", func(s *Selection) { s.Group = "kdissect-group" }, groupGlob("kdissect-group"), ""},
+		{group3, "--group kdissect-*", func(s *Selection) { s.Group = "kdissect-*" }, groupGlob("kdissect-*"), ""},
+		{group3, "--client-id kdissect-group-*", func(s *Selection) { s.ClientID = "kdissect-group-*" }, clientGlob("kdissect-group-*"), ""},
+		{group3, "--client-id kdissect-producer", func(s *Selection) { s.ClientID = "kdissect-producer" }, clientGlob("kdissect-producer"), ""},
+		{group3, "--errors", func(s *Selection) { s.Errors = true }, hasErrors, ""},
+		{group3, "--min-latency 50ms", func(s *Selection) { s.MinLatency = 50 * time.Millisecond }, minLatencyUS(50000), ""},
+		{group3, "--min-latency 347us", func(s *Selection) { s.MinLatency = 347 * time.Microsecond }, minLatencyUS(347), ""},
+		{group3, "--correlation-id 1", func(s *Selection) { s.CorrelationID = 1 }, corrIs(1), ""},
+		{group3, "--correlation-id 0", func(s *Selection) { s.CorrelationID = 0 }, corrIs(0), ""},
+		{group3, "--stream 5", func(s *Selection) { s.Stream = 5 }, streamIs(5), ""},
+		{group3, "--stream 8", func(s *Selection) { s.Stream = 8 }, streamIs(8), ""},
+		{group3, "--requests", func(s *Selection) { s.Requests = true }, anyPair, "request"},
+		{group3, "--responses", func(s *Selection) { s.Responses = true }, anyPair, "response"},
+		{group3, "--api Fetch --min-latency 50ms --responses", func(s *Selection) {
+			s.APIs = []string{"Fetch"}
+			s.MinLatency = 50 * time.Millisecond
+			s.Responses = true
+		}, all(apiIs(1), minLatencyUS(50000)), "response"},
+		{group3, "--client-id kdissect-group-member --topic kdissect-orders --stream 8",
+			func(s *Selection) { s.ClientID = "kdissect-group-member"; s.Topic = "kdissect-orders"; s.Stream = 8 },
 			all(clientGlob("kdissect-group-member"), topicGlob("kdissect-orders"), streamIs(8)), ""},
-		{group3, []string{"--group", "kdissect-group", "--errors", "--requests"}, all(groupGlob("kdissect-group"), hasErrors), "request"},
-		{group3, []string{"--api", "Fetch", "--requests"}, apiIs(1), "request"},
-		{group3, []string{"--correlation-id", "3", "--api", "Heartbeat,Fetch,OffsetCommit"}, all(corrIs(3), apiIs(12, 1, 8)), ""},
-		{prodFetch, []string{"--topic", "kdissect-events"}, topicGlob("kdissect-events"), ""},
-		{prodFetch, []string{"--api", "Produce,Fetch", "--topic", "kdissect-*"}, all(apiIs(0, 1), topicGlob("kdissect-*")), ""},
-		{prodFetch, []string{"--client-id", "*consumer", "--min-latency", "400us"}, all(clientGlob("*consumer"), minLatencyUS(400)), ""},
-		{codecs, []string{"--topic", "*-zstd"}, topicGlob("*-zstd"), ""},
-		{codecs, []string{"--topic", "kdissect-kgo-codec-[gl]*"}, topicGlob("kdissect-kgo-codec-[gl]*"), ""},
-		{codecs, []string{"--client-id", "kdissect-codec-[gz]*"}, clientGlob("kdissect-codec-[gz]*"), ""},
-		{"kgo-midstream.pcap", []string{"--api", "Fetch"}, apiIs(1), ""},
-		{"kgo-midstream.pcap", []string{"--client-id", "kdissect-stream-*"}, clientGlob("kdissect-stream-*"), ""},
-		{"kgo-midstream.pcap", []string{"--topic", "*"}, topicGlob("*"), ""},
-		{"kgo-midstream.pcap", []string{"--min-latency", "50ms", "--requests"}, minLatencyUS(50000), "request"},
-		{"sarama-produce-consume.pcap", []string{"--group", "kdissect-sarama-group"}, groupGlob("kdissect-sarama-group"), ""},
-		{"kafkago-produce-consume.pcap", []string{"--group", "kdissect-kafkago-group"}, groupGlob("kdissect-kafkago-group"), ""},
-		{"kgo-admin.pcapng", []string{"--topic", "kdissect-admin*"}, topicGlob("kdissect-admin*"), ""},
-		{"kgo-admin.pcapng", []string{"--group", "kdissect-admin-group"}, groupGlob("kdissect-admin-group"), ""},
-		{"sarama-produce-consume.pcap", []string{"--errors"}, hasErrors, ""},
-		{"kgo-transactions.pcap", []string{"--topic", "kdissect-txn"}, topicGlob("kdissect-txn"), ""},
-		{"kgo-transactions.pcap", []string{"--client-id", "*-producer", "--api", "22,24,25,26,28"}, all(clientGlob("*-producer"), apiIs(22, 24, 25, 26, 28)), ""},
-		{"kgo-sasl-scram.pcap", []string{"--api", "SaslAuthenticate", "--correlation-id", "3"}, all(apiIs(36), corrIs(3)), ""},
+		{group3, "--group kdissect-group --errors --requests", func(s *Selection) { s.Group = "kdissect-group"; s.Errors = true; s.Requests = true }, all(groupGlob("kdissect-group"), hasErrors), "request"},
+		{group3, "--api Fetch --requests", func(s *Selection) { s.APIs = []string{"Fetch"}; s.Requests = true }, apiIs(1), "request"},
+		{group3, "--correlation-id 3 --api Heartbeat,Fetch,OffsetCommit", func(s *Selection) { s.APIs = []string{"Heartbeat", "Fetch", "OffsetCommit"}; s.CorrelationID = 3 }, all(corrIs(3), apiIs(12, 1, 8)), ""},
+		{prodFetch, "--topic kdissect-events", func(s *Selection) { s.Topic = "kdissect-events" }, topicGlob("kdissect-events"), ""},
+		{prodFetch, "--api Produce,Fetch --topic kdissect-*", func(s *Selection) { s.APIs = []string{"Produce", "Fetch"}; s.Topic = "kdissect-*" }, all(apiIs(0, 1), topicGlob("kdissect-*")), ""},
+		{prodFetch, "--client-id *consumer --min-latency 400us", func(s *Selection) { s.ClientID = "*consumer"; s.MinLatency = 400 * time.Microsecond }, all(clientGlob("*consumer"), minLatencyUS(400)), ""},
+		{codecs, "--topic *-zstd", func(s *Selection) { s.Topic = "*-zstd" }, topicGlob("*-zstd"), ""},
+		{codecs, "--topic kdissect-kgo-codec-[gl]*", func(s *Selection) { s.Topic = "kdissect-kgo-codec-[gl]*" }, topicGlob("kdissect-kgo-codec-[gl]*"), ""},
+		{codecs, "--client-id kdissect-codec-[gz]*", func(s *Selection) { s.ClientID = "kdissect-codec-[gz]*" }, clientGlob("kdissect-codec-[gz]*"), ""},
+		{"kgo-midstream.pcap", "--api Fetch", func(s *Selection) { s.APIs = []string{"Fetch"} }, apiIs(1), ""},
+		{"kgo-midstream.pcap", "--client-id kdissect-stream-*", func(s *Selection) { s.ClientID = "kdissect-stream-*" }, clientGlob("kdissect-stream-*"), ""},
+		{"kgo-midstream.pcap", "--topic *", func(s *Selection) { s.Topic = "*" }, topicGlob("*"), ""},
+		{"kgo-midstream.pcap", "--min-latency 50ms --requests", func(s *Selection) { s.MinLatency = 50 * time.Millisecond; s.Requests = true }, minLatencyUS(50000), "request"},
+		{"sarama-produce-consume.pcap", "--group kdissect-sarama-group", func(s *Selection) { s.Group = "kdissect-sarama-group" }, groupGlob("kdissect-sarama-group"), ""},
+		{"kafkago-produce-consume.pcap", "--group kdissect-kafkago-group", func(s *Selection) { s.Group = "kdissect-kafkago-group" }, groupGlob("kdissect-kafkago-group"), ""},
+		{"kgo-admin.pcapng", "--topic kdissect-admin*", func(s *Selection) { s.Topic = "kdissect-admin*" }, topicGlob("kdissect-admin*"), ""},
+		{"kgo-admin.pcapng", "--group kdissect-admin-group", func(s *Selection) { s.Group = "kdissect-admin-group" }, groupGlob("kdissect-admin-group"), ""},
+		{"sarama-produce-consume.pcap", "--errors", func(s *Selection) { s.Errors = true }, hasErrors, ""},
+		{"kgo-transactions.pcap", "--topic kdissect-txn", func(s *Selection) { s.Topic = "kdissect-txn" }, topicGlob("kdissect-txn"), ""},
+		{"kgo-transactions.pcap", "--client-id *-producer --api 22,24,25,26,28", func(s *Selection) { s.APIs = []string{"22", "24", "25", "26", "28"}; s.ClientID = "*-producer" }, all(clientGlob("*-producer"), apiIs(22, 24, 25, 26, 28)), ""},
+		{"kgo-sasl-scram.pcap", "--api SaslAuthenticate --correlation-id 3", func(s *Selection) { s.APIs = []string{"SaslAuthenticate"}; s.CorrelationID = 3 }, all(apiIs(36), corrIs(3)), ""},
 		// FindCoordinator with KeyType 1 looks for a transaction coordinator: it names no group.
-		{"kgo-transactions.pcap", []string{"--group", "*"}, groupGlob("*"), ""},
+		{"kgo-transactions.pcap", "--group *", func(s *Selection) { s.Group = "*" }, groupGlob("*"), ""},
 	}
 	unfiltered := map[string][]*jsonMsg{}
 	for _, tt := range tests {
-		t.Run(tt.file+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+		t.Run(tt.file+" "+tt.name, func(t *testing.T) {
 			msgs := unfiltered[tt.file]
 			if msgs == nil {
-				msgs = dissectJSON(t, pcap(tt.file))
+				msgs = dissectJSON(t, pcapPath(tt.file), testRun{})
 				unfiltered[tt.file] = msgs
 			}
 			want := expectSet(pairsOf(t, msgs), tt.pred, tt.side)
 			if len(want) >= len(msgs) {
 				t.Fatalf("the case selects all %d messages: it cannot tell a filter from none", len(msgs))
 			}
-			got := dissectJSON(t, pcap(tt.file), tt.args...)
+			got := dissectJSON(t, pcapPath(tt.file), testRun{sel: tt.sel})
 			compareSets(t, got, want)
 			t.Logf("%d of %d messages", len(want), len(msgs))
 		})
@@ -515,8 +524,8 @@ func TestFilters(t *testing.T) {
 		if msgs == nil {
 			continue
 		}
-		if n := len(expectSet(pairsOf(t, msgs), tt.pred, tt.side)); n == 0 && !selectsNothing[tt.file+" "+strings.Join(tt.args, " ")] {
-			t.Errorf("%s %v selects nothing: pick a value that the capture has", tt.file, tt.args)
+		if n := len(expectSet(pairsOf(t, msgs), tt.pred, tt.side)); n == 0 && !selectsNothing[tt.file+" "+tt.name] {
+			t.Errorf("%s %s selects nothing: pick a value that the capture has", tt.file, tt.name)
 		}
 	}
 }
@@ -526,7 +535,7 @@ func TestFilters(t *testing.T) {
 func TestFilterEveryTopicAndGroup(t *testing.T) {
 	for _, file := range kafkaCaptures(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			msgs := dissectJSON(t, file)
+			msgs := dissectJSON(t, file, testRun{})
 			pairs := pairsOf(t, msgs)
 			var topics, groups []string
 			for _, m := range msgs {
@@ -544,18 +553,18 @@ func TestFilterEveryTopicAndGroup(t *testing.T) {
 			for _, tp := range topics {
 				// The name, escaped, is a glob that matches it only.
 				glob := escapeGlob(tp)
-				compareSets(t, dissectJSON(t, file, "--topic", glob), expectSet(pairs, topicGlob(glob), ""))
+				compareSets(t, dissectJSON(t, file, testRun{sel: func(s *Selection) { s.Topic = glob }}), expectSet(pairs, topicGlob(glob), ""))
 			}
 			for _, g := range groups {
 				glob := escapeGlob(g)
-				compareSets(t, dissectJSON(t, file, "--group", glob), expectSet(pairs, groupGlob(glob), ""))
+				compareSets(t, dissectJSON(t, file, testRun{sel: func(s *Selection) { s.Group = glob }}), expectSet(pairs, groupGlob(glob), ""))
 			}
 			t.Logf("topics %v, groups %v", topics, groups)
 		})
 	}
 	t.Run("latency boundaries", func(t *testing.T) {
-		file := pcap("kgo-produce-fetch.pcap")
-		msgs := dissectJSON(t, file)
+		file := pcapPath("kgo-produce-fetch.pcap")
+		msgs := dissectJSON(t, file, testRun{})
 		pairs := pairsOf(t, msgs)
 		var lats []int64
 		for _, m := range msgs {
@@ -565,7 +574,7 @@ func TestFilterEveryTopicAndGroup(t *testing.T) {
 		}
 		slices.Sort(lats)
 		for _, us := range []int64{lats[0], lats[len(lats)/2], lats[len(lats)-1], lats[len(lats)-1] + 1} {
-			got := dissectJSON(t, file, "--min-latency", fmt.Sprintf("%dus", us))
+			got := dissectJSON(t, file, testRun{sel: func(s *Selection) { s.MinLatency = time.Duration(us) * time.Microsecond }})
 			compareSets(t, got, expectSet(pairs, minLatencyUS(us), ""))
 		}
 	})
@@ -580,24 +589,6 @@ func escapeGlob(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// TestFilterErrors checks that bad selection flags are refused.
-func TestFilterErrors(t *testing.T) {
-	file := pcap("kgo-produce-fetch.pcap")
-	for _, args := range [][]string{
-		{"--requests", "--responses"},
-		{"--topic", "[bad"},
-		{"--group", "[bad"},
-		{"--client-id", "[bad"},
-		{"--api", "NoSuchApi"},
-		{"--api", "40000"},
-	} {
-		out, errOut, code := kdissect(t, append(args, file)...)
-		if code != 2 || out != "" || !strings.Contains(errOut, "kdissect: ") {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and an error", args, code, out, errOut)
-		}
-	}
 }
 
 // parseTables reads the tables of --stats: for each, its title and its rows (header first),
@@ -873,25 +864,26 @@ func countRecords(fs []*jsonField) int {
 func TestStats(t *testing.T) {
 	tests := []struct {
 		file string
-		args []string
+		name string // the flags that make the selection
+		sel  func(s *Selection)
 		pred pairPred
 		side string
 	}{
-		{"kgo-group-3brokers.pcap", nil, anyPair, ""},
-		{"kgo-codecs.pcap", nil, anyPair, ""},
-		{"kgo-transactions.pcap", nil, anyPair, ""},
-		{"kgo-admin.pcapng", nil, anyPair, ""},
-		{"kgo-midstream.pcap", nil, anyPair, ""},
-		{"sarama-codecs.pcap", nil, anyPair, ""},
-		{"kafkago-produce-consume.pcap", nil, anyPair, ""},
-		{"kgo-group-3brokers.pcap", []string{"--api", "Fetch,Heartbeat,JoinGroup"}, apiIs(1, 12, 11), ""},
-		{"kgo-codecs.pcap", []string{"--topic", "*-gzip", "--responses"}, topicGlob("*-gzip"), "response"},
+		{"kgo-group-3brokers.pcap", "", nil, anyPair, ""},
+		{"kgo-codecs.pcap", "", nil, anyPair, ""},
+		{"kgo-transactions.pcap", "", nil, anyPair, ""},
+		{"kgo-admin.pcapng", "", nil, anyPair, ""},
+		{"kgo-midstream.pcap", "", nil, anyPair, ""},
+		{"sarama-codecs.pcap", "", nil, anyPair, ""},
+		{"kafkago-produce-consume.pcap", "", nil, anyPair, ""},
+		{"kgo-group-3brokers.pcap", "--api Fetch,Heartbeat,JoinGroup", func(s *Selection) { s.APIs = []string{"Fetch", "Heartbeat", "JoinGroup"} }, apiIs(1, 12, 11), ""},
+		{"kgo-codecs.pcap", "--topic *-gzip --responses", func(s *Selection) { s.Topic = "*-gzip"; s.Responses = true }, topicGlob("*-gzip"), "response"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.file+" "+strings.Join(tt.args, " "), func(t *testing.T) {
-			file := pcap(tt.file)
-			msgs := dissectJSON(t, file)
-			if tt.args != nil {
+		t.Run(tt.file+" "+tt.name, func(t *testing.T) {
+			file := pcapPath(tt.file)
+			msgs := dissectJSON(t, file, testRun{})
+			if tt.sel != nil {
 				want := expectSet(pairsOf(t, msgs), tt.pred, tt.side)
 				var sel []*jsonMsg
 				for _, m := range msgs {
@@ -901,13 +893,23 @@ func TestStats(t *testing.T) {
 				}
 				msgs = sel
 			}
-			out, errOut, code := kdissect(t, append(append([]string{"--format", "none", "--stats", "-p", capturePorts}, tt.args...), file)...)
+			out, errOut, code := testRun{format: "none", stats: true, ports: capturePorts, sel: tt.sel}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			titles, tables := parseTables(t, out)
 			wantTitles := []string{"Messages per API and version (latency in ms, over the paired responses)", "Error codes in responses",
 				"Connections", "Records per topic (bytes are the records fields on the wire)"}
+			// The table of fetch sessions, when a Fetch shown names a session (its rows are
+			// checked by TestFetchSessions).
+			for _, m := range msgs {
+				id, _ := intValue(field(m.Fields, "SessionId"))
+				epoch, _ := intValue(field(m.Fields, "SessionEpoch"))
+				if m.APIName == "Fetch" && (m.Kind == "response" && id != 0 || m.Kind == "request" && m.version() >= 7 && (id != 0 || epoch != -1)) {
+					wantTitles = append(wantTitles, "Fetch sessions (KIP-227; partitions: the session's set after its last request, ? when it opened before the capture or elsewhere)")
+					break
+				}
+			}
 			if !slices.Equal(titles, wantTitles) {
 				t.Fatalf("tables %q, want %q\n%s", titles, wantTitles, out)
 			}
@@ -934,6 +936,43 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// TestStatsJSON: with --format json, --stats adds JSON lines ("kind": "stats"), never tables:
+// the whole output is JSON lines, and the rows are the tables' rows.
+func TestStatsJSON(t *testing.T) {
+	file := pcapPath("kgo-produce-fetch.pcap")
+	out, errOut, code := testRun{format: "json", stats: true}.dissect(t, file)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	tables, _, _ := testRun{format: "none", stats: true}.dissect(t, file)
+	_, rows := parseTables(t, tables)
+	perTable := map[string]int{}
+	messages := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", l, err)
+		}
+		switch v["kind"] {
+		case "stats":
+			perTable[v["table"].(string)]++
+		case "request", "response":
+			if len(perTable) > 0 {
+				t.Fatalf("a message after the statistics: %s", l)
+			}
+			messages++
+		}
+	}
+	for i, name := range []string{"apis", "errors", "connections", "topics"} {
+		if got, want := perTable[name], len(rows[i])-1; got != want {
+			t.Errorf("%d %s lines, the table has %d rows", got, name, want)
+		}
+	}
+	if messages == 0 || perTable["apis"] == 0 {
+		t.Errorf("%d messages, %v", messages, perTable)
+	}
+}
+
 func upper(cells []string) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {
@@ -945,7 +984,7 @@ func upper(cells []string) []string {
 // TestStatsNumbers pins numbers from the capture's description in pcaps/README.md, so that the
 // counting rules of the test and of --stats cannot drift together.
 func TestStatsNumbers(t *testing.T) {
-	out, errOut, code := kdissect(t, "--format", "none", "--stats", "-p", capturePorts, pcap("kgo-group-3brokers.pcap"))
+	out, errOut, code := testRun{format: "none", stats: true, ports: capturePorts}.dissect(t, pcapPath("kgo-group-3brokers.pcap"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -993,8 +1032,8 @@ func TestTopicNamesForIDs(t *testing.T) {
 		{"kgo-midstream.pcap", false, true}, // starts after the client's Metadata requests
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			file := pcap(tc.file)
-			msgs := dissectJSON(t, file)
+			file := pcapPath(tc.file)
+			msgs := dissectJSON(t, file, testRun{})
 			names := map[string]string{}
 			known, unknown := 0, 0
 			var wantNames []string // the notes, in output order, for the diagram
@@ -1055,7 +1094,7 @@ func TestTopicNamesForIDs(t *testing.T) {
 			}
 
 			// The diagram shows the same notes, in the same order.
-			out, errOut, code := kdissect(t, "-p", capturePorts, file)
+			out, errOut, code := testRun{ports: capturePorts}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -1078,7 +1117,7 @@ func TestTopicNamesForIDs(t *testing.T) {
 			}
 
 			// Summary lines of Fetch and Produce name the topics, by name when it is known.
-			out, errOut, code = kdissect(t, "--format", "summary", "-p", capturePorts, file)
+			out, errOut, code = testRun{format: "summary", ports: capturePorts}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -1101,21 +1140,22 @@ func TestTopicNamesForIDs(t *testing.T) {
 // proof or a SCRAM server signature unless --show-secrets asks for them, and that the user
 // name is shown.
 func TestSecretsRedacted(t *testing.T) {
+	saslAuthenticate := func(s *Selection) { s.APIs = []string{"SaslAuthenticate"} }
 	formats := []struct {
 		name string
-		args []string
+		run  testRun
 		// shows says whether the format prints field values, so that --show-secrets reveals them.
 		shows bool
 	}{
-		{"diagram", nil, true},
-		{"diagram -x", []string{"-x"}, true},
-		{"diagram -x --max-bytes 0", []string{"-x", "--max-bytes", "0"}, true},
-		{"summary", []string{"--format", "summary"}, false},
-		{"json", []string{"--format", "json"}, true},
-		{"stats", []string{"--stats"}, true},
-		{"stats none", []string{"--stats", "--format", "none"}, false},
-		{"summary stats filtered", []string{"--format", "summary", "--stats", "--api", "SaslAuthenticate"}, false},
-		{"json filtered", []string{"--format", "json", "--api", "SaslAuthenticate"}, true},
+		{"diagram", testRun{}, true},
+		{"diagram -x", testRun{hex: true}, true},
+		{"diagram -x --max-bytes 0", testRun{hex: true, noCut: true}, true},
+		{"summary", testRun{format: "summary"}, false},
+		{"json", testRun{format: "json"}, true},
+		{"stats", testRun{stats: true}, true},
+		{"stats none", testRun{stats: true, format: "none"}, false},
+		{"summary stats filtered", testRun{format: "summary", stats: true, sel: saslAuthenticate}, false},
+		{"json filtered", testRun{format: "json", sel: saslAuthenticate}, true},
 	}
 	for _, tc := range []struct {
 		file string
@@ -1139,25 +1179,23 @@ func TestSecretsRedacted(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			file := pcap(tc.file)
-			secrets := tc.secrets(t, dissectJSON(t, file, "--show-secrets"))
+			file := pcapPath(tc.file)
+			secrets := tc.secrets(t, dissectJSON(t, file, testRun{showSecrets: true}))
 			for _, s := range secrets {
 				if len(s) < 12 {
 					t.Fatalf("secret %q is too short to search for", s)
 				}
 			}
-			if users := saslPieces(dissectJSON(t, file), "user"); len(users) == 0 || slices.ContainsFunc(users, func(u string) bool { return u != tc.user }) {
+			if users := saslPieces(dissectJSON(t, file, testRun{}), "user"); len(users) == 0 || slices.ContainsFunc(users, func(u string) bool { return u != tc.user }) {
 				t.Errorf("user names %q, want %q", users, tc.user)
 			}
 			for _, f := range formats {
 				for _, show := range []bool{false, true} {
-					args := append([]string{"-p", capturePorts}, f.args...)
-					if show {
-						args = append(args, "--show-secrets")
-					}
-					out, errOut, code := kdissect(t, append(args, file)...)
+					r := f.run
+					r.ports, r.showSecrets = capturePorts, show
+					out, errOut, code := r.dissect(t, file)
 					if code != 0 {
-						t.Fatalf("%v: exit %d: %s", args, code, errOut)
+						t.Fatalf("%s (show secrets %v): exit %d: %s", f.name, show, code, errOut)
 					}
 					for _, s := range secrets {
 						leak := leaks(out+errOut, s)
@@ -1288,8 +1326,8 @@ func withErrorCodes(t *testing.T, src string, msgs []*jsonMsg, code int16, chose
 // TestErrorsFilterAndStats puts error codes at every level of real responses (top level, topic,
 // partition) and checks --errors and the error table of --stats on them.
 func TestErrorsFilterAndStats(t *testing.T) {
-	src := pcap("kgo-produce-fetch.pcap")
-	msgs := dissectJSON(t, src)
+	src := pcapPath("kgo-produce-fetch.pcap")
+	msgs := dissectJSON(t, src, testRun{})
 	chosen := func(m *jsonMsg) bool {
 		// Produce (partition level), Metadata (topic and top level), the first Fetch (all levels).
 		return m.api() == 0 || m.api() == 3 && m.key().Corr == 1 && m.Stream == 2 || m.api() == 1 && m.Size > 100
@@ -1298,7 +1336,7 @@ func TestErrorsFilterAndStats(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("only %d error codes patched", n)
 	}
-	patched := dissectJSON(t, file)
+	patched := dissectJSON(t, file, testRun{})
 	pairs := pairsOf(t, patched)
 	want := expectSet(pairs, hasErrors, "")
 	responses := 0
@@ -1313,10 +1351,11 @@ func TestErrorsFilterAndStats(t *testing.T) {
 	if len(want) != 2*responses || responses < 4 {
 		t.Fatalf("%d messages with errors expected from %d patched responses", len(want), responses)
 	}
-	compareSets(t, dissectJSON(t, file, "--errors"), want)
-	compareSets(t, dissectJSON(t, file, "--errors", "--api", "Produce", "--responses"), expectSet(pairs, all(hasErrors, apiIs(0)), "response"))
+	compareSets(t, dissectJSON(t, file, testRun{sel: func(s *Selection) { s.Errors = true }}), want)
+	compareSets(t, dissectJSON(t, file, testRun{sel: func(s *Selection) { s.Errors = true; s.APIs = []string{"Produce"}; s.Responses = true }}),
+		expectSet(pairs, all(hasErrors, apiIs(0)), "response"))
 
-	out, errOut, code := kdissect(t, "--format", "none", "--stats", "-p", capturePorts, file)
+	out, errOut, code := testRun{format: "none", stats: true, ports: capturePorts}.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -1356,25 +1395,22 @@ func TestSecretsUnusualPasswords(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			frame := saslAuthenticateV2([]byte(tc.token))
-			for _, args := range [][]string{{"decode"}, {"decode", "-x"}, {"decode", "--format", "json"}, {"decode", "--format", "summary"}} {
+			for _, r := range []decodeRun{{}, {hex: true}, {format: "json"}, {format: "summary"}} {
 				for _, show := range []bool{false, true} {
-					a := args
-					if show {
-						a = append(slices.Clone(args), "--show-secrets")
+					r.showSecrets = show
+					out, errOut, err := r.decode(t, frame)
+					if err != nil {
+						t.Fatalf("%+v: %v: %s", r, err, errOut)
 					}
-					var out, errOut strings.Builder
-					if code := run(a, strings.NewReader(string(frame)), &out, &errOut); code != 0 {
-						t.Fatalf("%v: exit %d: %s", a, code, errOut.String())
-					}
-					leak := leaks(out.String()+errOut.String(), tc.secret)
+					leak := leaks(out+errOut, tc.secret)
 					if !show && leak != "" {
-						t.Errorf("%v: secret shown %s:\n%s", a, leak, out.String())
+						t.Errorf("%+v: secret shown %s:\n%s", r, leak, out)
 					}
-					if show && args[len(args)-1] != "summary" && leak == "" {
-						t.Errorf("%v: secret not shown:\n%s", a, out.String())
+					if show && r.format != "summary" && leak == "" {
+						t.Errorf("%+v: secret not shown:\n%s", r, out)
 					}
-					if tc.user != "" && args[len(args)-1] != "summary" && !strings.Contains(out.String(), tc.user) {
-						t.Errorf("%v: user %q not shown:\n%s", a, tc.user, out.String())
+					if tc.user != "" && r.format != "summary" && !strings.Contains(out, tc.user) {
+						t.Errorf("%+v: user %q not shown:\n%s", r, tc.user, out)
 					}
 				}
 			}

@@ -1,0 +1,118 @@
+package codec
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestFetchSessionSteps follows one connection's fetch session through a shallow and a full
+// decode alike: opened, changed, an epoch skipped, an epoch used again, closed and used after.
+func TestFetchSessionSteps(t *testing.T) {
+	fetch := func(version int16, corr, id, epoch int32, topics map[string][]int32, forget map[string][]int32) []byte {
+		r := kmsg.NewPtrFetchRequest()
+		r.ReplicaID, r.SessionID, r.SessionEpoch = -1, id, epoch
+		for _, name := range []string{"orders", "payments"} {
+			if ps, ok := topics[name]; ok {
+				ft := kmsg.NewFetchRequestTopic()
+				ft.Topic = name
+				for _, p := range ps {
+					fp := kmsg.NewFetchRequestTopicPartition()
+					fp.Partition = p
+					ft.Partitions = append(ft.Partitions, fp)
+				}
+				r.Topics = append(r.Topics, ft)
+			}
+			if ps, ok := forget[name]; ok {
+				ft := kmsg.NewFetchRequestForgottenTopic()
+				ft.Topic, ft.Partitions = name, ps
+				r.ForgottenTopics = append(r.ForgottenTopics, ft)
+			}
+		}
+		return convRequest(r, version, corr, clientID)
+	}
+	answer := func(version int16, corr, id int32, code int16) []byte {
+		r := kmsg.NewPtrFetchResponse()
+		r.SessionID, r.ErrorCode = id, code
+		return convResponse(r, version, corr)
+	}
+	type step struct {
+		request, response []byte
+		want, wantResp    string // the steps, as sessionString shows them
+		warn, warnResp    string // a warning's start, or ""
+	}
+	steps := []step{
+		{fetch(12, 1, 0, 0, map[string][]int32{"orders": {0, 1}}, nil), answer(12, 1, 7, 0),
+			"open 0/0 +[orders[0] orders[1]] -[] =[orders[0] orders[1]] followed", "open 7/0 +[orders[0] orders[1]] -[] =[orders[0] orders[1]] followed", "", ""},
+		{fetch(12, 2, 7, 1, map[string][]int32{"payments": {3}, "orders": {1}}, map[string][]int32{"orders": {0}}), answer(12, 2, 7, 0),
+			"incremental 7/1 +[payments[3]] -[orders[0]] =[orders[1] payments[3]] followed", "incremental 7/1 +[] -[] =[] followed", "", ""},
+		{fetch(12, 3, 7, 3, nil, nil), answer(12, 3, 7, ErrInvalidFetchSessionEpoch),
+			"incremental 7/3 +[] -[] =[orders[1] payments[3]] followed", "incremental 7/3 +[] -[] =[] followed",
+			"fetch session 7: epoch 3 skips epoch 2", "the broker refused epoch 3"},
+		{fetch(12, 4, 7, 1, nil, nil), answer(12, 4, 7, ErrInvalidFetchSessionEpoch),
+			"incremental 7/1 +[] -[] =[orders[1] payments[3]] followed", "incremental 7/1 +[] -[] =[] followed",
+			"fetch session 7: epoch 1 was used already", "the broker refused epoch 1"},
+		{fetch(12, 5, 7, -1, map[string][]int32{"orders": {1}}, nil), answer(12, 5, 0, 0),
+			"close 7/-1 +[] -[] =[]", "close 7/-1 +[] -[] =[]", "", ""},
+		{fetch(12, 6, 7, 2, nil, nil), answer(12, 6, 0, ErrFetchSessionIDNotFound),
+			"incremental 7/2 +[] -[] =[] followed closed", "incremental 7/2 +[] -[] =[] followed",
+			"fetch session 7 was closed (by a request with epoch -1)", "the broker does not know fetch session 7"},
+		// A session this connection did not see open: followed from here on, partially.
+		{fetch(12, 7, 9, 4, map[string][]int32{"orders": {2}}, nil), answer(12, 7, 9, 0),
+			"incremental 9/4 +[orders[2]] -[] =[orders[2]]", "incremental 9/4 +[] -[] =[]", "", ""},
+		// No session: no step.
+		{fetch(12, 8, 0, -1, map[string][]int32{"orders": {0}}, nil), answer(12, 8, 0, 0), "<nil>", "<nil>", "", ""},
+	}
+	for _, shallow := range []bool{false, true} {
+		c := testCodec(t)
+		c.Shallow = shallow
+		cv := c.NewConversation()
+		for i, s := range steps {
+			for j, side := range []struct {
+				frame      []byte
+				want, warn string
+			}{{s.request, s.want, s.warn}, {s.response, s.wantResp, s.warnResp}} {
+				var r Result
+				if j == 0 {
+					r = cv.ClientFrame(side.frame, i)
+				} else {
+					r = cv.ServerFrame(side.frame)
+				}
+				what := fmt.Sprintf("shallow %v, step %d, %s", shallow, i, []string{"request", "response"}[j])
+				if got := sessionString(r.Session); got != side.want {
+					t.Errorf("%s: %s, want %s", what, got, side.want)
+				}
+				switch ws := r.Msg.Warnings; {
+				case side.warn == "" && len(ws) > 0:
+					t.Errorf("%s: warnings %v", what, ws)
+				case side.warn != "" && (len(ws) != 1 || !strings.HasPrefix(ws[0].Msg, side.warn)):
+					t.Errorf("%s: warnings %v, want one starting %q", what, ws, side.warn)
+				}
+			}
+		}
+	}
+}
+
+// sessionString shows a step for comparison: action id/epoch +added -forgotten =partitions.
+func sessionString(s *SessionStep) string {
+	if s == nil {
+		return "<nil>"
+	}
+	list := func(ps []SessionPartition) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, fmt.Sprintf("%s[%d]", p.TopicKey(), p.Partition))
+		}
+		return "[" + strings.Join(out, " ") + "]"
+	}
+	out := fmt.Sprintf("%s %d/%d +%s -%s =%s", s.Action, s.ID, s.Epoch, list(s.Added), list(s.Forgotten), list(s.Partitions))
+	if s.Followed {
+		out += " followed"
+	}
+	if s.Closed {
+		out += " closed"
+	}
+	return out
+}

@@ -1,0 +1,520 @@
+package dissect
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The tests of captures that come through a pipe: a real capture is written into an os.Pipe
+// piece by piece, as tcpdump -U writes one, with pauses, and what the pipeline prints, and
+// when, is compared with what it prints for the file.
+
+// piece is a part of a capture file as a capture tool writes it: the file header, a pcapng
+// block, a packet record. packet is the packet's number (from 1), or 0 for a piece that is
+// not a packet.
+type piece struct {
+	b      []byte
+	packet int
+}
+
+// cutCapture cuts a pcap or pcapng file into its pieces.
+func cutCapture(t testing.TB, data []byte) []piece {
+	t.Helper()
+	var pieces []piece
+	packets := 0
+	if len(data) < 24 {
+		t.Fatalf("capture of %d bytes", len(data))
+	}
+	switch binary.BigEndian.Uint32(data) {
+	case 0xa1b2c3d4, 0xa1b23c4d, 0xd4c3b2a1, 0x4d3cb2a1: // pcap
+		var order binary.ByteOrder = binary.BigEndian
+		if data[0] != 0xa1 {
+			order = binary.LittleEndian
+		}
+		pieces = append(pieces, piece{b: data[:24]})
+		for rest := data[24:]; len(rest) > 0; {
+			if len(rest) < 16 {
+				t.Fatalf("pcap record header cut at %d bytes", len(rest))
+			}
+			n := 16 + int(order.Uint32(rest[8:]))
+			packets++
+			pieces = append(pieces, piece{b: rest[:n], packet: packets})
+			rest = rest[n:]
+		}
+	case 0x0a0d0d0a: // pcapng
+		var order binary.ByteOrder
+		for rest := data; len(rest) > 0; {
+			typ := binary.BigEndian.Uint32(rest)
+			if typ == 0x0a0d0d0a {
+				order = binary.BigEndian
+				if binary.LittleEndian.Uint32(rest[8:]) == 0x1a2b3c4d {
+					order = binary.LittleEndian
+				}
+			}
+			typ = order.Uint32(rest)
+			n := int(order.Uint32(rest[4:]))
+			pc := piece{b: rest[:n]}
+			if typ == 6 || typ == 3 || typ == 2 { // enhanced, simple, obsolete packet blocks
+				packets++
+				pc.packet = packets
+			}
+			pieces = append(pieces, pc)
+			rest = rest[n:]
+		}
+	default:
+		t.Fatalf("not a capture: % x", data[:4])
+	}
+	return pieces
+}
+
+// stampedWriter keeps what is written to it and when.
+type stampedWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	writes []stampedWrite
+}
+
+type stampedWrite struct {
+	at  time.Time
+	end int // where the write ends in buf
+}
+
+func (w *stampedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	w.writes = append(w.writes, stampedWrite{at: time.Now(), end: w.buf.Len()})
+	return len(b), nil
+}
+
+func (w *stampedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// shown is one message or notice as it was printed: the packet it names (its last packet) and
+// when its first line was written.
+type shown struct {
+	frame int
+	at    time.Time
+	line  string
+}
+
+// Lines that start a message or notice: a diagram's header (#13 ...) and a summary's line
+// (    13    0.024 ...); JSON lines carry "frame".
+var (
+	diagramHead = regexp.MustCompile(`^#(\d+) `)
+	summaryHead = regexp.MustCompile(`^ *(\d+) +\d+\.\d+ `)
+)
+
+// shownAt finds what was shown in the output of a format, and when.
+func (w *stampedWriter) shownAt(t testing.TB, format string) []shown {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []shown
+	off, wi := 0, 0
+	for _, line := range strings.SplitAfter(w.buf.String(), "\n") {
+		for wi < len(w.writes) && w.writes[wi].end <= off {
+			wi++
+		}
+		start := off
+		off += len(line)
+		line = strings.TrimSuffix(line, "\n")
+		frame := -1
+		switch format {
+		case "json":
+			var v struct {
+				Frame *int `json:"frame"`
+			}
+			if json.Unmarshal([]byte(line), &v) == nil && v.Frame != nil {
+				frame = *v.Frame
+			}
+		case "summary":
+			if m := summaryHead.FindStringSubmatch(line); m != nil {
+				frame, _ = strconv.Atoi(m[1])
+			}
+		case "diagram":
+			if m := diagramHead.FindStringSubmatch(line); m != nil {
+				frame, _ = strconv.Atoi(m[1])
+			}
+		}
+		if frame < 0 || line == "" {
+			continue
+		}
+		if wi >= len(w.writes) {
+			t.Fatalf("line at %d after the last write", start)
+		}
+		out = append(out, shown{frame: frame, at: w.writes[wi].at, line: line})
+	}
+	return out
+}
+
+// feed writes pieces into w, as a capture tool does: each piece whole (through gzip when z is
+// set, flushed), pausing after the packets in pause. It returns when each packet was written.
+// With closeAfter, it closes w at the end after that pause.
+func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause map[int]bool, closeAfter time.Duration) map[int]time.Time {
+	var zw *gzip.Writer
+	if z {
+		zw = gzip.NewWriter(w)
+	}
+	written := map[int]time.Time{}
+	for _, pc := range pieces {
+		var err error
+		if pc.packet > 0 {
+			written[pc.packet] = time.Now() // before it is written: it may be shown before Write returns
+		}
+		if zw != nil {
+			if _, err = zw.Write(pc.b); err == nil {
+				err = zw.Flush()
+			}
+		} else {
+			_, err = w.Write(pc.b)
+		}
+		if err != nil {
+			t.Errorf("writing the pipe: %v", err)
+			return written
+		}
+		if pc.packet > 0 {
+			if pause[pc.packet] {
+				time.Sleep(pausePackets)
+			}
+		}
+	}
+	if closeAfter >= 0 {
+		time.Sleep(closeAfter)
+		if zw != nil {
+			zw.Close()
+		}
+		w.Close()
+	}
+	return written
+}
+
+const (
+	// pausePackets is the pause after a packet that completes a message; shownWithin is how
+	// soon the message must be shown, well inside the pause.
+	pausePackets = 400 * time.Millisecond
+	shownWithin  = 200 * time.Millisecond
+	// pauses is how many of a capture's packets that complete messages are paused after.
+	pauses = 5
+)
+
+// pausesFor picks packets that complete messages in a file's output, spread over the
+// capture, to pause after.
+func pausesFor(shownInFile []shown) map[int]bool {
+	var frames []int
+	seen := map[int]bool{}
+	for _, s := range shownInFile {
+		if !seen[s.frame] {
+			seen[s.frame] = true
+			frames = append(frames, s.frame)
+		}
+	}
+	pause := map[int]bool{}
+	step := max(1, len(frames)/pauses)
+	for i := step / 2; i < len(frames); i += step {
+		pause[frames[i]] = true
+	}
+	return pause
+}
+
+// followRun is one capture through a pipe.
+type followRun struct {
+	file   string
+	format string
+	gzip   bool
+}
+
+func (fr followRun) String() string {
+	s := fr.file + "/" + fr.format
+	if fr.gzip {
+		s += "/gzip"
+	}
+	return s
+}
+
+// TestFollowPipe: a capture written into a pipe packet by packet is shown as it arrives: each
+// message within 200 ms of the packet that completes it, while the writer pauses for 400 ms,
+// and the output is the file's, in every format, for pcap, pcapng and a gzipped stream.
+func TestFollowPipe(t *testing.T) {
+	runs := []followRun{
+		{"kgo-produce-fetch.pcap", "json", false},
+		{"kgo-produce-fetch.pcap", "summary", false},
+		{"kgo-produce-fetch.pcap", "diagram", false},
+		{"kgo-admin.pcapng", "json", false},
+		{"kgo-admin.pcapng", "summary", false},
+		{"kgo-produce-fetch.pcap", "json", true},
+		{"kgo-admin.pcapng", "summary", true},
+	}
+	for _, fr := range runs {
+		t.Run(fr.String(), func(t *testing.T) {
+			t.Parallel()
+			r := testRun{format: fr.format, ports: capturePorts}
+			path := pcapPath(fr.file)
+			want, _ := r.mustDissect(t, path)
+			var fromFile stampedWriter
+			fromFile.Write([]byte(want))
+			wantShown := fromFile.shownAt(t, fr.format)
+			if len(wantShown) < 10 {
+				t.Fatalf("%s: only %d messages shown from the file", fr.file, len(wantShown))
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pause := pausesFor(wantShown)
+
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			var out stampedWriter
+			var errOut bytes.Buffer
+			p, _ := r.pipeline(t, &out, &errOut, Config{})
+			fed := make(chan map[int]time.Time, 1)
+			go func() { fed <- feed(t, pw, cutCapture(t, data), fr.gzip, pause, pausePackets) }()
+			if _, err := p.FileFrom(pr, "stdin"); err != nil {
+				t.Fatalf("FileFrom: %v", err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			written := <-fed
+			if got := out.String(); got != want {
+				g, w := clip(got, want)
+				t.Fatalf("from the pipe:\n%s\nfrom the file:\n%s", g, w)
+			}
+			checked := 0
+			for _, s := range out.shownAt(t, fr.format) {
+				if !pause[s.frame] {
+					continue
+				}
+				checked++
+				late := s.at.Sub(written[s.frame])
+				if late < 0 || late > shownWithin {
+					t.Errorf("%q shown %v after its packet %d was written, want within %v", s.line, late, s.frame, shownWithin)
+				}
+			}
+			if checked < pauses-1 {
+				t.Errorf("%d messages checked, want at least %d", checked, pauses-1)
+			}
+			if p.Seen().Streamed == nil {
+				t.Errorf("Seen.Streamed is empty after a pipe")
+			}
+		})
+	}
+}
+
+// TestFollowPipeCut: a pipe that closes inside a packet is shown up to the last whole packet,
+// as a file cut there is, with the same error.
+func TestFollowPipeCut(t *testing.T) {
+	for _, fr := range []followRun{{"kgo-produce-fetch.pcap", "summary", false}, {"kgo-admin.pcapng", "summary", true}} {
+		t.Run(fr.String(), func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(pcapPath(fr.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pieces := cutCapture(t, data)
+			cut := len(pieces) / 2
+			pieces[cut].b = pieces[cut].b[:len(pieces[cut].b)/2]
+			pieces = pieces[:cut+1]
+			var cutFile []byte
+			for _, pc := range pieces {
+				cutFile = append(cutFile, pc.b...)
+			}
+			path := writeTemp(t, "cut"+fr.file, cutFile)
+			r := testRun{format: fr.format, ports: capturePorts}
+			want, wantErr, code := r.dissect(t, path)
+			if code != 1 || !strings.Contains(wantErr, "truncated after packet") {
+				t.Fatalf("the cut file: exit %d, %s", code, wantErr)
+			}
+
+			pr, pw, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pr.Close()
+			var out, errOut bytes.Buffer
+			p, _ := r.pipeline(t, &out, &errOut, Config{})
+			go feed(t, pw, pieces, fr.gzip, nil, 0)
+			_, err = p.FileFrom(pr, "stdin")
+			if err == nil {
+				t.Fatal("FileFrom: no error for a pipe closed inside a packet")
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := "kdissect: "+strings.ReplaceAll(err.Error(), "stdin", path)+"\n", wantErr; !strings.HasSuffix(want, got) {
+				t.Errorf("error from the pipe: %sfrom the file: %s", got, want)
+			}
+			if out.String() != want {
+				g, w := clip(out.String(), want)
+				t.Errorf("from the pipe:\n%s\nfrom the file:\n%s", g, w)
+			}
+		})
+	}
+}
+
+// TestFollowPipeLimit: with Limit 3, a pipe that never ends stops after three messages, as a
+// file does.
+func TestFollowPipeLimit(t *testing.T) {
+	t.Parallel()
+	r := testRun{format: "summary", ports: capturePorts}
+	path := pcapPath("kgo-produce-fetch.pcap")
+	var want, wantErr bytes.Buffer
+	pf, _ := r.pipeline(t, &want, &wantErr, Config{Limit: 3})
+	if _, err := pf.File(path); err != nil {
+		t.Fatal(err)
+	}
+	pf.Close()
+	if n, _ := pf.Shown(); n != 3 || !pf.Stopped() {
+		t.Fatalf("file with Limit 3: %d messages shown, stopped %v", n, pf.Stopped())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	var out, errOut bytes.Buffer
+	p, _ := r.pipeline(t, &out, &errOut, Config{Limit: 3})
+	go feed(t, pw, cutCapture(t, data), false, nil, -1) // the pipe stays open
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.FileFrom(pr, "stdin")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a pipe that stays open: not stopped 10 s after its packets were written")
+	}
+	p.Close()
+	if out.String() != want.String() {
+		t.Errorf("from the pipe:\n%s\nfrom the file:\n%s", out.String(), want.String())
+	}
+	if n, _ := p.Shown(); n != 3 {
+		t.Errorf("%d messages shown, want 3", n)
+	}
+}
+
+// TestFollowPipeStop: Stop (Ctrl-C) ends a pipe that is quiet, and what arrived is shown.
+func TestFollowPipeStop(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(pcapPath("kgo-produce-fetch.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := cutCapture(t, data)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	var out, errOut bytes.Buffer
+	var stopped atomic.Bool
+	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(t, &out, &errOut, Config{Stop: func() { stopped.Store(true) }})
+	feed(t, pw, pieces[:20], false, nil, -1)
+	time.AfterFunc(300*time.Millisecond, p.Stop)
+	start := time.Now()
+	if _, err := p.FileFrom(pr, "stdin"); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stopped after %v", d)
+	}
+	p.Close()
+	if !stopped.Load() || !p.Stopped() {
+		t.Errorf("Config.Stop called: %v; Stopped: %v", stopped.Load(), p.Stopped())
+	}
+	if n, _ := p.Shown(); n == 0 {
+		t.Errorf("nothing shown of 19 packets:\n%s", errOut.String())
+	}
+	if got := p.Seen().Packets; got != 19 {
+		t.Errorf("%d packets read, want 19", got)
+	}
+}
+
+// TestFollowPipeIdle: when no packet comes, the capture's clock goes on with the wall clock:
+// a connection whose segment was lost is flushed a few seconds later, its messages after the
+// loss shown, while the pipe stays open.
+func TestFollowPipeIdle(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(pcapPath("kgo-produce-fetch.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pieces := cutCapture(t, data)
+	// Drop the packet of a request whose connection goes on after it: reassembly then holds
+	// the rest of the connection until the loss is judged (FlushAfter on the capture's clock).
+	r := testRun{format: "summary", ports: capturePorts}
+	var fromFile stampedWriter
+	want, _ := r.mustDissect(t, pcapPath("kgo-produce-fetch.pcap"))
+	fromFile.Write([]byte(want))
+	all := fromFile.shownAt(t, "summary")
+	drop := all[len(all)/2].frame
+	var kept []piece
+	var keptFile []byte
+	for _, pc := range pieces {
+		if pc.packet != drop {
+			kept = append(kept, pc)
+			keptFile = append(keptFile, pc.b...)
+		}
+	}
+	want, _ = r.mustDissect(t, writeTemp(t, "lost.pcap", keptFile))
+	if !strings.Contains(want, "lost") {
+		t.Fatalf("dropping packet %d loses nothing:\n%s", drop, want)
+	}
+
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	var out stampedWriter
+	var errOut bytes.Buffer
+	p, _ := r.pipeline(t, &out, &errOut, Config{})
+	go feed(t, pw, kept, false, nil, -1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.FileFrom(pr, "stdin")
+		done <- err
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for out.String() != want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := out.String()
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if got != want {
+		g, w := clip(got, want)
+		t.Errorf("with the pipe open for 15 s:\n%s\nfrom the file:\n%s", g, w)
+	}
+}

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/kdissect/kdissect/codec/schema"
+)
+
+// TestVersion: the text says the module version, the VCS revision and its time, uncommitted
+// changes, and the Go version, from the build info.
+func TestVersion(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "github.com/kdissect/kdissect", Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-12-01T08:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	out := Version(info, set)
+	for _, w := range []string{"kdissect v1.2.3\n", "revision 0123abcd (2026-12-01T08:00:00Z), with uncommitted changes\n", "go1.99"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in:\n%s", w, out)
+		}
+	}
+	out = Version(nil, set)
+	for _, w := range []string{"kdissect (unknown)\n", "revision unknown", "built with (unknown)\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in:\n%s", w, out)
+		}
+	}
+}
+
+// TestProgressNotWanted: no progress line when stderr is not a terminal (tests, pipes, files).
+func TestProgressNotWanted(t *testing.T) {
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	for _, stderr := range []any{&buf, f} {
+		for _, silent := range []bool{true, false} {
+			if ProgressWanted(&buf, stderr.(interface{ Write([]byte) (int, error) }), silent) {
+				t.Errorf("progress wanted on %T with a format silent %v", stderr, silent)
+			}
+		}
+	}
+	if Colorful(&buf) || Colorful(f) {
+		t.Error("colours for output that is not a terminal")
+	}
+}
+
+// TestCheckFlags: negative numbers and durations, values under a flag's minimum, and empty
+// values given explicitly are refused, naming the flag; what is not given is not checked.
+func TestCheckFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		err  string
+	}{
+		{nil, ""},
+		{[]string{"--n", "3", "--d", "1s", "--s", "x", "--l", "a,b", "--w", "2"}, ""},
+		{[]string{"--n", "-1"}, "--n -1: cannot be negative"},
+		{[]string{"--d", "-1s"}, "--d -1s: cannot be negative"},
+		{[]string{"--w", "0"}, "--w 0: at least 1"},
+		{[]string{"--w", "-2"}, "--w -2: cannot be negative"},
+		{[]string{"--s", ""}, "--s: empty value"},
+		{[]string{"--l", ","}, "--l: empty value"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.Int("n", -1, "")
+		fs.Duration("d", 0, "")
+		fs.String("s", "", "")
+		fs.StringSlice("l", nil, "")
+		fs.Int("w", 1, "")
+		SetMinimum(fs, "w", 1)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		err := CheckFlags(fs)
+		if got := fmtErr(err); got != tt.err {
+			t.Errorf("%q: error %q, want %q", tt.args, got, tt.err)
+		}
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestProgram: the subcommand is found after flags that take values, help lists the
+// subcommands, and errors name the command as typed.
+func TestProgram(t *testing.T) {
+	var ran string
+	cmd := func(name string) *Command {
+		return &Command{Name: name, Usage: "p " + name, Short: name + " things", About: "Does " + name + ".",
+			Flags: func() *flag.FlagSet {
+				fs := flag.NewFlagSet(name, flag.ContinueOnError)
+				fs.StringP("dir", "d", "", "a directory")
+				return fs
+			},
+			Run: func(cmd *Command, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+				fs := cmd.Flags()
+				if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
+					return status
+				}
+				ran = cmd.Name + " " + strings.Join(fs.Args(), " ")
+				if fs.NArg() > 1 {
+					return cmd.UsageError(stderr, "too many")
+				}
+				return ExitOK
+			}}
+	}
+	p := &Program{Name: "p", Main: cmd(""), Subcommands: []*Command{cmd("sub"), HelpCommand("p")}}
+	for _, tt := range []struct {
+		args           []string
+		code           int
+		ran, out, errs string
+	}{
+		{[]string{"-d", "sub", "x"}, ExitOK, " x", "", ""},
+		{[]string{"-d", "x", "sub", "y"}, ExitOK, "sub y", "", ""},
+		{[]string{"sub", "a", "b"}, ExitUsage, "sub a b", "", "p: too many\nRun 'p sub --help' for usage.\n"},
+		{[]string{"--nope"}, ExitUsage, "", "", "p: unknown flag: --nope\nRun 'p --help' for usage.\n"},
+		{[]string{"help", "sub"}, ExitOK, "", "Usage:\n  p sub\n\nDoes sub.\n\nFlags:\n  -d, --dir string   a directory\n", ""},
+		{[]string{"--help"}, ExitOK, "", "Usage:\n  p \n\nDoes .\n\nSubcommands (p SUBCOMMAND --help for each):\n  p sub                                sub things\n  p help [SUBCOMMAND]                  this text, or a subcommand's\n\nFlags:\n  -d, --dir string   a directory\n", ""},
+		{[]string{"help", "x"}, ExitUsage, "", "", "p: no subcommand \"x\"\nRun 'p help --help' for usage.\n"},
+	} {
+		ran = ""
+		var out, errs bytes.Buffer
+		code := p.Run(tt.args, nil, &out, &errs)
+		if code != tt.code || ran != tt.ran || out.String() != tt.out || errs.String() != tt.errs {
+			t.Errorf("%q: exit %d, ran %q, stdout %q, stderr %q; want %d, %q, %q, %q", tt.args, code, ran, out.String(), errs.String(), tt.code, tt.ran, tt.out, tt.errs)
+		}
+	}
+}

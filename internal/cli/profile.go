@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+)
+
+// TuneGC trades memory the summaries and statistics do not use for fewer collections: they
+// hold little (a few MiB of frames and shallow trees), so the heap may grow to three times
+// that, up to a soft limit of 48 MiB. GOGC and GOMEMLIMIT in the environment take precedence.
+func TuneGC() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(200)
+		debug.SetMemoryLimit(48 << 20)
+	}
+}
+
+// StartCPUProfile profiles the process into the named file until stop is called.
+func StartCPUProfile(name string) (stop func(), err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// StartHeapProfile samples allocations finely from now on; the write function it returns
+// writes the heap profile (all allocations so far, and what is in use) to the named file.
+func StartHeapProfile(name string) (write func() error) {
+	runtime.MemProfileRate = 64 << 10
+	return func() error {
+		f, err := os.Create(name)
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+}

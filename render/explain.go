@@ -1,0 +1,160 @@
+package render
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+)
+
+// The diagram's --explain rows: under each field whose encoding has parts, one row per part,
+// with its offset, size and what its bytes mean. A length-prefixed value gets its prefix
+// ("0x0b uvarint 11 → length 10", "0xffff int16 -1 → null") and then its content; a varint its
+// bytes and, when signed, the zigzag step ("0x13 → zigzag 19 → -10"); a bit field its named
+// bits. Everything comes from the node (codec.Node.Prefix, AppendRaw, Bits), so the rows
+// inside decompressed data are as complete as the others.
+
+// partMark starts the field cell of an explanation row, so that parts do not read as fields.
+const partMark = "· "
+
+// explain adds n's parts under its row.
+func (d *Diagram) explain(g *grid, frame []byte, n *codec.Node, depth int) {
+	part := func(off, size int, label, meaning string) {
+		o := fmt.Sprintf("0x%04x", off)
+		if n.Decompressed {
+			o = "d" + o
+		}
+		s := ""
+		if size > 0 {
+			s = strconv.Itoa(size)
+		}
+		cells := []cell{{text: o}, {text: s}}
+		if d.opt.Hex {
+			cells = append(cells, cell{})
+		}
+		g.add(append(cells, cell{}, cell{text: indent(depth+1) + partMark + label, style: styleDim}, cell{text: meaning, style: styleNote})...)
+	}
+	if p, ok := n.Prefix(); ok {
+		label, meaning := prefixMeaning(frame, n, p)
+		part(p.Offset, p.Size, label, meaning)
+		// The content of an array or a tagged section is its elements, rows of their own.
+		leaf := !n.Type.IsArray() && n.Type != wire.TaggedFields && len(n.Children) == 0
+		if start, size := n.Content(); leaf && !n.Null() && p.Known {
+			part(start, size, "content", contentMeaning(n, size))
+		}
+	}
+	if n.Type.IsVarint() {
+		part(n.Offset, n.Size, "bytes", varintMeaning(n.AppendRaw(nil), n.Type, n.Value))
+	}
+	if v, ok := n.Value.(int64); ok && n.Bits != wire.NoBits {
+		for _, b := range n.Bits.Bits(v) {
+			if n.Bits == wire.ACLOperations && b.Value == 0 {
+				continue // a set of operations: the ones in it
+			}
+			label := fmt.Sprintf("bit %d", b.Low)
+			if b.High > b.Low {
+				label = fmt.Sprintf("bits %d-%d", b.Low, b.High)
+			}
+			meaning := fmt.Sprintf("%s = %d", b.Name, b.Value)
+			if b.Meaning != "" {
+				meaning += " (" + b.Meaning + ")"
+			}
+			part(n.Offset, 0, label, meaning)
+		}
+	}
+}
+
+// hexBytes writes bytes as one hex number, as a teacher points at them: 0x0b, 0xffff.
+func hexBytes(b []byte) string { return "0x" + hex.EncodeToString(b) }
+
+// prefixMeaning is the label and the text of a prefix row: its bytes, its encoding and value,
+// and what the value says.
+func prefixMeaning(frame []byte, n *codec.Node, p codec.PrefixInfo) (label, meaning string) {
+	label = "length"
+	if n.Type.IsArray() || n.Type == wire.TaggedFields {
+		label = "count"
+	}
+	if !p.Known {
+		// The decode stopped at this prefix: show its bytes where the frame has them.
+		s := p.Encoding.String()
+		if !n.Decompressed && p.Offset >= 0 && p.Offset+p.Size <= len(frame) {
+			s = hexBytes(frame[p.Offset:p.Offset+p.Size]) + " " + s
+		}
+		return label, s + " → more than the bytes left (see the warning)"
+	}
+	raw := n.AppendPrefix(nil)
+	var b strings.Builder
+	b.WriteString(hexBytes(raw))
+	b.WriteString(" ")
+	b.WriteString(p.Encoding.String())
+	if p.Encoding == wire.VarintPrefix {
+		fmt.Fprintf(&b, " → zigzag %d → %d", wire.ZigzagEncode(p.Value)&0xffffffff, p.Value)
+	} else {
+		fmt.Fprintf(&b, " %d", p.Value)
+	}
+	length, null := n.Type.Length(p.Value)
+	switch {
+	case null:
+		b.WriteString(" → null")
+	case n.Type == wire.TaggedFields && length == 0:
+		b.WriteString(" → no tagged fields")
+	case n.Type == wire.TaggedFields:
+		fmt.Fprintf(&b, " → %d tagged field%s", length, plural(int(length)))
+	case n.Type.IsArray():
+		if n.Type.PlusOne() {
+			fmt.Fprintf(&b, " → count %d", length)
+		} else {
+			fmt.Fprintf(&b, " → %d element%s", length, plural(int(length)))
+		}
+	case n.Type.PlusOne():
+		fmt.Fprintf(&b, " → length %d", length)
+	default:
+		fmt.Fprintf(&b, " → %d byte%s", length, plural(int(length)))
+	}
+	return label, b.String()
+}
+
+// contentMeaning says what the content of a leaf with a prefix is.
+func contentMeaning(n *codec.Node, size int) string {
+	s := fmt.Sprintf("%d byte%s", size, plural(size))
+	switch {
+	case n.Secret:
+		return s + ", redacted"
+	case n.Type.IsString():
+		return s + " of UTF-8"
+	case n.Type.IsRecords():
+		return s + " of record batches"
+	}
+	return s
+}
+
+// varintMeaning is the text of a varint's bytes row: the bytes, their 7-bit groups when there
+// are several, the unsigned number, and for a signed varint the zigzag step to its value.
+func varintMeaning(raw []byte, t wire.Type, v any) string {
+	var b strings.Builder
+	b.WriteString(hexBytes(raw))
+	if len(raw) > 1 {
+		b.WriteString(" (7-bit groups, low first:")
+		for i, c := range raw {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %d", c&0x7f)
+		}
+		b.WriteString(")")
+	}
+	value, _ := v.(int64)
+	if t.Zigzag() {
+		u := wire.ZigzagEncode(value)
+		if t == wire.Varint {
+			u &= 0xffffffff
+		}
+		fmt.Fprintf(&b, " → zigzag %d → %d", u, value)
+	} else {
+		fmt.Fprintf(&b, " → uvarint %d", value)
+	}
+	return b.String()
+}

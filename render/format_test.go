@@ -1,0 +1,46 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestFormatLists: every format is named once in the records defaults, under its own depth,
+// and the schema formats are those that lay out schemas, in the table's order.
+func TestFormatLists(t *testing.T) {
+	s := RecordsDefaults(Formats())
+	under := map[string]string{} // format name -> depth
+	for _, part := range strings.Split(strings.TrimPrefix(s, "default "), "; ") {
+		depth, names, ok := strings.Cut(part, " for ")
+		if !ok {
+			t.Fatalf("%q: %q is not DEPTH for FORMATS", s, part)
+		}
+		for _, n := range strings.Split(strings.ReplaceAll(names, " and ", ", "), ", ") {
+			if _, dup := under[n]; dup {
+				t.Errorf("%q names %s twice", s, n)
+			}
+			under[n] = depth
+		}
+	}
+	for _, f := range Formats() {
+		if under[f.Name] != f.Records {
+			t.Errorf("%q: %s is under %q, want %q", s, f.Name, under[f.Name], f.Records)
+		}
+	}
+	if len(under) != len(Formats()) {
+		t.Errorf("%q names %d formats, want %d", s, len(under), len(Formats()))
+	}
+	var want, got []string
+	for _, f := range Formats() {
+		if f.Layout != nil {
+			want = append(want, f.Name)
+		}
+	}
+	for _, f := range SchemaFormats() {
+		got = append(got, f.Name)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) == 0 {
+		t.Errorf("schema formats %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,97 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// TestTimeFormats: each -t format in summaries and diagram headings, for three messages whose
+// times are known: the first packet at 10:00:00.5, messages 1.25 s and 1.5 s after it.
+func TestTimeFormats(t *testing.T) {
+	start := time.Date(2026, 11, 29, 10, 0, 0, 500000000, time.UTC)
+	times := []time.Time{start.Add(1250 * time.Millisecond), start.Add(1500 * time.Millisecond), start.Add(1500*time.Millisecond + 7*time.Microsecond)}
+	epoch := start.Unix() // 1795946400, from date -d '2026-11-29 10:00:00 UTC' +%s
+	if epoch != 1795946400 {
+		t.Fatalf("epoch of the start = %d", epoch)
+	}
+	tests := []struct {
+		flag    string
+		summary []string // the time column of each line
+		heading []string // the time of each diagram heading
+	}{
+		{"", []string{"1.250000", "1.500000", "1.500007"},
+			[]string{"2026-11-29 10:00:01.750000 UTC", "2026-11-29 10:00:02.000000 UTC", "2026-11-29 10:00:02.000007 UTC"}},
+		{"ad", []string{"2026-11-29 10:00:01.750000", "2026-11-29 10:00:02.000000", "2026-11-29 10:00:02.000007"},
+			[]string{"2026-11-29 10:00:01.750000 UTC", "2026-11-29 10:00:02.000000 UTC", "2026-11-29 10:00:02.000007 UTC"}},
+		{"a", []string{"10:00:01.750000", "10:00:02.000000", "10:00:02.000007"},
+			[]string{"10:00:01.750000 UTC", "10:00:02.000000 UTC", "10:00:02.000007 UTC"}},
+		{"r", []string{"1.250000", "1.500000", "1.500007"},
+			[]string{"1.250000 s since the first packet", "1.500000 s since the first packet", "1.500007 s since the first packet"}},
+		{"d", []string{"0.000000", "0.250000", "0.000007"},
+			[]string{"0.000000 s since the previous message", "0.250000 s since the previous message", "0.000007 s since the previous message"}},
+		{"e", []string{"1795946401.750000", "1795946402.000000", "1795946402.000007"},
+			[]string{"1795946401.750000 (epoch)", "1795946402.000000 (epoch)", "1795946402.000007 (epoch)"}},
+	}
+	for _, tt := range tests {
+		var f TimeFormat
+		if tt.flag != "" {
+			var err error
+			if f, err = ParseTimeFormat(tt.flag); err != nil {
+				t.Fatal(err)
+			}
+			if f.String() != tt.flag {
+				t.Errorf("%q: String() = %q", tt.flag, f.String())
+			}
+		}
+		var sum, dia bytes.Buffer
+		s, d := NewSummary(&sum, f), NewDiagram(&dia, DiagramOptions{Time: f})
+		s.SetStart(start)
+		d.SetStart(start)
+		for i, tm := range times {
+			e := &Entry{Frame: i + 1, Time: tm, Stream: 4, Src: "a:1", Dst: "b:2", Request: true,
+				Msg: &codec.Message{APIKey: 18, APIName: "ApiVersions", Size: 10}}
+			if err := s.Message(e); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Message(e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		d.Close()
+		lines := strings.Split(strings.TrimSpace(sum.String()), "\n")
+		for i, l := range lines {
+			fields := strings.Fields(l)
+			// packet, time (one or two words), stream, endpoints
+			got := fields[1]
+			if tt.flag == "ad" {
+				got += " " + fields[2]
+			}
+			if got != tt.summary[i] {
+				t.Errorf("-t %q summary line %d: time %q, want %q\n%s", tt.flag, i, got, tt.summary[i], l)
+			}
+			if !strings.Contains(l, " 4 a:1 -> b:2 ") {
+				t.Errorf("-t %q summary line %d: no stream column before the endpoints: %s", tt.flag, i, l)
+			}
+		}
+		var heads []string
+		for _, l := range strings.Split(dia.String(), "\n") {
+			if strings.HasPrefix(l, "#") {
+				heads = append(heads, l)
+			}
+		}
+		for i, h := range heads {
+			want := "#" + string(rune('1'+i)) + "  " + tt.heading[i] + "  a:1 -> b:2  stream 4"
+			if h != want {
+				t.Errorf("-t %q heading %d:\n%s, want\n%s", tt.flag, i, h, want)
+			}
+		}
+	}
+	if _, err := ParseTimeFormat("x"); err == nil {
+		t.Error("-t x accepted")
+	}
+}
