@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,31 +20,33 @@ import (
 // block, and its output in the block after.
 var example = regexp.MustCompile("(?s)<!-- duckdb example: ([a-z-]+) -->\n```sql\n(.*?)```\n\n```\n(.*?)```")
 
-// TestREADMEExamples runs the README's example queries on the Parquet files of every capture
-// in pcaps/, written as the README says, and requires the output the README shows; with
+// TestREADMEExamples runs the README's example queries on the Parquet files of the captures
+// the README names, written as it says, and requires the output the README shows; with
 // -update, it writes the outputs into the README.
 func TestREADMEExamples(t *testing.T) {
 	db := open(t)
-	dir := filepath.Join(t.TempDir(), "parquet") + "/"
-	files, err := filepath.Glob(filepath.Join(root, "pcaps", "*.pcap*"))
+	readme := filepath.Join(root, "README.md")
+	text, err := os.ReadFile(readme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// As the README runs it, from the repository's root, so that the file column names
-	// pcaps/FILE.
-	args := []string{"--format", "parquet", "-o", dir}
-	for _, f := range files {
-		args = append(args, filepath.Join("pcaps", filepath.Base(f)))
+	// The captures, written as the README says, from the repository's root, so that the file
+	// column names pcaps/FILE.
+	m := regexp.MustCompile("<!-- duckdb examples: captures -->\n```\nkdissect (.*)\n```").FindSubmatch(text)
+	if m == nil {
+		t.Fatal("README.md does not say how the examples' files are written")
+	}
+	args := strings.Fields(string(m[1]))
+	dir := filepath.Join(t.TempDir(), "parquet") + "/"
+	if i := slices.Index(args, "parquet/"); i < 0 {
+		t.Fatalf("the README's command %q writes no parquet/", m[1])
+	} else {
+		args[i] = dir
 	}
 	cmd := exec.Command(kdissect, args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kdissect: %v\n%s", err, out)
-	}
-	readme := filepath.Join(root, "README.md")
-	text, err := os.ReadFile(readme)
-	if err != nil {
-		t.Fatal(err)
 	}
 	found := 0
 	updated := example.ReplaceAllFunc(text, func(block []byte) []byte {
