@@ -78,6 +78,9 @@ type Segment struct {
 	// Missing is how many bytes the IP length claims beyond what was
 	// captured.
 	Missing int
+	// Raw is the packet as the file holds it, link layer included, for
+	// writing it out again; valid only until the next call to Next.
+	Raw []byte
 }
 
 // Stats counts what a Reader has read so far. Every packet is counted in
@@ -340,6 +343,7 @@ func (r *Reader) Next() (*Segment, error) {
 		seg.Num = num
 		seg.Info = ci
 		seg.LinkType = lt
+		seg.Raw = data
 		return seg, nil
 	}
 }

@@ -195,3 +195,17 @@ func TestEncodingsLongVarint(t *testing.T) {
 		t.Errorf("offsetDelta %v, want 1", n)
 	}
 }
+
+// FuzzRecordEncodings feeds arbitrary records fields to the records decoder: every prefix and
+// varint of what it decodes says what its bytes hold (CheckEncodings).
+func FuzzRecordEncodings(f *testing.F) {
+	f.Add(handBatch(0x00))
+	f.Add(handBatch(0x82, 0x80, 0x80, 0x80, 0x70))
+	d := records.New(records.Options{MaxDecompressed: 1 << 20})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nodes, _ := d.DecodeRecords(data, 0, nil)
+		if problems, _ := codec.CheckEncodings(nodes, data); len(problems) > 0 {
+			t.Fatalf("encodings: %v", problems)
+		}
+	})
+}

@@ -498,7 +498,13 @@ func childNamed(n *Node, name string) *Node {
 // id only (Fetch v13+, Produce v13+) can be shown with names. It is not safe for concurrent use.
 type TopicNames struct {
 	names map[UUID]string
+	// all: the names of a whole capture were learnt before it is shown (LearntAll).
+	all bool
 }
+
+// LearntAll says that the names of a whole capture were learnt before its messages are
+// annotated: a topic id without a name is then named by no message of it.
+func (t *TopicNames) LearntAll() { t.all = true }
 
 // Add records topic names for topic ids, as TopicIDNames gives them.
 func (t *TopicNames) Add(names []TopicIDName) {
@@ -580,6 +586,9 @@ func (t *TopicNames) Annotate(msg *Message) {
 				n.Note = "topic " + name
 			} else {
 				n.Note = "topic name unknown (no Metadata response with this id captured before)"
+				if t.all {
+					n.Note = "topic name unknown (no message of the capture names this id)"
+				}
 			}
 		}
 		return true

@@ -30,6 +30,8 @@ type Codec struct {
 	Shallow bool
 
 	plans shallowPlans
+	// ids says which messages can name topic ids (NameScan).
+	ids idNames
 	// released holds the Nodes of released messages (Release).
 	released sync.Pool
 }

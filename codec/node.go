@@ -108,10 +108,12 @@ func (n *Node) Content() (offset, size int) {
 	return n.Offset + int(n.PrefixSize), n.Size - int(n.PrefixSize)
 }
 
-// Null reports whether n is a null string, bytes, array or records value (a null prefix).
+// Null reports whether n is a null string, bytes, array or records value: its prefix says null
+// and it has no value. (A batch's record count of -1 is written as a null array would be, but it
+// is a count that cannot be, kept as the node's value, with a warning.)
 func (n *Node) Null() bool {
 	p, ok := n.Prefix()
-	if !ok || !p.Known {
+	if !ok || !p.Known || n.Value != nil {
 		return false
 	}
 	_, null := n.Type.Length(p.Value)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,9 @@ type Config struct {
 	// Stop, when set, is called when the run stops early: at Limit, when the output cannot
 	// be written, or when Pipeline.Stop is called.
 	Stop func()
+	// Save, when set, writes the packets of every message shown to a pcapng file (-w): each
+	// capture file is read a second time for it, by Files (stdin is kept in a temporary file).
+	Save *Save
 	// Progress, when set, is called as each capture file is opened; update is then told after
 	// each packet how far the file has been read (its size is 0 when unknown), and done is
 	// called when it has been read.
@@ -78,8 +82,11 @@ type Pipeline struct {
 	// counts for the exit status and the closing line
 	messages, notices int
 	err               error
-	// names learns topic names for topic ids along the capture.
+	// names learns topic names for topic ids: from the whole of each capture file (a first
+	// pass, learnNames), and along the capture.
 	names codec.TopicNames
+	// scanCodec decodes the first pass's messages, shallow.
+	scanCodec *codec.Codec
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
 	pending map[pairKey]*render.Entry
@@ -401,6 +408,9 @@ func (p *Pipeline) show(e *render.Entry) {
 	if p.stats != nil {
 		p.stats.Add(e)
 	}
+	if p.cfg.Save != nil {
+		p.cfg.Save.shown(e)
+	}
 	p.wrote(p.out.Message(e))
 }
 
@@ -487,6 +497,9 @@ func (p *Pipeline) keep(err error) {
 // Config.Warn and reading goes on; it returns an error only when the file could not be read
 // at all or stopped early.
 func (p *Pipeline) File(name string) (packets int, err error) {
+	if p.notes || p.facts || p.filter != nil || p.stats != nil {
+		p.learnNames(name) // topic names from anywhere in the file
+	}
 	r, err := capture.Open(name)
 	if err != nil {
 		return 0, err
@@ -547,14 +560,15 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 }
 
 // Files runs capture files through the pipeline one after another, "-" naming stdin, which
-// can be read once. With several files, an output that has a method File(name string) error
+// can be read once, until Config.Limit messages are shown; with Config.Save, each file is read
+// again for it. With several files, an output that has a method File(name string) error
 // is told each name first. Each file's error goes to fail and the next file is read all the
 // same; an error telling the output stops the run.
 func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) error {
 	stdinTaken := false
 	for _, name := range names {
 		if p.stopped.Load() {
-			break
+			break // Config.Limit messages are shown, or Stop was called
 		}
 		if len(names) > 1 {
 			if fo, ok := p.out.(interface{ File(string) error }); ok {
@@ -567,10 +581,22 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 		switch {
 		case name != "-":
 			_, err = p.File(name)
+			if p.cfg.Save != nil {
+				if serr := p.save(name); serr != nil {
+					return serr
+				}
+			}
 		case stdinTaken:
 			err = fmt.Errorf("stdin (-) given twice: it can be read once")
 		default:
 			stdinTaken = true
+			if p.cfg.Save != nil {
+				var serr error
+				if err, serr = p.stdinSaved(stdin); serr != nil {
+					return serr
+				}
+				break
+			}
 			_, err = p.FileFrom(stdin, "stdin")
 		}
 		if err != nil {
@@ -578,6 +604,55 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 		}
 	}
 	return nil
+}
+
+// save reads a capture file again, for Config.Save to write the packets of the messages shown;
+// its error is one writing them.
+func (p *Pipeline) save(name string) error {
+	r, err := capture.Open(name)
+	if err != nil {
+		return nil // as the first reading found
+	}
+	defer r.Close()
+	return p.saveFrom(r)
+}
+
+func (p *Pipeline) saveFrom(r *capture.Reader) error {
+	if err := p.cfg.Save.write(r); err != nil {
+		return fmt.Errorf("writing the packets shown: %w", err)
+	}
+	return nil
+}
+
+// stdinSaved runs stdin through the pipeline for Config.Save, which must read it twice: it is
+// kept in a temporary file meanwhile. readErr is the reading's, as FileFrom's; saveErr is one
+// keeping or writing it.
+func (p *Pipeline) stdinSaved(stdin io.Reader) (readErr, saveErr error) {
+	tmp, err := os.CreateTemp("", "kdissect-stdin-*")
+	if err != nil {
+		return nil, fmt.Errorf("keeping stdin for -w: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	if _, err := io.Copy(tmp, stdin); err != nil {
+		return nil, fmt.Errorf("keeping stdin for -w: %w", err)
+	}
+	for pass := range 2 {
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("keeping stdin for -w: %w", err)
+		}
+		if pass == 0 {
+			_, readErr = p.FileFrom(tmp, "stdin")
+			continue
+		}
+		r, err := capture.NewReader(tmp, "stdin")
+		if err != nil {
+			return readErr, nil
+		}
+		defer r.Close()
+		saveErr = p.saveFrom(r)
+	}
+	return readErr, saveErr
 }
 
 // Streams reports whether any of names, as Files takes them, is a capture that arrives as it is

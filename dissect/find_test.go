@@ -1020,7 +1020,8 @@ func TestStatsNumbers(t *testing.T) {
 }
 
 // TestTopicNamesForIDs checks the note beside every topic id of Fetch v13+ and Produce v13+:
-// the name the last Metadata response before it gave for the id, or "unknown" before any.
+// the name a Metadata response anywhere in the capture file gave for the id (kdissect learns
+// the names of a whole file first), or "unknown" when none did.
 func TestTopicNamesForIDs(t *testing.T) {
 	for _, tc := range []struct {
 		file           string
@@ -1029,7 +1030,9 @@ func TestTopicNamesForIDs(t *testing.T) {
 		{"kgo-produce-fetch.pcap", true, false},
 		{"kgo-group-3brokers.pcap", true, false},
 		{"kgo-codecs.pcap", true, false},
-		{"kgo-midstream.pcap", false, true}, // starts after the client's Metadata requests
+		{"kgo-midstream.pcap", false, true},     // starts after the client's Metadata requests
+		{"kgo-late-metadata.pcap", true, false}, // a Fetch by id before the Metadata that names it
+		{"kgo-fetch-session.pcap", true, false},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			file := pcapPath(tc.file)
@@ -1037,6 +1040,7 @@ func TestTopicNamesForIDs(t *testing.T) {
 			names := map[string]string{}
 			known, unknown := 0, 0
 			var wantNames []string // the notes, in output order, for the diagram
+			// The names every Metadata response of the file gives, wherever it is.
 			for _, m := range msgs {
 				if m.api() == 3 && m.Kind == "response" {
 					for _, f := range m.Fields {
@@ -1059,6 +1063,8 @@ func TestTopicNamesForIDs(t *testing.T) {
 						}
 					}
 				}
+			}
+			for _, m := range msgs {
 				byID := (m.api() == 1 && m.version() >= 13) || (m.api() == 0 && m.version() >= 13)
 				walkFields(m.Fields, func(f *jsonField, _ string) {
 					if f.Name != "TopicId" {
@@ -1083,7 +1089,7 @@ func TestTopicNamesForIDs(t *testing.T) {
 					} else {
 						unknown++
 						if !strings.HasPrefix(f.Note, unknownTopic) {
-							t.Errorf("%v: TopicId %s, seen before any Metadata response, has note %q", m, id, f.Note)
+							t.Errorf("%v: TopicId %s, named by no Metadata response, has note %q", m, id, f.Note)
 						}
 					}
 				})

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -57,6 +58,9 @@ type testRun struct {
 	// showSecrets is --show-secrets; noCut is --max-bytes 0 (values are cut at 64 bytes
 	// otherwise, kdissect's default).
 	showSecrets, noCut bool
+	// save is -w: the file the packets of the messages shown are written to; limit is -c.
+	save  string
+	limit int
 }
 
 // withWorkers returns the run with workers and perRound set.
@@ -108,11 +112,37 @@ func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (ren
 // run is dissect writing to w and errW.
 func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
 	t.Helper()
-	p, f := r.pipeline(t, w, errW, Config{})
-	for _, file := range files {
-		if _, err := p.File(file); err != nil {
-			fmt.Fprintf(errW, "kdissect: %v\n", err)
-			code = 1
+	extra := Config{Limit: r.limit}
+	if r.save != "" {
+		out, err := os.Create(r.save)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra.Save = NewSave(out)
+		defer func() {
+			if err := extra.Save.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := out.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}()
+	}
+	p, f := r.pipeline(t, w, errW, extra)
+	fail := func(err error) {
+		fmt.Fprintf(errW, "kdissect: %v\n", err)
+		code = 1
+	}
+	if r.save != "" || r.limit > 0 {
+		// As kdissect reads them: Files reads each capture again for Save, and stops at Limit.
+		if err := p.Files(files, nil, fail); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		for _, file := range files {
+			if _, err := p.File(file); err != nil {
+				fail(err)
+			}
 		}
 	}
 	if err := p.Close(); err != nil {
@@ -133,7 +163,7 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 }
 
 // pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
-// Config that runs do not (Limit, Stop).
+// Config that runs do not (Limit, Stop, Save).
 func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
 	t.Helper()
 	sel := SelectAll()
@@ -155,7 +185,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	}
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Save: extra.Save}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}

@@ -75,59 +75,72 @@ func split(s string) []string {
 // output: same packet, correlation id, API key and version, and the same request for each
 // response.
 func TestAgainstTshark(t *testing.T) {
-	if _, err := exec.LookPath("tshark"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tshark is not installed; .ci/run should have installed it")
-		}
-		t.Skip("tshark not installed (apt-get install tshark)")
-	}
+	needTshark(t)
 	for _, file := range kafkaCaptures(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			want := tsharkMessages(t, file)
 			out, errOut, code := testRun{format: "json", ports: capturePorts}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			got := map[msgKey]map[string]any{}
-			sc := bufio.NewScanner(strings.NewReader(out))
-			sc.Buffer(nil, 64<<20)
-			for sc.Scan() {
-				var m map[string]any
-				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-					t.Fatal(err)
-				}
-				if m["kind"] != "request" && m["kind"] != "response" {
-					continue
-				}
-				got[msgKey{int(m["frame"].(float64)), int32(m["correlation_id"].(float64))}] = m
-			}
-			checked := 0
-			for k, w := range want {
-				g, ok := got[k]
-				if !ok {
-					t.Errorf("tshark sees a message in packet %d with correlation id %d; kdissect does not", k.frame, k.corr)
-					continue
-				}
-				if (g["kind"] == "request") != w.request {
-					t.Errorf("packet %d corr %d: tshark request=%v, kdissect kind %v", k.frame, k.corr, w.request, g["kind"])
-				}
-				if w.request && w.key >= 0 {
-					if int(g["api_key"].(float64)) != w.key || int(g["api_version"].(float64)) != w.version {
-						t.Errorf("packet %d corr %d: tshark says key %d v%d, kdissect %v v%v", k.frame, k.corr, w.key, w.version, g["api_key"], g["api_version"])
-					}
-				}
-				if !w.request && w.requestFrame > 0 {
-					if rf, _ := g["request_frame"].(float64); int(rf) != w.requestFrame {
-						t.Errorf("packet %d corr %d: tshark pairs it with packet %d, kdissect with %v", k.frame, k.corr, w.requestFrame, g["request_frame"])
-					}
-				}
-				checked++
-			}
-			extra := len(got) - checked
+			checked, extra := compareTshark(t, file, out)
 			t.Logf("%d messages checked against tshark; kdissect finds %d more that tshark does not dissect", checked, extra)
 			if checked == 0 {
 				t.Fatal("tshark found no Kafka message to compare")
 			}
 		})
 	}
+}
+
+// needTshark skips a test without tshark, and fails it in CI, which installs it.
+func needTshark(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("tshark"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tshark is not installed; .ci/run should have installed it")
+		}
+		t.Skip("tshark not installed (apt-get install tshark)")
+	}
+}
+
+// compareTshark cross-checks every message tshark finds in file with kdissect's JSON output
+// of it, out: same packet, correlation id, API key and version, and the same request for each
+// response. It returns how many messages were checked, and how many kdissect finds beyond.
+func compareTshark(t *testing.T, file, out string) (checked, extra int) {
+	t.Helper()
+	want := tsharkMessages(t, file)
+	got := map[msgKey]map[string]any{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["kind"] != "request" && m["kind"] != "response" {
+			continue
+		}
+		got[msgKey{int(m["frame"].(float64)), int32(m["correlation_id"].(float64))}] = m
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("tshark sees a message in packet %d with correlation id %d; kdissect does not", k.frame, k.corr)
+			continue
+		}
+		if (g["kind"] == "request") != w.request {
+			t.Errorf("packet %d corr %d: tshark request=%v, kdissect kind %v", k.frame, k.corr, w.request, g["kind"])
+		}
+		if w.request && w.key >= 0 {
+			if int(g["api_key"].(float64)) != w.key || int(g["api_version"].(float64)) != w.version {
+				t.Errorf("packet %d corr %d: tshark says key %d v%d, kdissect %v v%v", k.frame, k.corr, w.key, w.version, g["api_key"], g["api_version"])
+			}
+		}
+		if !w.request && w.requestFrame > 0 {
+			if rf, _ := g["request_frame"].(float64); int(rf) != w.requestFrame {
+				t.Errorf("packet %d corr %d: tshark pairs it with packet %d, kdissect with %v", k.frame, k.corr, w.requestFrame, g["request_frame"])
+			}
+		}
+		checked++
+	}
+	return checked, len(got) - checked
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec/wire"
 )
 
 // sink is a Handler that records everything, with testCheck for both directions.
@@ -460,5 +461,40 @@ func TestAssemblerLossBeforeFIN(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A file cut down to some frames (kdissect -w) keeps the handshake and drops the segments
+// between: read without a port, detection must see the bytes after the loss as what they are,
+// a stream that may start inside a frame, and the framer must hear of the loss. Here the
+// client's first segment after the handshake is lost and the next starts with the tail of a
+// frame.
+func TestDetectAfterLoss(t *testing.T) {
+	a, b1, c := tframe('K', 40, 0xee), tframe('K', 10, 0xee), tframe('K', 200, 0xdd)
+	bld := newBuilder(1000, 9000, true)
+	lost := bld.send(true, a[:20])
+	bld.send(true, cat(a[20:], b1)) // the tail of a, then b1
+	bld.send(false, tframe('k', 30, 0xee))
+	bld.send(true, c[:100])
+	bld.send(true, c[100:])
+	bld.fin()
+	segs := slices.DeleteFunc(slices.Clone(bld.segs), func(s tcpSeg) bool { return s.seq == lost.seq && len(s.data) > 0 && s.toServer })
+	detect := func(b []byte, strict bool) (wire.Verdict, string) { return testCheck(b, !strict), "test" }
+	h := run(t, Options{IsServerPort: func(uint16) bool { return false }, Detect: detect}, segs)
+	var toServer []string
+	for _, f := range h.frames {
+		if f.Dir == ToServer {
+			toServer = append(toServer, fmt.Sprintf("%d bytes at %d", len(f.Data), f.Offset))
+			if !bytes.Equal(f.Data, b1) && !bytes.Equal(f.Data, c) {
+				t.Errorf("a frame of the client's that is neither b1 nor c: %d bytes at %d", len(f.Data), f.Offset)
+			}
+		}
+	}
+	want := fmt.Sprintf("15 bytes at 45; %d bytes at 60", len(c))
+	if got := strings.Join(toServer, "; "); got != want {
+		t.Errorf("client frames %s, want %s (notices: %s)", got, want, h.noticeText())
+	}
+	if !strings.Contains(h.noticeText(), "20 bytes lost (not captured) at stream offset 0") {
+		t.Errorf("the loss is not reported: %s", h.noticeText())
 	}
 }

@@ -45,6 +45,12 @@ type detectBuf struct {
 	spans []span
 	// out: this direction cannot be the client's (its bytes are no Kafka request).
 	out bool
+	// lost counts the bytes lost before the first ones held (the SYN was captured, the first
+	// data segments were not: a capture cut down to some frames), at packet lostPkt: the held
+	// bytes may then start inside a frame, and the framer must be told of the gap.
+	lost     int
+	lostPkt  int
+	lostTime time.Time
 }
 
 // detect takes reassembled bytes of an undecided connection.
@@ -54,12 +60,19 @@ func (s *stream) detect(d Dir, sg gpr.ScatterGather, skip int) {
 		return
 	}
 	b := &s.pending[d]
-	if skip > 0 && len(b.data) > 0 {
-		b.out = true // bytes were lost before the first request could be judged
+	if skip > 0 {
+		if len(b.data) > 0 {
+			b.out = true // bytes were lost before the first request could be judged
+		} else {
+			b.lost += skip
+			b.lostPkt, b.lostTime = packetNum(sg.CaptureInfo(0))
+		}
 	}
+	// Held whole or not at all: bytes dropped here would be missing from the stream without a
+	// word. Past detectLimit, decide gives up on the direction.
 	if len(b.data) < detectLimit {
 		b.spans = collectSpans(b.spans, sg, length, int64(len(b.data)))
-		b.data = append(b.data, sg.Fetch(min(length, detectLimit-len(b.data)))...)
+		b.data = append(b.data, sg.Fetch(length)...)
 	}
 	s.decide()
 }
@@ -81,7 +94,9 @@ func (s *stream) decide() {
 		if len(b.data) == 0 {
 			continue
 		}
-		if s.syn[d] && looksTLS(b.data) {
+		// From the stream's first byte: its SYN was seen and nothing was lost before the data.
+		fromStart := s.syn[d] && b.lost == 0
+		if fromStart && looksTLS(b.data) {
 			if s.a.opt.TLSKeys != nil && s.a.opt.TLSKeys.Len() > 0 {
 				// TLS from the first byte, and keys to read it: the decrypted stream decides on
 				// frames as any other once the connection is open.
@@ -95,12 +110,12 @@ func (s *stream) decide() {
 			return
 		}
 		scan := 1
-		if !s.syn[d] {
+		if !fromStart {
 			scan = min(len(b.data), detectScan)
 		}
 		needMore := false
 		for i := 0; i < scan; i++ {
-			v, reason := s.a.opt.Detect(b.data[i:], i > 0 || !s.syn[d])
+			v, reason := s.a.opt.Detect(b.data[i:], i > 0 || !fromStart)
 			switch v {
 			case wire.Yes:
 				s.accept(d, reason)
@@ -108,7 +123,7 @@ func (s *stream) decide() {
 			case wire.NeedMore, wire.Weak:
 				needMore = true
 			}
-			if needMore && i == 0 && s.syn[d] {
+			if needMore && i == 0 && fromStart {
 				break
 			}
 		}
@@ -160,6 +175,14 @@ func (s *stream) accept(d Dir, reason string) {
 		f, b := s.framers[dir], s.pending[dir]
 		if !f.started {
 			f.synced = s.syn[dir]
+		}
+		if b.lost > 0 {
+			// As ReassembledSG does for a gap before the first data: the framer looks for a
+			// frame, and the held bytes' offsets start after the loss.
+			f.gap(b.lost, b.lostPkt, b.lostTime)
+			for i := range b.spans {
+				b.spans[i].off += f.base
+			}
 		}
 		if len(b.data) > 0 {
 			f.add(b.data, b.spans)

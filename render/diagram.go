@@ -187,7 +187,7 @@ func (d *Diagram) fieldCol() int {
 func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) {
 	g.add(d.fieldCells(frame, n, depth, parent, header)...)
 	if d.opt.Explain {
-		d.explain(g, frame, n, depth)
+		d.explain(g, frame, n, parent, depth)
 	}
 	if n.Type == wire.CompressedRecords && len(n.Children) > 0 && n.Children[0].Decompressed {
 		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",

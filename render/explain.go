@@ -21,7 +21,7 @@ import (
 const partMark = "· "
 
 // explain adds n's parts under its row.
-func (d *Diagram) explain(g *grid, frame []byte, n *codec.Node, depth int) {
+func (d *Diagram) explain(g *grid, frame []byte, n, parent *codec.Node, depth int) {
 	part := func(off, size int, label, meaning string) {
 		o := fmt.Sprintf("0x%04x", off)
 		if n.Decompressed {
@@ -47,7 +47,17 @@ func (d *Diagram) explain(g *grid, frame []byte, n *codec.Node, depth int) {
 		}
 	}
 	if n.Type.IsVarint() {
-		part(n.Offset, n.Size, "bytes", varintMeaning(n.AppendRaw(nil), n.Type, n.Value))
+		meaning := varintMeaning(n.AppendRaw(nil), n.Type, n.Value)
+		if v, ok := n.Value.(int64); ok && parent != nil && parent.Type == wire.TaggedField {
+			// A tagged field starts with its tag and the size of its value.
+			switch n.Name {
+			case "tag":
+				meaning += fmt.Sprintf(" → tag %d", v)
+			case "size":
+				meaning += fmt.Sprintf(" → %d byte%s of value", v, plural(int(v)))
+			}
+		}
+		part(n.Offset, n.Size, "bytes", meaning)
 	}
 	if v, ok := n.Value.(int64); ok && n.Bits != wire.NoBits {
 		for _, b := range n.Bits.Bits(v) {
@@ -97,8 +107,10 @@ func prefixMeaning(frame []byte, n *codec.Node, p codec.PrefixInfo) (label, mean
 	}
 	length, null := n.Type.Length(p.Value)
 	switch {
-	case null:
+	case null && n.Null():
 		b.WriteString(" → null")
+	case null:
+		b.WriteString(" → not a count (see the warning)")
 	case n.Type == wire.TaggedFields && length == 0:
 		b.WriteString(" → no tagged fields")
 	case n.Type == wire.TaggedFields:
@@ -132,11 +144,11 @@ func contentMeaning(n *codec.Node, size int) string {
 }
 
 // varintMeaning is the text of a varint's bytes row: the bytes, their 7-bit groups when there
-// are several, the unsigned number, and for a signed varint the zigzag step to its value.
+// are several, and the unsigned number, or for a signed varint the zigzag step to its value.
 func varintMeaning(raw []byte, t wire.Type, v any) string {
-	var b strings.Builder
-	b.WriteString(hexBytes(raw))
+	groups := ""
 	if len(raw) > 1 {
+		var b strings.Builder
 		b.WriteString(" (7-bit groups, low first:")
 		for i, c := range raw {
 			if i > 0 {
@@ -145,16 +157,15 @@ func varintMeaning(raw []byte, t wire.Type, v any) string {
 			fmt.Fprintf(&b, " %d", c&0x7f)
 		}
 		b.WriteString(")")
+		groups = b.String()
 	}
 	value, _ := v.(int64)
-	if t.Zigzag() {
-		u := wire.ZigzagEncode(value)
-		if t == wire.Varint {
-			u &= 0xffffffff
-		}
-		fmt.Fprintf(&b, " → zigzag %d → %d", u, value)
-	} else {
-		fmt.Fprintf(&b, " → uvarint %d", value)
+	if !t.Zigzag() {
+		return fmt.Sprintf("%s uvarint %d%s", hexBytes(raw), value, groups)
 	}
-	return b.String()
+	u := wire.ZigzagEncode(value)
+	if t == wire.Varint {
+		u &= 0xffffffff
+	}
+	return fmt.Sprintf("%s%s → zigzag %d → %d", hexBytes(raw), groups, u, value)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,5 +74,45 @@ func TestGoldenExplain(t *testing.T) {
 			}
 			golden(t, tt.golden, []byte(out))
 		})
+	}
+}
+
+// TestREADMEExplain: the README's --explain excerpts are the goldens' rows, so they stay what
+// the code writes.
+func TestREADMEExplain(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "### How values are encoded (`--explain`)")
+	if !ok {
+		t.Fatal("README has no --explain section")
+	}
+	section, _, _ = strings.Cut(section, "`--format summary` gives")
+	rows := map[string]bool{}
+	for _, name := range []string{"explain-fetch-v12-request.diagram", "kgo-produce-fetch.pcap.explain"} {
+		g, err := os.ReadFile(filepath.Join("testdata", "golden", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(g), "\n") {
+			rows[l] = true
+		}
+	}
+	blocks := strings.Split(section, "```")
+	n := 0
+	for i := 1; i < len(blocks); i += 2 { // the insides of the code blocks
+		for _, l := range strings.Split(strings.Trim(blocks[i], "\n"), "\n") {
+			if l == "…" {
+				continue
+			}
+			n++
+			if !rows[l] {
+				t.Errorf("README row not in the goldens: %q", l)
+			}
+		}
+	}
+	if n < 40 {
+		t.Errorf("only %d rows in the README's excerpts", n)
 	}
 }

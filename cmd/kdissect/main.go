@@ -139,6 +139,8 @@ type captureOptions struct {
 	// count and duration stop the run after so many messages, or so long (a pipe).
 	count    int
 	duration time.Duration
+	// write is -w: the packets of the messages shown are written to it.
+	write string
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
@@ -155,6 +157,7 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o.tls.register(fs)
 	o.registerOutput(fs)
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
+	fs.StringVarP(&o.write, "write", "w", "", "also write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
@@ -248,6 +251,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
+	save, saved, err := openSave(o.write, files, stderr)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	cfg.Save = save
 	p, err := dissect.New(cfg)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
@@ -285,6 +293,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	}
 	p.Close()
 	followed(p, stderr)
+	if saved != nil {
+		if err := saved(); err != nil {
+			status = cmd.Failed(stderr, "%v", err)
+		}
+	}
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.ports, o.sel.Filters()); why != "" && status == cli.ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
