@@ -40,6 +40,22 @@ type Nodes struct {
 	// nodeSlab and ptrSlab are the sizes of the last slabs made: slabs grow from small (most
 	// messages are) and keep growing after a release.
 	nodeSlab, ptrSlab int
+	// inflated holds the decompressed data of the compressed payloads among the nodes.
+	inflated []Inflated
+}
+
+// Inflated is one compressed payload of a message (a node of type wire.CompressedRecords) and
+// its decompressed bytes, to which the offsets of the payload's children count: what a hex dump
+// of the decompressed records shows.
+type Inflated struct {
+	Node *Node
+	Data []byte
+}
+
+// KeepInflated records that data is the decompressed form of the payload node n, for
+// Message.Inflated. The records decoder calls it; data must not change afterwards.
+func (a *Nodes) KeepInflated(n *Node, data []byte) {
+	a.inflated = append(a.inflated, Inflated{Node: n, Data: data})
 }
 
 // Bounds on the spare slabs a Nodes keeps, so that one giant message does not leave its
@@ -88,6 +104,8 @@ func (a *Nodes) release() {
 	a.sparePtrs = keepSpare(a.sparePtrs, a.fullPtrs, maxSparePtrs)
 	clear(a.fullNodes)
 	clear(a.fullPtrs)
+	clear(a.inflated)
+	a.inflated = a.inflated[:0]
 	a.fullNodes, a.fullPtrs, a.nodes, a.ptrs = a.fullNodes[:0], a.fullPtrs[:0], nil, nil
 }
 

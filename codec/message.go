@@ -111,6 +111,15 @@ func (c *Codec) Release(m *Message) {
 	c.released.Put(a)
 }
 
+// Inflated returns the compressed payloads of m's records with their decompressed bytes, in the
+// order they were decoded (nil after Release, or when nothing was decompressed).
+func (m *Message) Inflated() []Inflated {
+	if m.nodes == nil {
+		return nil
+	}
+	return m.nodes.inflated
+}
+
 // requestHeader is what the framer and the pairing need from a request: read without building
 // a field tree.
 type requestHeader struct {

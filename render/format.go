@@ -40,6 +40,9 @@ type Format struct {
 	Layout  func(l *Layout, w io.Writer) error
 	Diff    func(w io.Writer, a, b *Layout) error
 	Compare func(w io.Writer, c *Compared) error
+	// Page, when set, writes the schema command's layout instead of Layout: a page of every
+	// version of the message (ls, oldest first) with version show first in view.
+	Page func(w io.Writer, ls []*Layout, show int16) error
 	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
 	// blank line unless the format is Silent).
 	Stats func(s *Stats, w io.Writer) error
@@ -85,6 +88,10 @@ type Options struct {
 	MaxBytes            int
 	// Time is how summaries and diagram headings show times (-t).
 	Time TimeFormat
+	// MaxMessages is how many messages a page holds (0: no limit; kdissect's flag defaults to
+	// DefaultMaxMessages); Warn tells the user what a format left out (nil: nobody is told but the page).
+	MaxMessages int
+	Warn        func(string)
 	// NoTree: the user left the field tree out (Format.Lean).
 	NoTree bool
 	// File is the capture file read, when there is one: the Parquet rows name it (JSON lines
@@ -100,6 +107,8 @@ func Formats() []Format {
 		{Name: "summary", New: newSummary, Ext: ".txt", Needs: Needs{Facts: true}, Records: "headers"},
 		{Name: "json", New: newJSON, Ext: ".jsonl", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
+		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+			Page: WriteLayoutPage},
 		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true}, Records: "full",
 			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
@@ -150,7 +159,7 @@ func newDiscard(io.Writer, Options) Renderer { return Discard{} }
 func SchemaFormats() []Format {
 	var fs []Format
 	for _, f := range Formats() {
-		if f.Layout != nil {
+		if f.Layout != nil || f.Page != nil {
 			fs = append(fs, f)
 		}
 	}
@@ -171,7 +180,7 @@ func RecordsDefaults(fs []Format) string {
 	s := "default"
 	for i, d := range depths {
 		if i > 0 {
-			s += ";" // the lists of formats have commas
+			s += ","
 		}
 		s += " " + d + " for " + ListFormats(byDepth[d], " and ", false)
 	}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,19 @@ import (
 func TestFormatLists(t *testing.T) {
 	s := RecordsDefaults(Formats())
 	under := map[string]string{} // format name -> depth
-	for _, part := range strings.Split(strings.TrimPrefix(s, "default "), "; ") {
+	// "default full for diagram, json and html, headers for summary and none": each part starts
+	// with "DEPTH for ".
+	body := strings.TrimPrefix(s, "default ")
+	starts := regexp.MustCompile(`(?:^|, )\w+ for `).FindAllStringIndex(body, -1)
+	if len(starts) == 0 {
+		t.Fatalf("%q: no DEPTH for FORMATS", s)
+	}
+	for i, st := range starts {
+		end := len(body)
+		if i+1 < len(starts) {
+			end = starts[i+1][0]
+		}
+		part := strings.TrimPrefix(body[st[0]:end], ", ")
 		depth, names, ok := strings.Cut(part, " for ")
 		if !ok {
 			t.Fatalf("%q: %q is not DEPTH for FORMATS", s, part)
@@ -33,7 +46,7 @@ func TestFormatLists(t *testing.T) {
 	}
 	var want, got []string
 	for _, f := range Formats() {
-		if f.Layout != nil {
+		if f.Layout != nil || f.Page != nil {
 			want = append(want, f.Name)
 		}
 	}

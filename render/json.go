@@ -39,7 +39,17 @@ func NewJSON(w io.Writer) *JSON {
 
 // Message writes one line.
 func (j *JSON) Message(e *Entry) error {
-	b := append(j.line[:0], `{"frame":`...)
+	b := j.facts(j.line[:0], e)
+	b = append(b, `,"fields":`...)
+	b = j.nodes(b, e.Msg.Fields)
+	b = j.warnings(b, e.Msg.Warnings)
+	return j.flush(b)
+}
+
+// facts appends the start of a message's object, "{" and its keys from "frame" to "session":
+// what a message is, without its fields (the workshop page's list reads the same keys).
+func (j *JSON) facts(b []byte, e *Entry) []byte {
+	b = append(b, `{"frame":`...)
 	b = strconv.AppendInt(b, int64(e.Frame), 10)
 	b = append(b, `,"first_frame":`...)
 	b = strconv.AppendInt(b, int64(e.FirstFrame), 10)
@@ -86,10 +96,7 @@ func (j *JSON) Message(e *Entry) error {
 	if e.Session != nil {
 		b = j.session(b, e.Session)
 	}
-	b = append(b, `,"fields":`...)
-	b = j.nodes(b, m.Fields)
-	b = j.warnings(b, m.Warnings)
-	return j.flush(b)
+	return b
 }
 
 // head appends the keys messages and notices share, from "time" to "dst".

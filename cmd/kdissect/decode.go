@@ -61,7 +61,7 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		}
 		key, version = a.Key, int16(o.version)
 	}
-	_, out, err := o.output(stdout)
+	_, out, err := o.output(stdout, stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

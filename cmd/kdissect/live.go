@@ -74,7 +74,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	f, inner, err := o.output(stdout)
+	f, inner, err := o.output(stdout, stderr)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -55,6 +55,8 @@ type common struct {
 	lean    bool
 	toFile  bool
 	capture string
+	// maxMessages is how many messages a page holds (html).
+	maxMessages int
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
@@ -68,6 +70,7 @@ func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
 	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
 	fs.StringVarP(&c.times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
 	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
+	c.registerPage(fs)
 }
 
 // codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
@@ -99,8 +102,9 @@ func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 	return cc, nil
 }
 
-// output returns the format chosen and its renderer, writing to w.
-func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
+// output returns the format chosen and its renderer, writing to w; what it leaves out is said on
+// stderr.
+func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, error) {
 	f, err := c.lookupFormat()
 	if err != nil {
 		return f, nil, err
@@ -118,8 +122,10 @@ func (c *common) output(w io.Writer) (render.Format, render.Renderer, error) {
 			return f, nil, fmt.Errorf("-t: %v", err)
 		}
 	}
-	return f, f.New(w, render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times,
-		NoTree: c.lean, File: c.capture}), nil
+	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times,
+		NoTree: c.lean, File: c.capture}
+	c.pageOptions(&o, stderr)
+	return f, f.New(w, o), nil
 }
 
 type captureOptions struct {
@@ -220,7 +226,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
-	f, out, err := o.output(o.messagesTo(stdout))
+	f, out, err := o.output(o.messagesTo(stdout), stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

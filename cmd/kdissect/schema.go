@@ -20,6 +20,7 @@ type schemaOptions struct {
 	request, response bool
 	diff              string
 	compare           string
+	site              string
 }
 
 func schemaFlags() (*flag.FlagSet, *schemaOptions) {
@@ -33,6 +34,7 @@ func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	fs.StringVar(&o.compare, "compare", "", "list, API by API, what the definitions in `DIR` change against the built-in ones (and --schema-dir's)")
 	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
 	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
+	fs.StringVar(&o.site, "site", "", "write a static HTML reference of every API, direction and version (and the error codes) into `DIR`")
 	cli.HideDefault(fs, "version", "api-key")
 	return fs, o
 }
@@ -46,7 +48,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	// Every mistake here is in the command line, an API or version that does not exist included.
 	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
 	f, ok := render.LookupFormat(o.format)
-	if !ok || f.Layout == nil {
+	if !ok || (f.Layout == nil && f.Page == nil) {
 		return fail("unknown --format %q (%s)", o.format, render.ListFormats(render.SchemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
@@ -65,7 +67,13 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
+	if o.site != "" {
+		return o.writeSite(cmd, fs, c, stderr)
+	}
 	if fs.NArg() == 0 {
+		if f.APIs == nil {
+			return fail("--format %s draws one API (kdissect schema API --format %s), or all of them with --site DIR", f.Name, f.Name)
+		}
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail("--version, --diff, --request and --response need an API")
 		}
@@ -83,6 +91,9 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return fail("%s has no %s definition", a.Name, dir)
 	}
 	if o.diff != "" {
+		if f.Diff == nil {
+			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(diffFormats(), " or ", false))
+		}
 		if o.version >= 0 {
 			return fail("--diff names its versions; drop --version")
 		}
@@ -107,6 +118,13 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	l, err := render.LayoutAt(c, a, m, v)
 	if err != nil {
 		return fail("%v", err)
+	}
+	if f.Page != nil {
+		ls, err := render.Layouts(c, a, m)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return status(f.Page(stdout, ls, l.Version), stderr)
 	}
 	return status(f.Layout(l, stdout), stderr)
 }

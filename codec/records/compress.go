@@ -48,6 +48,7 @@ func (s *space) compressed(p, end int, id wire.Codec, what string, decode func(*
 	*s.budget -= int64(len(out))
 	in := &space{d: s.d, b: out, dec: true, anchor: s.base + p, depth: s.depth + 1, ws: s.ws, nodes: s.nodes, times: s.times, budget: s.budget}
 	n.Children = decode(in)
+	s.nodes.KeepInflated(n, out)
 	return n
 }
 

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPageCommands: the workshop page on stdout, its limit said on stderr, and the schema site
+// written where asked (the pages themselves are tested in a browser, in render/).
+func TestPageCommands(t *testing.T) {
+	out, errOut, code := kdissect(t, "--format", "html", "--max-messages", "3", "../../pcaps/kgo-produce-fetch.pcap")
+	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.HasSuffix(out, "</html>\n") {
+		t.Fatalf("exit %d, stdout %.100q..., stderr %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "the page holds the first 3 messages;") || !strings.Contains(errOut, "--max-messages") {
+		t.Errorf("stderr %q does not say what the page left out", errOut)
+	}
+	dir := filepath.Join(t.TempDir(), "site")
+	_, errOut, code = kdissect(t, "schema", "--site", dir)
+	if code != 0 || !strings.Contains(errOut, "wrote ") {
+		t.Fatalf("schema --site: exit %d, stderr %s", code, errOut)
+	}
+	for _, f := range []string{"index.html", "errors.html", "Fetch-request.html", "Fetch-response.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	out, _, code = kdissect(t, "schema", "DescribeGroups", "--version", "6", "--response", "--format", "html")
+	if code != 0 || !strings.Contains(out, "<details open><summary>DescribeGroups Response v6</summary>") {
+		t.Errorf("schema --format html: exit %d, %.200q", code, out)
+	}
+}

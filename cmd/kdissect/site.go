@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	flag "github.com/spf13/pflag"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/cli"
+	"github.com/kdissect/kdissect/render"
+)
+
+// writeSite is "kdissect schema --site DIR": the whole reference as static pages.
+func (o *schemaOptions) writeSite(cmd *cli.Command, fs *flag.FlagSet, c *codec.Codec, stderr io.Writer) int {
+	if fs.NArg() > 0 || o.version >= 0 || o.diff != "" || o.request || o.response {
+		return cmd.UsageError(stderr, "--site writes every API and version: it takes no API, --version, --diff, --request or --response")
+	}
+	n, err := render.WriteSite(o.site, c)
+	if err != nil {
+		return cmd.Failed(stderr, "schema --site: %v", err)
+	}
+	fmt.Fprintf(stderr, "kdissect: wrote %d pages to %s (open %s/index.html)\n", n, o.site, o.site)
+	return cli.ExitOK
+}
+
+// diffFormats are the formats that list the changes between versions.
+func diffFormats() []render.Format {
+	var fs []render.Format
+	for _, f := range render.Formats() {
+		if f.Diff != nil {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}

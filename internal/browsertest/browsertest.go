@@ -1,0 +1,220 @@
+// Package browsertest drives a real headless Chromium (Debian's chromium) for the tests of
+// kdissect's pages: it opens a page, records what the page wrote to its console and every
+// request it made, runs script in it and takes screenshots. Tests skip without chromium, and
+// fail without it when CI is set.
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Browser is one headless Chromium with a profile of its own.
+type Browser struct {
+	ctx    context.Context
+	cancel func()
+}
+
+// Path finds chromium, or skips t (fails it when CI is set).
+func Path(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("KDISSECT_CHROMIUM"), "/usr/bin/chromium", "chromium"} {
+		if p == "" {
+			continue
+		}
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium not found: .ci/run installs it (apt-get install chromium)")
+	}
+	t.Skip("chromium not found (apt-get install chromium): page tests skipped")
+	return ""
+}
+
+// Start starts Chromium for t; it stops when t ends.
+func Start(t testing.TB) *Browser {
+	t.Helper()
+	path := Path(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 900),
+	}
+	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		cancel()
+		acancel()
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	b := &Browser{ctx: ctx, cancel: func() { cancel(); acancel() }}
+	t.Cleanup(b.cancel)
+	return b
+}
+
+// Page is one tab, with what it logged and requested since it was opened.
+type Page struct {
+	t   testing.TB
+	ctx context.Context
+
+	mu       sync.Mutex
+	problems []string // console errors, exceptions, error entries of the browser's log
+	requests []string // the URL of every request the tab made
+	// Took is how long the page took to load (navigation to the load event).
+	Took time.Duration
+}
+
+// Open opens url in a new tab and waits for it to load.
+func (b *Browser) Open(t testing.TB, url string) *Page {
+	t.Helper()
+	p := &Page{t: t}
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithListener(p.listen))
+	t.Cleanup(cancel)
+	p.ctx = ctx
+	// The first action attaches the tab for as long as ctx lives: it must not be given a
+	// context with a timeout, which would end the tab with it.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	start := time.Now()
+	tctx, tcancel := context.WithTimeout(ctx, 90*time.Second)
+	defer tcancel()
+	if err := chromedp.Do(tctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("opening %s: %v", url, err)
+	}
+	p.Took = time.Since(start)
+	return p
+}
+
+// Navigate loads url in the same tab, forgetting what the tab logged and requested before.
+func (p *Page) Navigate(url string) {
+	p.t.Helper()
+	p.mu.Lock()
+	p.problems, p.requests = nil, nil
+	p.mu.Unlock()
+	ctx, cancel := context.WithTimeout(p.ctx, 90*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		p.t.Fatalf("opening %s: %v", url, err)
+	}
+	p.Took = time.Since(start)
+}
+
+func (p *Page) listen(ev any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch ev := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if ev.Type == "error" || ev.Type == "assert" {
+			var parts []string
+			for _, a := range ev.Args {
+				parts = append(parts, string(a.Value)+a.Description)
+			}
+			p.problems = append(p.problems, "console."+string(ev.Type)+": "+strings.Join(parts, " "))
+		}
+	case *runtime.EventExceptionThrown:
+		d := ev.ExceptionDetails
+		s := d.Text
+		if d.Exception != nil {
+			s += " " + d.Exception.Description
+		}
+		p.problems = append(p.problems, "exception: "+s)
+	case *log.EventEntryAdded:
+		if ev.Entry.Level == log.EntryLevelError {
+			p.problems = append(p.problems, "log ("+string(ev.Entry.Source)+"): "+ev.Entry.Text+" "+ev.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		p.requests = append(p.requests, ev.Request.URL)
+	}
+}
+
+// Problems returns the console errors, uncaught exceptions and error entries of the browser's
+// log (refused requests, policy violations) so far.
+func (p *Page) Problems() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.problems...)
+}
+
+// Requests returns the URLs of the requests the tab made so far, the page's own included.
+func (p *Page) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
+}
+
+// Check fails the test for every problem, and for every request to a URL that allowed does
+// not accept.
+func (p *Page) Check(allowed func(url string) bool) {
+	p.t.Helper()
+	for _, s := range p.Problems() {
+		p.t.Errorf("page problem: %s", s)
+	}
+	for _, u := range p.Requests() {
+		if !allowed(u) {
+			p.t.Errorf("the page made a request to %s", u)
+		}
+	}
+}
+
+// Eval runs script in the page and decodes its JSON result into out (nil: ignored).
+func (p *Page) Eval(script string, out any) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 2*time.Minute)
+	defer cancel()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](script, chromedp.EvalAwaitPromise))
+	if err != nil {
+		p.t.Fatalf("evaluating %.80q: %v", script, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			p.t.Fatalf("evaluating %.80q: result %.200s: %v", script, raw, err)
+		}
+	}
+}
+
+// Screenshot writes a PNG of the viewport, width x height CSS pixels, to path.
+func (p *Page) Screenshot(path string, width, height int64) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		p.t.Fatal(err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// Context is the tab's chromedp context, for actions this package does not wrap.
+func (p *Page) Context() context.Context { return p.ctx }

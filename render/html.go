@@ -1,0 +1,379 @@
+package render
+
+import (
+	"bufio"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+)
+
+// DefaultMaxMessages is how many messages a workshop page holds unless the user says: enough
+// for any capture a workshop looks at, few enough that Chromium opens the page in seconds.
+const DefaultMaxMessages = 5000
+
+// HTML writes the workshop page: one self-contained file (style, script and data inline, no
+// request leaving it) with the message list, and for the selected message its wire diagram,
+// field tree and hex dumps, linked both ways. Messages are embedded compactly as they come
+// (see PageMessage) and drawn by the page's script when selected, so a page of thousands of
+// messages opens quickly; past MaxMessages, messages are counted and left out, and the page
+// and Warn say so.
+type HTML struct {
+	w     *bufio.Writer
+	opt   Options
+	pm    PageMessages
+	n     int // messages written
+	left  int // messages left out
+	begun bool
+	// notices are written after the messages, with the page's closing data.
+	notices []*Notice
+	file    string
+	err     error
+}
+
+// NewHTML writes a page to w.
+func NewHTML(w io.Writer, o Options) *HTML {
+	return &HTML{w: bufio.NewWriterSize(w, 64<<10), opt: o, pm: PageMessages{MaxBytes: o.MaxBytes}}
+}
+
+func newHTML(w io.Writer, o Options) Renderer { return NewHTML(w, o) }
+
+func (h *HTML) begin() {
+	if h.begun {
+		return
+	}
+	h.begun = true
+	h.w.WriteString(pageHead("kdissect", pageFile))
+	h.w.WriteString(`<script type="application/json" id="kd-msgs">[`)
+}
+
+// Message embeds one message, or counts it as left out past the limit.
+func (h *HTML) Message(e *Entry) error {
+	h.begin()
+	if h.opt.MaxMessages > 0 && h.n >= h.opt.MaxMessages {
+		h.left++
+		return h.err
+	}
+	if h.n > 0 {
+		h.w.WriteByte(',')
+	}
+	h.n++
+	_, err := h.w.Write(h.pm.Append(nil, e, h.file))
+	return err
+}
+
+// Notice is kept for the end of the page, where the list of notices is written.
+func (h *HTML) Notice(n *Notice) error {
+	c := *n
+	h.notices = append(h.notices, &c)
+	return nil
+}
+
+// File says that the messages that follow come from the named capture file.
+func (h *HTML) File(name string) error {
+	h.file = name
+	return nil
+}
+
+// Flush writes out what is buffered (the page is complete only after Close).
+func (h *HTML) Flush() error { return h.w.Flush() }
+
+// Close ends the data, writes the notices and the count of messages left out, and the script.
+func (h *HTML) Close() error {
+	h.begin()
+	b := []byte("]</script>\n")
+	b = append(b, `<script type="application/json" id="kd-meta">{"limit":`...)
+	b = strconv.AppendInt(b, int64(h.opt.MaxMessages), 10)
+	b = append(b, `,"left_out":`...)
+	b = strconv.AppendInt(b, int64(h.left), 10)
+	b = append(b, `,"notices":[`...)
+	for i, n := range h.notices {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"frame":`...)
+		b = strconv.AppendInt(b, int64(n.Frame), 10)
+		b = append(b, `,"time":`...)
+		b = appendJSString(b, n.Time.UTC().Format(time.RFC3339Nano))
+		b = append(b, `,"stream":`...)
+		b = strconv.AppendInt(b, int64(n.Stream), 10)
+		b = append(b, `,"src":`...)
+		b = appendJSString(b, n.Src)
+		b = append(b, `,"dst":`...)
+		b = appendJSString(b, n.Dst)
+		b = append(b, `,"text":`...)
+		b = appendJSString(b, n.Text)
+		b = append(b, '}')
+	}
+	b = append(b, "]}</script>\n"...)
+	h.w.Write(b)
+	h.w.WriteString(pageFoot())
+	if h.left > 0 && h.opt.Warn != nil {
+		h.opt.Warn(LeftOut(h.left, h.opt.MaxMessages))
+	}
+	return h.w.Flush()
+}
+
+// LeftOut says how many messages a page left out past its limit, and how to see them.
+func LeftOut(left, limit int) string {
+	return fmt.Sprintf("the page holds the first %d messages; %d more were left out: narrow the capture with filters (--api, --stream, --topic, --client-id, --errors, ...) or raise --max-messages", limit, left)
+}
+
+// PageMessages encodes messages for the workshop page's script: one JSON object per message
+// with the JSON lines' keys for its facts, plus its title, its field tree in compact form and
+// its bytes (redacted) in base64, with the decompressed bytes of each compressed batch. The
+// live page (package serve) sends the same objects.
+//
+// A node is an array [name, type, offset, size, value, flags, about, pane, children...]: the
+// strings are indexes into the message's table "s" (0 is the empty string); flags are the
+// Flag* bits; pane is 0 for the frame's bytes and k for the k-th decompressed payload ("z").
+type PageMessages struct {
+	// MaxBytes cuts byte and string values longer than this in the shown values (0: never);
+	// the bytes themselves are always whole in the hex dump.
+	MaxBytes int
+	strs     map[string]int
+	list     []string
+	json     *JSON
+}
+
+// The bits of a page node's flags.
+const (
+	FlagNullable     = 1 << iota // the definition allows null at this version ("?")
+	FlagError                    // a non-zero error code
+	FlagSecret                   // a redacted value
+	FlagDecompressed             // inside decompressed data: the offset counts in pane k
+	FlagHeader                   // a field of the size prefix or the header
+)
+
+// Append appends the JSON object of e to b. file names the capture it came from ("" for one).
+func (p *PageMessages) Append(b []byte, e *Entry, file string) []byte {
+	m := e.Msg
+	if p.strs == nil {
+		p.strs = map[string]int{}
+		p.json = NewJSON(io.Discard)
+	}
+	clear(p.strs)
+	p.list = append(p.list[:0], "")
+	p.strs[""] = 0
+
+	// The facts are the JSON lines' own, made safe inside a script element.
+	p.json.file = file
+	from := len(b)
+	b = p.json.facts(b, e)
+	b = escapeForScript(b, from)
+	if hasError(m.Fields) {
+		b = append(b, `,"error":true`...)
+	}
+	b = append(b, `,"title":`...)
+	b = appendJSString(b, title(e))
+	b = append(b, `,"header_version":`...)
+	b = strconv.AppendInt(b, int64(m.HeaderVersion), 10)
+	b = append(b, `,"warnings":[`...)
+	for i, w := range m.Warnings {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSString(b, w.String())
+	}
+	b = append(b, ']')
+
+	inflated := m.Inflated()
+	panes := map[*codec.Node]int{}
+	for i, in := range inflated {
+		panes[in.Node] = i + 1
+	}
+	d := &Diagram{opt: DiagramOptions{MaxBytes: p.MaxBytes}}
+	b = append(b, `,"f":`...)
+	b = p.nodes(b, d, m, m.Fields, nil, 0, panes, true)
+
+	b = append(b, `,"b":"`...)
+	b = base64.StdEncoding.AppendEncode(b, e.Redacted())
+	b = append(b, `","z":[`...)
+	for i, in := range inflated {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"at":`...)
+		b = strconv.AppendInt(b, int64(in.Node.Offset), 10)
+		b = append(b, `,"codec":`...)
+		b = appendJSString(b, fmt.Sprint(in.Node.Value))
+		b = append(b, `,"b":"`...)
+		b = base64.StdEncoding.AppendEncode(b, redactInflated(in))
+		b = append(b, `"}`...)
+	}
+	b = append(b, `],"s":[`...)
+	for i, s := range p.list {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSString(b, s)
+	}
+	return append(b, "]}"...)
+}
+
+// redactInflated masks the bytes of secret nodes inside decompressed data, as Message.Redact
+// does in the frame: records hold none today, and a page must not show one if they ever do.
+func redactInflated(in codec.Inflated) []byte {
+	out := in.Data
+	codec.Walk(in.Node.Children, func(n *codec.Node, _ int) bool {
+		if n.Secret && n.Offset >= 0 && n.Offset+n.Size <= len(in.Data) {
+			if &out[0] == &in.Data[0] {
+				out = append([]byte(nil), in.Data...)
+			}
+			for i := n.Offset; i < n.Offset+n.Size; i++ {
+				out[i] = '*'
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func hasError(ns []*codec.Node) bool {
+	found := false
+	codec.Walk(ns, func(n *codec.Node, _ int) bool {
+		if codec.IsErrorCode(n) {
+			if v, ok := n.Value.(int64); ok && v != 0 {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (p *PageMessages) str(s string) int {
+	if i, ok := p.strs[s]; ok {
+		return i
+	}
+	i := len(p.list)
+	p.strs[s] = i
+	p.list = append(p.list, s)
+	return i
+}
+
+func (p *PageMessages) nodes(b []byte, d *Diagram, m *codec.Message, ns []*codec.Node, parent *codec.Node, pane int, panes map[*codec.Node]int, top bool) []byte {
+	b = append(b, '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		value, _ := d.value(n, parent)
+		flags := 0
+		if n.Def != nil && n.Def.NullableVersions.Contains(m.Version) && !(parent != nil && parent.Def == n.Def) {
+			flags |= FlagNullable
+		}
+		if codec.IsErrorCode(n) {
+			if v, ok := n.Value.(int64); ok && v != 0 {
+				flags |= FlagError
+			}
+		}
+		if n.Secret {
+			flags |= FlagSecret
+		}
+		if n.Decompressed {
+			flags |= FlagDecompressed
+		}
+		if top && i < m.HeaderFields {
+			flags |= FlagHeader
+		}
+		about := ""
+		if n.Def != nil && !(parent != nil && parent.Def == n.Def) {
+			about = n.Def.About
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(p.str(n.Name)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(p.str(n.Type.String())), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(n.Offset), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(n.Size), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(p.str(value)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(flags), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(p.str(about)), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(pane), 10)
+		if len(n.Children) > 0 {
+			inner := pane
+			if k, ok := panes[n]; ok && n.Type == wire.CompressedRecords {
+				inner = k
+			}
+			b = append(b, ',')
+			b = p.nodes(b, d, m, n.Children, n, inner, panes, false)
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// escapeForScript escapes <, > and & in the JSON text b[from:] (they occur only inside its
+// strings), so that no value can close the script element that holds it.
+func escapeForScript(b []byte, from int) []byte {
+	n := 0
+	for _, c := range b[from:] {
+		if c == '<' || c == '>' || c == '&' {
+			n++
+		}
+	}
+	if n == 0 {
+		return b
+	}
+	const hexd = "0123456789abcdef"
+	out := make([]byte, 0, len(b)+5*n)
+	out = append(out, b[:from]...)
+	for _, c := range b[from:] {
+		if c == '<' || c == '>' || c == '&' {
+			out = append(out, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xf])
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// appendJSString appends s as a JSON string that is also safe inside an HTML script element:
+// <, > and & are escaped, as are U+2028 and U+2029 and invalid UTF-8 (as U+FFFD).
+func appendJSString(b []byte, s string) []byte {
+	const hexd = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, `\u202`...)
+			b = append(b, hexd[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
