@@ -42,5 +42,8 @@ func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, e
 		return nil, fmt.Errorf("--records %q: full, headers or none", o.Records)
 	}
 	c.ShowSecrets = o.ShowSecrets
+	// Records wait to be decoded until they are written, by a format that expands them; a
+	// filter on bodies reads the whole tree first.
+	c.LazyRecords = f.Needs.Expands && !o.Trees
 	return c, nil
 }

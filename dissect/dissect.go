@@ -295,6 +295,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
 	if e.Msg != nil && d.facts {
+		e.Msg.Expand()         // facts, filters and statistics read the records
 		facts := e.Msg.Facts() // a raw SASL token's too: its user
 		e.Facts = &facts
 	}

@@ -59,6 +59,10 @@ type Needs struct {
 	// Facts: the message facts (topics, groups, errors, record counts); filters and statistics
 	// ask for them too.
 	Facts bool
+	// Expands: the renderer expands records fields itself as it writes them
+	// (codec.Message.ExpandRecords), so they may be left unexpanded until then
+	// (codec.Codec.LazyRecords) and a big message is never held as a whole tree.
+	Expands bool
 }
 
 // Lean is what a format reads without the field tree.
@@ -102,10 +106,10 @@ type Options struct {
 // Formats is the table of output formats, the default first.
 func Formats() []Format {
 	return []Format{
-		{Name: "diagram", New: newDiagram, Ext: ".txt", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+		{Name: "diagram", New: newDiagram, Ext: ".txt", Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
 			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable, Compare: CompareText},
 		{Name: "summary", New: newSummary, Ext: ".txt", Needs: Needs{Facts: true}, Records: "headers"},
-		{Name: "json", New: newJSON, Ext: ".jsonl", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+		{Name: "json", New: newJSON, Ext: ".jsonl", Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
