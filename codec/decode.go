@@ -22,6 +22,9 @@ type decoder struct {
 	failed   bool
 	nodes    *Nodes
 	show     bool // show secrets
+	// lazyRecords, when set, receives the records fields instead of their decoding (see
+	// Codec.LazyRecords).
+	lazyRecords *[]lazyRecords
 }
 
 // Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
@@ -451,6 +454,9 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	switch {
 	case k == schema.String:
 		n.Value = string(b)
+	case k == schema.Records && d.lazyRecords != nil && len(b) > 0:
+		d.lazy(n, b)
+		n.Value = int64(len(b))
 	case k == schema.Records && d.records != nil && len(b) > 0:
 		var ws []Warning
 		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b), d.nodes)

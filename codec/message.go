@@ -28,6 +28,10 @@ type Codec struct {
 	// never show the field tree: summaries, statistics, filters. Secrets are not redacted in
 	// a shallow tree, because their fields are not in it: Message.Redact does not mask them.
 	Shallow bool
+	// LazyRecords leaves records fields unexpanded in full decodes, to be expanded when they
+	// are shown (see lazy.go): for renderers that expand them (Message.ExpandRecords). Others
+	// call Message.Expand first. Shallow decodes ignore it.
+	LazyRecords bool
 
 	plans shallowPlans
 	// ids says which messages can name topic ids (NameScan).
@@ -68,6 +72,11 @@ type Message struct {
 	nodes *Nodes
 	// def is the body's definition (nil when the API key has none), for HeaderReason.
 	def *schema.Message
+	// lazy are the records fields left unexpanded (Codec.LazyRecords), in decode order;
+	// records decodes them and lazyNext is where ExpandRecords looks first.
+	lazy     []lazyRecords
+	records  RecordsDecoder
+	lazyNext int
 }
 
 // HeaderReason says why m's header has the version it has: the API version's place in the
@@ -103,7 +112,7 @@ func (m *Message) HeaderReason() string {
 // values taken from the nodes stay valid.
 func (c *Codec) Release(m *Message) {
 	a := m.nodes
-	m.nodes, m.Fields = nil, nil
+	m.nodes, m.Fields, m.lazy = nil, nil, nil
 	if a == nil {
 		return // a tree made without a Nodes (SASL tokens, unexplained responses)
 	}
@@ -266,6 +275,9 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	}
 	m.nodes = a
 	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets}
+	if c.LazyRecords && !c.Shallow && c.Records != nil {
+		d.lazyRecords, m.records = &m.lazy, c.Records
+	}
 	if !d.need(4, "message_size", wire.Int32) {
 		m.HeaderFields = len(m.Fields)
 		return

@@ -45,6 +45,8 @@ type Node struct {
 	// badPrefix marks a node whose prefix says something its content does not show: a length
 	// beyond the bytes left, or below -1. Decoding stopped there.
 	badPrefix bool
+	// later marks a records field whose records are decoded when shown (Unexpanded).
+	later bool
 	// The small fields above fill what would otherwise be padding before Offset: a Node is
 	// 104 bytes with or without them (TestNodeSize).
 	Offset int
@@ -63,11 +65,19 @@ type Node struct {
 // Head is the number of bytes of n that belong to no child: the length or count prefix of a
 // string, array or tagged section, or all of n for a leaf.
 func (n *Node) Head() int {
+	if n.later {
+		return int(n.PrefixSize) // its records start after the prefix
+	}
 	if len(n.Children) == 0 || n.Type == wire.CompressedRecords {
 		return n.Size
 	}
 	return n.Children[0].Offset - n.Offset
 }
+
+// Unexpanded reports whether n is a records field whose records are decoded only when they are
+// shown (Codec.LazyRecords): it has children, but they are not in Children; Message.ExpandRecords
+// gives them.
+func (n *Node) Unexpanded() bool { return n.later }
 
 // PrefixInfo describes the length or count at the start of a node.
 type PrefixInfo struct {

@@ -20,7 +20,8 @@ type CodecOptions struct {
 	// ShowSecrets keeps passwords, proofs and tokens visible.
 	ShowSecrets bool
 	// Trees: something besides the format reads the field tree (a display filter naming
-	// req or resp, Selection.ReadsBodies), so messages are decoded in full.
+	// req or resp, Selection.ReadsBodies), so messages are decoded in full, records too
+	// unless Records says otherwise.
 	Trees bool
 }
 
@@ -29,7 +30,10 @@ type CodecOptions struct {
 func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, error) {
 	c := codec.New(set)
 	mode := o.Records
-	if mode == "" {
+	switch {
+	case mode == "" && o.Trees:
+		mode = "full" // a filter may ask about any record
+	case mode == "":
 		mode = f.Records
 	}
 	c.Shallow = !f.Needs.Tree && !o.Trees
@@ -42,5 +46,8 @@ func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, e
 		return nil, fmt.Errorf("--records %q: full, headers or none", o.Records)
 	}
 	c.ShowSecrets = o.ShowSecrets
+	// Records wait to be decoded until they are written, by a format that expands them; a
+	// filter on bodies reads the whole tree first.
+	c.LazyRecords = f.Needs.Expands && !o.Trees
 	return c, nil
 }

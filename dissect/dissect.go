@@ -295,6 +295,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
 	if e.Msg != nil && d.facts {
+		e.Msg.Expand()         // facts, filters and statistics read the records
 		facts := e.Msg.Facts() // a raw SASL token's too: its user
 		e.Facts = &facts
 	}
@@ -497,8 +498,8 @@ func (p *Pipeline) keep(err error) {
 // Config.Warn and reading goes on; it returns an error only when the file could not be read
 // at all or stopped early.
 func (p *Pipeline) File(name string) (packets int, err error) {
-	if p.notes || p.facts || p.filter != nil || p.stats != nil {
-		p.learnNames(name) // topic names from anywhere in the file
+	if (p.notes || p.facts || p.filter != nil || p.stats != nil) && !capture.IsStreamName(name) {
+		p.learnNames(name) // topic names from anywhere in the file; a FIFO can be read once
 	}
 	r, err := capture.Open(name)
 	if err != nil {

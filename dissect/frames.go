@@ -96,6 +96,9 @@ func (fr Frames) Decode(name string, data []byte) error {
 		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
 		if e.Request {
 			e.Msg = fr.Codec.DecodeRequest(frame)
+			if fr.Warn != nil {
+				e.Msg.Expand() // a warning of its records counts too
+			}
 			if len(e.Msg.Warnings) > 0 && fr.Warn != nil {
 				if fits := responsesThatFit(fr.Codec, frame); len(fits) > 0 {
 					fr.Warn(fmt.Errorf("%s: offset %d: not a clean request; if it is a response, say which API answers it with --api and --api-version (a response does not name its API). It decodes cleanly as: %s",

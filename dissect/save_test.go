@@ -1,7 +1,9 @@
 package dissect
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -191,5 +193,39 @@ func TestLimitFiles(t *testing.T) {
 		if shown != 3 || lines != 3 || strings.Count(out.String(), "==>") != 1 || read >= total/2 {
 			t.Errorf("workers %d: %d shown, %d packets read of %d (and of a second file):\n%s", workers, shown, read, total, out.String())
 		}
+	}
+}
+
+// TestSaveStdin: a capture on stdin is kept while it is read, and written as a file would be.
+func TestSaveStdin(t *testing.T) {
+	file := pcapPath("kgo-group-3brokers.pcap")
+	dir := t.TempDir()
+	fromFile, fromStdin := filepath.Join(dir, "file.pcapng"), filepath.Join(dir, "stdin.pcapng")
+	sel := func(s *Selection) { s.APIs = []string{"Heartbeat"} }
+	want, _ := testRun{format: "summary", ports: capturePorts, sel: sel, save: fromFile}.mustDissect(t, file)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(fromStdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown strings.Builder
+	p, _ := testRun{format: "summary", ports: capturePorts, sel: sel}.pipeline(t, &shown, io.Discard, Config{Save: NewSave(out)})
+	if err := p.Files([]string{"-"}, bytes.NewReader(data), func(err error) { t.Error(err) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cfg.Save.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	a, _ := os.ReadFile(fromFile)
+	b, _ := os.ReadFile(fromStdin)
+	if shown.String() != want || len(a) < 1000 || !bytes.Equal(a, b) {
+		t.Errorf("from stdin: %d bytes written, from the file %d; shown the same: %v", len(b), len(a), shown.String() == want)
 	}
 }

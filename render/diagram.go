@@ -37,6 +37,10 @@ type Diagram struct {
 	w     *bufio.Writer
 	opt   DiagramOptions
 	clock clock
+	// msg is the message being written; scratch holds the records it expands as they are
+	// written (codec.Message.ExpandRecords).
+	msg     *codec.Message
+	scratch codec.Nodes
 }
 
 // NewDiagram writes to w.
@@ -78,18 +82,17 @@ func (d *Diagram) Message(e *Entry) error {
 	}
 	// Secrets are masked in the raw bytes too.
 	frame := e.Redacted()
+	// The fields twice: once to measure the columns, once to write them, row by row (records
+	// expanded each time), so that a big message is never held as rows.
 	g := d.newGrid()
-	for i, n := range m.Fields {
-		if d.opt.Explain && i == 1 && i < m.HeaderFields {
-			if why := m.HeaderReason(); why != "" {
-				g.note(d.fieldCol(), why, styleNote)
-			}
-		}
-		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)
+	g.measureHeld()
+	d.fields(g, frame, m)
+	g.stream(d.w)
+	d.fields(g, frame, m)
+	if g.err != nil {
+		return g.err
 	}
-	if err := g.write(d.w); err != nil {
-		return err
-	}
+	// The warnings come after the fields: expanding records adds theirs.
 	for _, w := range m.Warnings {
 		d.line("! "+w.String(), styleWarn)
 	}
@@ -183,9 +186,23 @@ func (d *Diagram) fieldCol() int {
 	return 3
 }
 
+// fields adds the rows of m's fields.
+func (d *Diagram) fields(g *grid, frame []byte, m *codec.Message) {
+	d.msg = m
+	for i, n := range m.Fields {
+		if d.opt.Explain && i == 1 && i < m.HeaderFields {
+			if why := m.HeaderReason(); why != "" {
+				g.note(d.fieldCol(), why, styleNote)
+			}
+		}
+		d.walk(g, frame, n, 0, nil, i < m.HeaderFields)
+	}
+	d.msg = nil
+}
+
 // walk adds n and its children in depth-first order.
 func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) {
-	g.add(d.fieldCells(frame, n, depth, parent, header)...)
+	g.add(d.fieldCells(g, frame, n, depth, parent, header)...)
 	if d.opt.Explain {
 		d.explain(g, frame, n, parent, depth)
 	}
@@ -193,15 +210,22 @@ func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *
 		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",
 			indent(depth+1), n.Value), styleNote)
 	}
-	for _, c := range n.Children {
+	children, lazy := n.Children, false
+	if d.msg != nil {
+		children, lazy = d.msg.ExpandRecords(n, &d.scratch)
+	}
+	for _, c := range children {
 		d.walk(g, frame, c, depth+1, n, header)
+	}
+	if lazy {
+		d.scratch.Reset()
 	}
 }
 
 func indent(depth int) string { return strings.Repeat("  ", depth) }
 
 // fieldCells is one field's line.
-func (d *Diagram) fieldCells(frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) []cell {
+func (d *Diagram) fieldCells(g *grid, frame []byte, n *codec.Node, depth int, parent *codec.Node, header bool) []cell {
 	off := fmt.Sprintf("0x%04x", n.Offset)
 	if n.Decompressed {
 		off = "d" + off
@@ -218,7 +242,10 @@ func (d *Diagram) fieldCells(frame []byte, n *codec.Node, depth int, parent *cod
 	if header {
 		nameStyle = styleDim
 	}
-	value, style := d.value(n, parent)
+	var value, style string
+	if !g.measuring() { // the value is the last column, which widens nothing
+		value, style = d.value(n, parent)
+	}
 	cells := []cell{{text: off}, {text: size}}
 	if d.opt.Hex {
 		cells = append(cells, cell{text: d.rawHex(frame, n)})
@@ -229,7 +256,7 @@ func (d *Diagram) fieldCells(frame []byte, n *codec.Node, depth int, parent *cod
 // rawHex is a leaf's bytes in hex, cut after 16 bytes; empty for containers and for nodes inside
 // decompressed data, whose bytes are not in the frame.
 func (d *Diagram) rawHex(frame []byte, n *codec.Node) string {
-	if n.Decompressed || (len(n.Children) > 0 && n.Type != wire.CompressedRecords) {
+	if n.Decompressed || ((len(n.Children) > 0 || n.Unexpanded()) && n.Type != wire.CompressedRecords) {
 		return ""
 	}
 	end := n.Offset + n.Size

@@ -41,7 +41,7 @@ func (d *Diagram) explain(g *grid, frame []byte, n, parent *codec.Node, depth in
 		label, meaning := prefixMeaning(frame, n, p)
 		part(p.Offset, p.Size, label, meaning)
 		// The content of an array or a tagged section is its elements, rows of their own.
-		leaf := !n.Type.IsArray() && n.Type != wire.TaggedFields && len(n.Children) == 0
+		leaf := !n.Type.IsArray() && n.Type != wire.TaggedFields && len(n.Children) == 0 && !n.Unexpanded()
 		if start, size := n.Content(); leaf && !n.Null() && p.Known {
 			part(start, size, "content", contentMeaning(n, size))
 		}

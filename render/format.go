@@ -51,6 +51,10 @@ type Needs struct {
 	// Facts: the message facts (topics, groups, errors, record counts); filters and statistics
 	// ask for them too.
 	Facts bool
+	// Expands: the renderer expands records fields itself as it writes them
+	// (codec.Message.ExpandRecords), so they may be left unexpanded until then
+	// (codec.Codec.LazyRecords) and a big message is never held as a whole tree.
+	Expands bool
 }
 
 // Lend reports whether a format reads neither bytes nor trees, so that frames may be lent
@@ -73,10 +77,10 @@ type Options struct {
 // Formats is the table of output formats, the default first.
 func Formats() []Format {
 	return []Format{
-		{Name: "diagram", New: newDiagram, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+		{Name: "diagram", New: newDiagram, Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
 			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable, Compare: CompareText},
 		{Name: "summary", New: newSummary, Needs: Needs{Facts: true}, Records: "headers"},
-		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},

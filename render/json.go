@@ -27,7 +27,17 @@ type JSON struct {
 	MaxBytes int
 	// file names the capture file the lines come from, when there are several (see File).
 	file string
+	// msg is the message being written; scratch holds the records it expands as they are
+	// written (codec.Message.ExpandRecords); err is the first error writing a line that is
+	// written piece by piece.
+	msg     *codec.Message
+	scratch codec.Nodes
+	err     error
 }
+
+// jsonChunk is how much of a line is built before it is written out: a big message's line is
+// written as it is made, not held whole.
+const jsonChunk = 64 << 10
 
 // NewJSON writes to w.
 func NewJSON(w io.Writer) *JSON {
@@ -41,7 +51,10 @@ func NewJSON(w io.Writer) *JSON {
 func (j *JSON) Message(e *Entry) error {
 	b := j.facts(j.line[:0], e)
 	b = append(b, `,"fields":`...)
+	j.msg, j.err = e.Msg, nil
 	b = j.nodes(b, e.Msg.Fields)
+	j.msg = nil
+	// The warnings come after the fields: expanding records adds theirs.
 	b = j.warnings(b, e.Msg.Warnings)
 	return j.flush(b)
 }
@@ -99,6 +112,18 @@ func (j *JSON) facts(b []byte, e *Entry) []byte {
 	return b
 }
 
+// spill writes out the part of the line built so far once it is long, and returns the buffer
+// to go on with.
+func (j *JSON) spill(b []byte) []byte {
+	if len(b) < jsonChunk {
+		return b
+	}
+	if _, err := j.w.Write(b); err != nil && j.err == nil {
+		j.err = err
+	}
+	return b[:0]
+}
+
 // head appends the keys messages and notices share, from "time" to "dst".
 func (j *JSON) head(b []byte, t time.Time, stream int, src, dst string) []byte {
 	b = append(b, `,"time":"`...)
@@ -139,6 +164,9 @@ func (j *JSON) flush(b []byte) error {
 	b = append(b, "}\n"...)
 	j.line = b
 	_, err := j.w.Write(b)
+	if j.err != nil {
+		err, j.err = j.err, nil
+	}
 	return err
 }
 
@@ -170,11 +198,19 @@ func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
 			b = append(b, `,"note":`...)
 			b = j.str(b, n.Note)
 		}
-		if len(n.Children) > 0 {
+		children, lazy := n.Children, false
+		if j.msg != nil {
+			children, lazy = j.msg.ExpandRecords(n, &j.scratch)
+		}
+		if len(children) > 0 {
 			b = append(b, `,"fields":`...)
-			b = j.nodes(b, n.Children)
+			b = j.nodes(b, children)
+		}
+		if lazy {
+			j.scratch.Reset()
 		}
 		b = append(b, '}')
+		b = j.spill(b)
 	}
 	return append(b, ']')
 }
@@ -222,7 +258,8 @@ func appendParts(b []byte, n *codec.Node) []byte {
 	}
 	if v, ok := n.Value.(int64); ok && n.Bits != wire.NoBits {
 		b = append(b, `,"bits":{`...)
-		for i, bit := range n.Bits.Bits(v) {
+		var buf [wire.MaxBits]wire.Bit
+		for i, bit := range n.Bits.AppendBits(buf[:0], v) {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -249,7 +286,11 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 		b = append(b, `,"encoding":"utf8"`...)
 	} else {
 		b = append(b, '"')
-		b = hex.AppendEncode(b, v)
+		for len(v) > 0 { // in pieces: the records of a big message, undecoded, are megabytes
+			k := min(len(v), jsonChunk/2)
+			b = j.spill(hex.AppendEncode(b, v[:k]))
+			v = v[k:]
+		}
 		b = append(b, `","encoding":"hex"`...)
 	}
 	if truncated {

@@ -221,10 +221,14 @@ func waitFor(t *testing.T, p *browsertest.Page, frame, i int, limit time.Duratio
 // release them).
 type collect struct{ entries *[]*render.Entry }
 
-func (c collect) Message(e *render.Entry) error { x := *e; *c.entries = append(*c.entries, &x); return nil }
-func (c collect) Notice(*render.Notice) error   { return nil }
-func (c collect) Flush() error                  { return nil }
-func (c collect) Close() error                  { return nil }
+func (c collect) Message(e *render.Entry) error {
+	x := *e
+	*c.entries = append(*c.entries, &x)
+	return nil
+}
+func (c collect) Notice(*render.Notice) error { return nil }
+func (c collect) Flush() error                { return nil }
+func (c collect) Close() error                { return nil }
 
 // TestHTTP: what the server answers besides the page: nothing else, every response with the
 // policy, the token required when set, a foreign Host refused, uploads bounded.

@@ -198,45 +198,50 @@ var aclOperations = []string{"UNKNOWN", "ANY", "ALL", "READ", "WRITE", "CREATE",
 	"CREATE_TOKENS", "DESCRIBE_TOKENS", "TWO_PHASE_COMMIT"}
 
 // Bits breaks v into the named bits of f, lowest first; nil for NoBits.
-func (f BitField) Bits(v int64) []Bit {
+func (f BitField) Bits(v int64) []Bit { return f.AppendBits(nil, v) }
+
+// MaxBits is the most groups a bit field breaks into: a buffer of this many lets AppendBits
+// allocate nothing.
+const MaxBits = 17
+
+// AppendBits appends the named bits of v to b, as Bits returns them.
+func (f BitField) AppendBits(b []Bit, v int64) []Bit {
 	group := func(name string, low, high int) Bit {
 		return Bit{Name: name, Low: low, High: high, Value: v >> low & (1<<(high-low+1) - 1)}
 	}
 	timestampType := func() Bit {
-		b := group("timestampType", 3, 3)
-		b.Meaning = "create"
-		if b.Value == 1 {
-			b.Meaning = "log-append"
+		t := group("timestampType", 3, 3)
+		t.Meaning = "create"
+		if t.Value == 1 {
+			t.Meaning = "log-append"
 		}
-		return b
+		return t
 	}
 	compression := func() Bit {
-		b := group("compression", 0, 2)
-		b.Meaning = Codec(b.Value).String()
-		return b
+		c := group("compression", 0, 2)
+		c.Meaning = Codec(c.Value).String()
+		return c
 	}
 	switch f {
 	case BatchAttributes:
-		return []Bit{compression(), timestampType(), group("isTransactional", 4, 4),
-			group("isControlBatch", 5, 5), group("hasDeleteHorizonMs", 6, 6), group("unused", 7, 15)}
+		return append(b, compression(), timestampType(), group("isTransactional", 4, 4),
+			group("isControlBatch", 5, 5), group("hasDeleteHorizonMs", 6, 6), group("unused", 7, 15))
 	case RecordAttributes:
-		return []Bit{group("unused", 0, 7)}
+		return append(b, group("unused", 0, 7))
 	case MessageAttributes:
-		return []Bit{compression(), timestampType(), group("unused", 4, 7)}
+		return append(b, compression(), timestampType(), group("unused", 4, 7))
 	case MessageAttributesV0:
-		return []Bit{compression(), group("unused", 3, 7)}
+		return append(b, compression(), group("unused", 3, 7))
 	case ACLOperations:
 		if v == math.MinInt32 {
-			return []Bit{{Name: "omitted", Low: 31, High: 31, Value: 1, Meaning: "not asked for"}}
+			return append(b, Bit{Name: "omitted", Low: 31, High: 31, Value: 1, Meaning: "not asked for"})
 		}
-		bits := make([]Bit, 0, len(aclOperations))
 		for i, name := range aclOperations {
-			bits = append(bits, group(name, i, i))
+			b = append(b, group(name, i, i))
 		}
 		if v>>len(aclOperations) != 0 {
-			bits = append(bits, group("unknown", len(aclOperations), 31))
+			b = append(b, group("unknown", len(aclOperations), 31))
 		}
-		return bits
 	}
-	return nil
+	return b
 }

@@ -229,11 +229,11 @@ const checkScript = `(function (i) {
   var more = document.querySelectorAll('#detail button');
   for (var k = 0; k < more.length; k++) more[k].click();  // draw every field and every byte
   var rows = document.querySelectorAll('#tree tr[data-offset]');
-  var fields = [], bad = [];
+  var fields = [], bad = [], shades = [], seenShade = {};
   for (var r = 0; r < rows.length; r++) {
     var depth = rows[r].querySelector('td.f').textContent.match(/^ */)[0].length / 2;
     fields.push({name: rows[r].querySelector('td.f').textContent.trim(), pane: +rows[r].dataset.pane,
-      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: depth});
+      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: depth, prefix: +(rows[r].dataset.prefix || 0)});
   }
   var els = document.querySelectorAll('#detail [data-size]');
   for (var e = 0; e < els.length; e++) {
@@ -245,7 +245,16 @@ const checkScript = `(function (i) {
     for (var h = 0; ok && h < lit.length; h++) {
       ok = +lit[h].dataset.offset === off + h && lit[h].closest('.pane').dataset.pane === pane;
     }
-    if (!ok) bad.push(el.tagName + ' ' + (el.textContent || '').slice(0, 40) + ' at ' + off + '+' + size + ' pane ' + pane + ': lit ' + lit.length);
+    var pre = document.querySelectorAll('#panes .hlp'), preWant = Math.min(+(el.dataset.prefix || 0), lit.length);
+    ok = ok && pre.length === preWant;
+    for (h = 0; ok && h < pre.length; h++) {
+      ok = +pre[h].dataset.offset === off + h && pre[h].classList.contains('hl');
+    }
+    if (ok && pre.length > 0 && pre.length < lit.length) {
+      var pair = [getComputedStyle(pre[0]).backgroundColor, getComputedStyle(lit[pre.length]).backgroundColor];
+      if (!seenShade[pair.join()]) { seenShade[pair.join()] = true; shades.push(pair); }
+    }
+    if (!ok) bad.push(el.tagName + ' ' + (el.textContent || '').slice(0, 40) + ' at ' + off + '+' + size + ' pane ' + pane + ': lit ' + lit.length + ', prefix lit ' + pre.length);
   }
   var bytes = [];
   var panes = document.querySelectorAll('.pane');
@@ -257,7 +266,7 @@ const checkScript = `(function (i) {
       bytes.push([+panes[p].dataset.pane, +spans[s].dataset.offset, sel ? +sel.dataset.n : -1]);
     }
   }
-  return {fields: fields, bad: bad, bytes: bytes, frame: +document.querySelector('#rows tr.cur').dataset.frame};
+  return {fields: fields, bad: bad, bytes: bytes, shades: shades, frame: +document.querySelector('#rows tr.cur').dataset.frame};
 })(%d)`
 
 // FieldCheck is what CheckFields found.
@@ -269,6 +278,8 @@ type FieldCheck struct {
 	Bad    []string `json:"bad"`
 	Bytes  [][3]int `json:"bytes"`
 	Frame  int      `json:"frame"`
+	// Shades are the background colours of a prefix byte and of a content byte, lit together.
+	Shades [][2]string `json:"shades"`
 }
 
 // Field is one field in depth-first order: its pane (0: the frame; k: the k-th decompressed
@@ -279,6 +290,7 @@ type Field struct {
 	Offset int    `json:"offset"`
 	Size   int    `json:"size"`
 	Depth  int    `json:"depth"`
+	Prefix int    `json:"prefix"` // bytes of its length or count prefix
 }
 
 // CheckFields selects message i of a workshop page (window.kdissect.select), then clicks
@@ -299,6 +311,9 @@ type JSONNode struct {
 	Size   int        `json:"size"`
 	Value  any        `json:"value"`
 	Fields []JSONNode `json:"fields"`
+	Prefix *struct {
+		Size int `json:"size"`
+	} `json:"prefix"`
 }
 
 // Flatten lists a JSON field tree in depth-first order, each decompressed payload's nodes in a
@@ -309,7 +324,11 @@ func Flatten(ns []JSONNode) []Field {
 	var walk func(ns []JSONNode, pane, depth int)
 	walk = func(ns []JSONNode, pane, depth int) {
 		for _, n := range ns {
-			out = append(out, Field{Name: n.Name, Pane: pane, Offset: n.Offset, Size: n.Size, Depth: depth})
+			f := Field{Name: n.Name, Pane: pane, Offset: n.Offset, Size: n.Size, Depth: depth}
+			if n.Prefix != nil {
+				f.Prefix = n.Prefix.Size
+			}
+			out = append(out, f)
 			inner := pane
 			if n.Type == "compressed_records" && len(n.Fields) > 0 {
 				panes++
@@ -344,11 +363,23 @@ func (c FieldCheck) Compare(want []Field) []string {
 	}
 	for k, w := range want {
 		g := c.Fields[k]
-		if g.Pane != w.Pane || g.Offset != w.Offset || g.Size != w.Size || g.Depth != w.Depth || !strings.HasSuffix(strings.TrimSuffix(g.Name, "?"), strings.TrimSuffix(w.Name, "?")) {
+		if g.Pane != w.Pane || g.Offset != w.Offset || g.Size != w.Size || g.Depth != w.Depth || g.Prefix != w.Prefix || !strings.HasSuffix(strings.TrimSuffix(g.Name, "?"), strings.TrimSuffix(w.Name, "?")) {
 			return []string{fmt.Sprintf("field %d: page %+v, JSON %+v", k, g, w)}
 		}
 	}
 	errs = append(errs, c.Bad...)
+	prefixed := false
+	for _, f := range want {
+		prefixed = prefixed || (f.Prefix > 0 && f.Prefix < f.Size)
+	}
+	if prefixed && len(c.Shades) == 0 {
+		errs = append(errs, "no field with a prefix lit its prefix and its content")
+	}
+	for _, s := range c.Shades {
+		if s[0] == s[1] || s[0] == "" {
+			errs = append(errs, fmt.Sprintf("a prefix and its content lit in the same shade: %q", s))
+		}
+	}
 	for _, bs := range c.Bytes {
 		if w := innermost(want, bs[0], bs[1]); w != bs[2] && w >= 0 {
 			errs = append(errs, fmt.Sprintf("byte %d of pane %d selects field %d, want %d (%+v)", bs[1], bs[0], bs[2], w, want[w]))

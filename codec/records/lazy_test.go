@@ -1,0 +1,105 @@
+package records
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/codec"
+)
+
+// lazyFrame is a Produce v9 request of three partitions whose records warn (a CRC mismatch in
+// the first and the third), with warnings of the interpreter before them (a mis-stated size
+// prefix) and after them (bytes after the body): the order of the warnings is tested.
+func lazyFrame(t *testing.T) []byte {
+	t.Helper()
+	one, _ := batchSpec{baseTimestamp: t0, codec: "zstd", records: plainRecords(3)}.build(t)
+	two, _ := batchSpec{baseOffset: 3, baseTimestamp: t0, codec: "none", records: headerRecords()}.build(t)
+	three, _ := batchSpec{baseOffset: 9, baseTimestamp: t0, codec: "gzip", records: plainRecords(2)}.build(t)
+	one[30] ^= 1 // inside the CRC's bytes: a mismatch
+	three[25] ^= 1
+	req := kmsg.ProduceRequest{Version: 9, Acks: -1, TimeoutMillis: 5000, Topics: []kmsg.ProduceRequestTopic{{
+		Topic: "orders", Partitions: []kmsg.ProduceRequestTopicPartition{
+			{Partition: 0, Records: one}, {Partition: 1, Records: two}, {Partition: 2, Records: three}}}}}
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kdissect")).AppendRequest(nil, &req, 7)
+	return append(frame, 0xde, 0xad) // two bytes the size prefix does not count
+}
+
+// treeAndWarnings writes every node with its Head, and the warnings, one per line; children
+// come from children (the tree's own, or expanded as a renderer does).
+func treeAndWarnings(m *codec.Message, children func(*codec.Node) []*codec.Node) string {
+	var b strings.Builder
+	var walk func(ns []*codec.Node, depth int)
+	walk = func(ns []*codec.Node, depth int) {
+		for _, n := range ns {
+			fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
+			walk(children(n), depth+1)
+		}
+	}
+	walk(m.Fields, 0)
+	for _, w := range m.Warnings {
+		b.WriteString(w.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestLazyRecords: a message decoded with LazyRecords, its records expanded as a renderer
+// expands them (twice, as the diagram does, into reused scratch nodes) or all at once
+// (Expand), gives the tree and the warnings, in the same order, of a decode without it.
+func TestLazyRecords(t *testing.T) {
+	frame := lazyFrame(t)
+	eager := interpreter(t)
+	own := func(n *codec.Node) []*codec.Node { return n.Children }
+	em := eager.DecodeRequest(frame)
+	want := treeAndWarnings(em, own)
+	if strings.Count(want, "mismatch") != 2 || !strings.Contains(want, "message_size says") || !strings.Contains(want, "after the end") {
+		t.Fatalf("the frame does not warn as the test needs:\n%s", want)
+	}
+
+	lazy := interpreter(t)
+	lazy.LazyRecords = true
+	m := lazy.DecodeRequest(frame)
+	if !m.Unexpanded() {
+		t.Fatal("no records field left unexpanded")
+	}
+	if r := codec.Find(m.Fields, "Records"); r == nil || !r.Unexpanded() || len(r.Children) > 0 || r.Head() != int(r.PrefixSize) {
+		t.Fatalf("records field: %+v", r)
+	}
+	if strings.Contains(fmt.Sprint(m.Warnings), "mismatch") {
+		t.Fatalf("records warned before they were expanded: %v", m.Warnings)
+	}
+	var scratch codec.Nodes
+	for pass := range 2 {
+		// Each field is written before the next is expanded: scratch is reset after each.
+		var b strings.Builder
+		var walk func(ns []*codec.Node, depth int)
+		walk = func(ns []*codec.Node, depth int) {
+			for _, n := range ns {
+				fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
+				kids, isLazy := m.ExpandRecords(n, &scratch)
+				walk(kids, depth+1)
+				if isLazy {
+					scratch.Reset()
+				}
+			}
+		}
+		walk(m.Fields, 0)
+		for _, w := range m.Warnings {
+			b.WriteString(w.String() + "\n")
+		}
+		if got := b.String(); got != want {
+			t.Fatalf("pass %d, expanded as shown:\n%s\nwant\n%s", pass, got, want)
+		}
+	}
+
+	m = lazy.DecodeRequest(frame)
+	m.Expand()
+	if m.Unexpanded() {
+		t.Fatal("Expand left fields unexpanded")
+	}
+	if got := treeAndWarnings(m, own); got != want {
+		t.Fatalf("after Expand:\n%s\nwant\n%s", got, want)
+	}
+}
