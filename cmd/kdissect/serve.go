@@ -98,7 +98,7 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 	if err := o.sel.Check(c); err != nil {
 		return fail("%v", err)
 	}
-	keys, err := o.tls.keys(o.live, stderr)
+	keys, err := cli.KeyLog(o.tls.keylog, o.live, stderr)
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
