@@ -23,6 +23,7 @@ type JSON struct {
 	line  []byte
 	other bytes.Buffer
 	enc   *json.Encoder
+	esc   *jsonEscapes
 	// MaxBytes cuts byte and string values longer than this (0: never).
 	MaxBytes int
 	// file names the capture file the lines come from, when there are several (see File).
@@ -41,7 +42,7 @@ const jsonChunk = 64 << 10
 
 // NewJSON writes to w.
 func NewJSON(w io.Writer) *JSON {
-	j := &JSON{w: bufio.NewWriter(w)}
+	j := &JSON{w: bufio.NewWriter(w), esc: newJSONEscapes()}
 	j.enc = json.NewEncoder(&j.other)
 	j.enc.SetEscapeHTML(false)
 	return j
@@ -282,7 +283,7 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 	}
 	b = append(b, `,"value":`...)
 	if codec.Printable(v) {
-		b = j.str(b, string(v))
+		b = appendString(b, v, j.esc)
 		b = append(b, `,"encoding":"utf8"`...)
 	} else {
 		b = append(b, '"')
@@ -316,18 +317,8 @@ func (j *JSON) value(b []byte, v any) []byte {
 	return j.marshal(b, v)
 }
 
-// str appends s as a JSON string. Strings of printable ASCII without quotes or backslashes,
-// almost all of them, need no escaping; the others are left to encoding/json.
-func (j *JSON) str(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return j.marshal(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// str appends s as a JSON string, escaped as encoding/json escapes it (see jsonstr.go).
+func (j *JSON) str(b []byte, s string) []byte { return appendString(b, s, j.esc) }
 
 // marshal appends encoding/json's encoding of v (HTML characters not escaped).
 func (j *JSON) marshal(b []byte, v any) []byte {
