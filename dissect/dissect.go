@@ -498,8 +498,8 @@ func (p *Pipeline) keep(err error) {
 // Config.Warn and reading goes on; it returns an error only when the file could not be read
 // at all or stopped early.
 func (p *Pipeline) File(name string) (packets int, err error) {
-	if p.notes || p.facts || p.filter != nil || p.stats != nil {
-		p.learnNames(name) // topic names from anywhere in the file
+	if (p.notes || p.facts || p.filter != nil || p.stats != nil) && !capture.IsStreamName(name) {
+		p.learnNames(name) // topic names from anywhere in the file; a FIFO can be read once
 	}
 	r, err := capture.Open(name)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"regexp"
@@ -516,5 +517,31 @@ func TestFollowPipeIdle(t *testing.T) {
 	if got != want {
 		g, w := clip(got, want)
 		t.Errorf("with the pipe open for 15 s:\n%s\nfrom the file:\n%s", g, w)
+	}
+}
+
+// TestFollowPipeBatch: an output written only at the end (Config.Batch) refuses a pipe, and
+// reads a file.
+func TestFollowPipeBatch(t *testing.T) {
+	path := pcapPath("kgo-produce-fetch.pcap")
+	var out, errOut bytes.Buffer
+	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(t, &out, &errOut, Config{Batch: true})
+	if _, err := p.File(path); err != nil {
+		t.Fatalf("a file with Batch: %v", err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go pw.Write(data)
+	_, err = p.FileFrom(pr, "stdin")
+	if !errors.Is(err, ErrNeedsFile) || !strings.HasPrefix(err.Error(), "stdin: ") {
+		t.Errorf("a pipe with Batch: %v, want stdin: %v", err, ErrNeedsFile)
 	}
 }

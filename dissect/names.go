@@ -16,7 +16,7 @@ import (
 // shows the file gives a name to every topic id the file names anywhere: a Fetch v13+ before
 // the Metadata response that names its topics too. It decodes only the messages that can name
 // topic ids, shallow, and leaves every problem for the second pass to report. Input that can
-// be read once (stdin, a live capture) is not scanned.
+// be read once (stdin, a FIFO, a live capture) is not scanned.
 func (p *Pipeline) learnNames(name string) {
 	r, err := capture.Open(name)
 	if err != nil {

@@ -163,7 +163,7 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 }
 
 // pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
-// Config that runs do not (Limit, Stop, Save).
+// Config that runs do not (Limit, Stop, Batch, Save).
 func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
 	t.Helper()
 	sel := SelectAll()
@@ -185,7 +185,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	}
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Save: extra.Save}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Batch: extra.Batch, Save: extra.Save}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}

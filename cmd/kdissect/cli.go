@@ -50,9 +50,11 @@ func subcommands() []*cli.Command {
 
 // captureCommand is kdissect without a subcommand: dissect capture files.
 func captureCommand() *cli.Command {
-	return &cli.Command{Usage: "kdissect [flags] CAPTURE...\n  kdissect [flags] -r CAPTURE [-r CAPTURE]...\n  tcpdump -w - ... | kdissect [flags] -",
+	return &cli.Command{Usage: "kdissect [flags] CAPTURE...\n  kdissect [flags] -r CAPTURE [-r CAPTURE]...\n  tcpdump -U -w - ... | kdissect [flags] -",
 		About: "Dissects pcap and pcapng captures (gzipped too; - is stdin): reassembles TCP, cuts the\n" +
-			"streams into Kafka frames, pairs responses with requests, and prints each message.",
+			"streams into Kafka frames, pairs responses with requests, and prints each message. A\n" +
+			"capture from a pipe or FIFO (tcpdump -U -w - ... | kdissect -) is dissected as it arrives,\n" +
+			"until its writer closes it, Ctrl-C, -c or --duration.",
 		Run: runCapture, Flags: func() *flag.FlagSet { fs, _ := captureFlags(); return fs }}
 }
 

@@ -3,11 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	flag "github.com/spf13/pflag"
@@ -82,12 +78,6 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
 	}
 
-	// From here on, Ctrl-C and SIGTERM end the capture cleanly (a signal that comes while the
-	// socket is set up waits in the channel).
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
-
 	lopt := capture.LiveOptions{Ports: ranges}
 	var save *capture.SaveFile
 	if o.write != "" {
@@ -102,33 +92,10 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
 	}
-	var what []string
-	if o.count > 0 {
-		what = append(what, fmt.Sprintf("%d messages", o.count))
-	}
-	if o.duration > 0 {
-		what = append(what, o.duration.String())
-	}
-	what = append(what, "Ctrl-C")
-	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, strings.Join(what, " or "))
-
-	stop := sync.OnceFunc(r.Stop)
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-signals:
-			stop()
-		case <-done:
-			return
-		}
-		// A second Ctrl-C while the capture winds down ends the process at once.
-		select {
-		case <-signals:
-			os.Exit(130)
-		case <-done:
-		}
-	}()
+	// From here on, Ctrl-C and SIGTERM end the capture cleanly.
+	stop := r.Stop
+	defer stopOnSignal(stop)()
+	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, stopWhen(o.count, o.duration, "Ctrl-C"))
 	if o.duration > 0 {
 		t := time.AfterFunc(o.duration, stop)
 		defer t.Stop()

@@ -193,6 +193,9 @@ func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr
 	if len(files) == 0 {
 		return cmd.UsageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
 	}
+	if stdinTerminal(files, stdin) {
+		return cmd.UsageError(stderr, "- reads a capture from stdin, which is a terminal: pipe one in (tcpdump -U -w - 'tcp port 9092' | kdissect -) or name a file")
+	}
 	return o.dissect(cmd, files, stdin, stdout, stderr)
 }
 

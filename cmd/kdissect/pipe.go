@@ -5,9 +5,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/kdissect/kdissect/dissect"
 )
@@ -80,4 +83,11 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 	}
 	shown, _ := p.Shown()
 	fmt.Fprintf(stderr, "kdissect: %d packets read (%d TCP), %d Kafka messages shown\n", seen.Packets, seen.TCP, shown)
+}
+
+// stdinTerminal reports whether files name stdin ("-") and stdin is a terminal, from which no
+// capture comes.
+func stdinTerminal(files []string, stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	return ok && slices.Contains(files, "-") && term.IsTerminal(int(f.Fd()))
 }
