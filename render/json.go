@@ -23,7 +23,6 @@ type JSON struct {
 	line  []byte
 	other bytes.Buffer
 	enc   *json.Encoder
-	esc   *jsonEscapes
 	// MaxBytes cuts byte and string values longer than this (0: never).
 	MaxBytes int
 	// file names the capture file the lines come from, when there are several (see File).
@@ -42,7 +41,7 @@ const jsonChunk = 64 << 10
 
 // NewJSON writes to w.
 func NewJSON(w io.Writer) *JSON {
-	j := &JSON{w: bufio.NewWriter(w), esc: newJSONEscapes()}
+	j := &JSON{w: bufio.NewWriter(w)}
 	j.enc = json.NewEncoder(&j.other)
 	j.enc.SetEscapeHTML(false)
 	return j
@@ -283,7 +282,7 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 	}
 	b = append(b, `,"value":`...)
 	if codec.Printable(v) {
-		b = appendString(b, v, j.esc)
+		b = appendJSONString(b, v)
 		b = append(b, `,"encoding":"utf8"`...)
 	} else {
 		b = append(b, '"')
@@ -317,8 +316,8 @@ func (j *JSON) value(b []byte, v any) []byte {
 	return j.marshal(b, v)
 }
 
-// str appends s as a JSON string, escaped as encoding/json escapes it (see jsonstr.go).
-func (j *JSON) str(b []byte, s string) []byte { return appendString(b, s, j.esc) }
+// str appends s as a JSON string.
+func (j *JSON) str(b []byte, s string) []byte { return appendJSONString(b, s) }
 
 // marshal appends encoding/json's encoding of v (HTML characters not escaped).
 func (j *JSON) marshal(b []byte, v any) []byte {
