@@ -42,7 +42,7 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if o.api == "" && fs.Changed("api-version") {
 		return cmd.UsageError(stderr, "--api-version goes with --api")
 	}
-	c, err := o.codec(stderr)
+	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -61,7 +61,7 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		}
 		key, version = a.Key, int16(o.version)
 	}
-	_, out, err := o.output(stdout, stderr)
+	_, out, err := o.Output(stdout, stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

@@ -23,8 +23,6 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/capture"
-	"github.com/kdissect/kdissect/codec"
-	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
@@ -34,95 +32,21 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// common holds the flags every subcommand shares.
-type common struct {
-	format    string
-	schemaDir string
-	apiKey    int
-	hex       bool
-	explain   bool
-	maxBytes  int
-	// maxDecompressed caps one batch's decompressed size; showSecrets keeps passwords visible.
-	maxDecompressed int64
-	showSecrets     bool
-	records         string
-	// times is -t, how summaries and diagram headings show times.
-	times string
-	// trees: a display filter reads the messages' bodies, so they are decoded in full.
-	trees bool
-	// lean leaves the field tree out (--no-fields); toFile: the output goes to a file the user
-	// named (-o), where a binary format may go; capture names the one capture read, if one.
-	lean    bool
-	toFile  bool
-	capture string
-	// maxMessages is how many messages a page holds (html).
-	maxMessages int
-}
+// common holds the flags every subcommand shares (cli.Common says what they ask for).
+type common struct{ cli.Common }
 
 func (c *common) register(fs *flag.FlagSet, defaultFormat string) {
-	fs.StringVar(&c.format, "format", defaultFormat, "output format: "+render.ListFormats(render.Formats(), ", or ", true))
-	fs.BoolVarP(&c.hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
-	fs.BoolVar(&c.explain, "explain", false, "diagram: under each field, how it is encoded: length and count prefixes, varint bytes and zigzag steps, named bits, why the header has its version")
-	fs.IntVar(&c.maxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
-	fs.StringVar(&c.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
-	fs.IntVar(&c.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
-	fs.Int64Var(&c.maxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
-	fs.StringVar(&c.records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
-	fs.StringVarP(&c.times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
-	fs.BoolVar(&c.showSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
-	c.registerPage(fs)
-}
-
-// codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
-// skipped, versions that differ from the built-in ones) go to stderr.
-func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
-	set, err := schema.Embedded()
-	if err != nil {
-		return nil, err
-	}
-	if c.schemaDir != "" {
-		if set, err = set.WithDir(c.schemaDir, c.apiKey); err != nil {
-			return nil, err
-		}
-		for _, n := range set.Notices() {
-			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
-		}
-	} else if c.apiKey >= 0 {
-		return nil, cli.FlagError("--api-key goes with --schema-dir")
-	}
-	// An unknown format is reported by output; until then it counts as one that shows all.
-	f, err := c.lookupFormat()
-	if err != nil {
-		f = render.Formats()[0]
-	}
-	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets, Trees: c.trees})
-	if err != nil {
-		return nil, cli.FlagError(err.Error())
-	}
-	return cc, nil
-}
-
-// output returns the format chosen and its renderer, writing to w; what it leaves out is said on
-// stderr.
-func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, error) {
-	f, err := c.lookupFormat()
-	if err != nil {
-		return f, nil, err
-	}
-	switch {
-	case f.Binary && !c.toFile:
-		return f, nil, fmt.Errorf("--format %s writes a file, not text: give -o FILE%s, or -o DIR/ for a file per capture (-o - for stdout)", f.Name, f.Ext)
-	case f.Binary && cli.IsTerminal(w):
-		return f, nil, fmt.Errorf("--format %s: not writing a binary file to a terminal", f.Name)
-	}
-	times, err := render.ParseTimeFormat(c.times)
-	if err != nil {
-		return f, nil, fmt.Errorf("-t: %v", err)
-	}
-	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times,
-		NoTree: c.lean, File: c.capture}
-	c.pageOptions(&o, stderr)
-	return f, f.New(w, o), nil
+	fs.StringVar(&c.Format, "format", defaultFormat, "output format: "+render.ListFormats(render.Formats(), ", or ", true))
+	fs.BoolVarP(&c.Hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
+	fs.BoolVar(&c.Explain, "explain", false, "diagram: under each field, how it is encoded: length and count prefixes, varint bytes and zigzag steps, named bits, why the header has its version")
+	fs.IntVar(&c.MaxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
+	fs.StringVar(&c.SchemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
+	fs.IntVar(&c.APIKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
+	fs.Int64Var(&c.MaxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
+	fs.StringVar(&c.Records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
+	fs.StringVarP(&c.Times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
+	fs.BoolVar(&c.ShowSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
+	fs.IntVar(&c.MaxMessages, "max-messages", render.DefaultMaxMessages, "html: how many messages the page holds; the others are counted and left out (0: no limit)")
 }
 
 type captureOptions struct {
@@ -221,12 +145,12 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	o.trees = o.sel.ReadsBodies()
-	c, err := o.codec(stderr)
+	o.Trees = o.sel.ReadsBodies()
+	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
-	f, out, err := o.output(o.messagesTo(stdout), stderr)
+	f, out, err := o.Output(o.messagesTo(stdout), stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

@@ -75,7 +75,7 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 	case !o.live && len(files) == 0 && o.maxUpload == 0:
 		return fail("nothing to serve: give captures, --live, or allow uploads (--max-upload)")
 	}
-	if o.format != "html" {
+	if o.Format != "html" {
 		return fail("serve shows the workshop page: --format is html")
 	}
 	if o.live && len(o.ports) == 0 {
@@ -90,8 +90,8 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 		rand.Read(b)
 		o.token = hex.EncodeToString(b)
 	}
-	o.trees = o.sel.ReadsBodies()
-	c, err := o.codec(stderr)
+	o.Trees = o.sel.ReadsBodies()
+	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -111,8 +111,8 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 		maxUpload = -1
 	}
 	warn := func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
-	cfg := serve.Config{Codec: c, Select: o.sel, MaxMessages: o.maxMessages, Keep: o.keep, MaxUpload: maxUpload,
-		MaxBytes: o.maxBytes, Token: o.token, Warn: warn}
+	cfg := serve.Config{Codec: c, Select: o.sel, MaxMessages: o.MaxMessages, Keep: o.keep, MaxUpload: maxUpload,
+		MaxBytes: o.MaxBytes, Token: o.token, Warn: warn}
 	loopback := isLoopback(host)
 	if loopback {
 		cfg.Hosts = []string{"localhost"}
