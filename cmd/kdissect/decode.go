@@ -13,7 +13,7 @@ import (
 )
 
 type decodeOptions struct {
-	common
+	cli.Common
 	api     string
 	version int
 }
@@ -21,7 +21,7 @@ type decodeOptions struct {
 func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
-	o.register(fs, render.Formats()[0].Name)
+	registerCommon(fs, &o.Common, render.Formats()[0].Name)
 	// decode has no --stats: no format hint mentions it.
 	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), " or ", false)
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")

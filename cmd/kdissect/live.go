@@ -13,7 +13,7 @@ import (
 )
 
 type liveOptions struct {
-	common
+	cli.Common
 	sel      dissect.Selection
 	tls      tlsOptions
 	ports    []string
@@ -26,7 +26,7 @@ type liveOptions struct {
 func liveFlags() (*flag.FlagSet, *liveOptions) {
 	o := &liveOptions{}
 	fs := flag.NewFlagSet("kdissect live", flag.ContinueOnError)
-	o.register(fs, "summary")
+	registerCommon(fs, &o.Common, "summary")
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")

@@ -15,7 +15,7 @@ import (
 )
 
 type schemaOptions struct {
-	common
+	cli.Common
 	version           int
 	request, response bool
 	diff              string

@@ -25,7 +25,7 @@ import (
 )
 
 type serveOptions struct {
-	common
+	cli.Common
 	sel       dissect.Selection
 	tls       tlsOptions
 	ports     []string
@@ -41,7 +41,7 @@ type serveOptions struct {
 func serveFlags() (*flag.FlagSet, *serveOptions) {
 	o := &serveOptions{}
 	fs := flag.NewFlagSet("kdissect serve", flag.ContinueOnError)
-	o.register(fs, "html")
+	registerCommon(fs, &o.Common, "html")
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve the page on; any other than loopback makes the captured traffic visible to the network (a warning says so)")
