@@ -20,7 +20,8 @@ type CodecOptions struct {
 	// ShowSecrets keeps passwords, proofs and tokens visible.
 	ShowSecrets bool
 	// Trees: something besides the format reads the field tree (a display filter naming
-	// req or resp, Selection.ReadsBodies), so messages are decoded in full.
+	// req or resp, Selection.ReadsBodies), so messages are decoded in full, records too
+	// unless Records says otherwise.
 	Trees bool
 }
 
@@ -29,7 +30,10 @@ type CodecOptions struct {
 func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, error) {
 	c := codec.New(set)
 	mode := o.Records
-	if mode == "" {
+	switch {
+	case mode == "" && o.Trees:
+		mode = "full" // a filter may ask about any record
+	case mode == "":
 		mode = f.Records
 	}
 	c.Shallow = !f.Needs.Tree && !o.Trees

@@ -71,6 +71,19 @@ func watermarks(less bool) func(p []*jsonField) bool {
 	}
 }
 
+// recordKey reports whether a message holds a record whose key is key.
+func recordKey(m *jsonMsg, key string) bool {
+	found := false
+	if m != nil {
+		walkFields(m.Fields, func(f *jsonField, _ string) {
+			if v, ok := f.Value.(string); ok && f.Name == "key" && f.Type == "varint_bytes" && v == key {
+				found = true
+			}
+		})
+	}
+	return found
+}
+
 // TestDisplayFilters runs -Y expressions, the README's among them, on real captures. Each
 // shows exactly the messages its equivalent dedicated filters show, where there are such,
 // and the messages the test selects itself from the unfiltered JSON; in JSON lines and in
@@ -103,6 +116,9 @@ func TestDisplayFilters(t *testing.T) {
 		{group3, `stream == 5 || correlation_id == 3 && api_key == 12`, nil, func(p pair) bool { return streamIs(5)(p) || corrIs(3)(p) && apiIs(12)(p) }, false},
 		{"sarama-produce-consume.pcap", `len(errors) > 0`, func(s *Selection) { s.Errors = true }, hasErrors, false},
 		{"kafkago-produce-consume.pcap", `api == "JoinGroup" && req.SessionTimeoutMs < 10000`, nil, all(apiIs(11), shortSession), false},
+		// Into records (summaries then decode them, though they show only counts).
+		{"kgo-codecs.pcap", `api == "Produce" && any(req.TopicData, any(.PartitionData, any(.Records, any(.records, .key == "k-2"))))`, nil,
+			func(p pair) bool { return apiIs(0)(p) && recordKey(p.req, "k-2") }, false},
 	}
 	unfiltered := map[string][]*jsonMsg{}
 	summaries := map[string]map[string]string{}
