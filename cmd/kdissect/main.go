@@ -247,9 +247,13 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if cfg.Keys, err = cli.KeyLog(o.tls.keylog, false, stderr); err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	save, saved, err := openSave(o.write, files, stderr)
-	if err != nil {
-		return cmd.Failed(stderr, "%v", err)
+	var save *dissect.Save
+	if o.write != "" {
+		if save, err = dissect.CreateSave(o.write, files); errors.Is(err, dissect.ErrSavingInput) {
+			return cmd.Failed(stderr, "-w %s: %v", o.write, err)
+		} else if err != nil {
+			return cmd.Failed(stderr, "%v", err)
+		}
 	}
 	cfg.Save = save
 	p, err := dissect.New(cfg)
@@ -279,9 +283,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	}
 	p.Close()
 	followed(p, stderr)
-	if saved != nil {
-		if err := saved(); err != nil {
-			status = cmd.Failed(stderr, "%v", err)
+	if save != nil {
+		if err := save.Close(); err != nil {
+			status = cmd.Failed(stderr, "-w %s: %v", o.write, err)
+		} else {
+			fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), o.write)
 		}
 	}
 	shown, _ := p.Shown()
