@@ -150,6 +150,11 @@ const (
 	FlagHeader                   // a field of the size prefix or the header
 )
 
+// FlagPrefixShift places the size of a node's length or count prefix (codec.Node.PrefixSize,
+// the JSON's prefix.size) in its flags: flags >> FlagPrefixShift. The page lights those bytes
+// in a shade of their own.
+const FlagPrefixShift = 8
+
 // Append appends the JSON object of e to b. file names the capture it came from ("" for one).
 func (p *PageMessages) Append(b []byte, e *Entry, file string) []byte {
 	m := e.Msg
@@ -282,6 +287,7 @@ func (p *PageMessages) nodes(b []byte, d *Diagram, m *codec.Message, ns []*codec
 		if top && i < m.HeaderFields {
 			flags |= FlagHeader
 		}
+		flags |= int(n.PrefixSize) << FlagPrefixShift
 		about := ""
 		if n.Def != nil && !(parent != nil && parent.Def == n.Def) {
 			about = n.Def.About

@@ -57,6 +57,9 @@ type jsonNode struct {
 	Fields []jsonNode `json:"fields"`
 	Type   string     `json:"type"`
 	Value  any        `json:"value"`
+	Prefix *struct {
+		Size int `json:"size"`
+	} `json:"prefix"`
 }
 
 type jsonMessage struct {
@@ -109,6 +112,7 @@ type flatField struct {
 	Offset int    `json:"offset"`
 	Size   int    `json:"size"`
 	Depth  int    `json:"depth"`
+	Prefix int    `json:"prefix"` // bytes of its length or count prefix
 }
 
 func flatten(ns []jsonNode) []flatField {
@@ -117,7 +121,11 @@ func flatten(ns []jsonNode) []flatField {
 	var walk func(ns []jsonNode, pane, depth int)
 	walk = func(ns []jsonNode, pane, depth int) {
 		for _, n := range ns {
-			out = append(out, flatField{Name: n.Name, Pane: pane, Offset: n.Offset, Size: n.Size, Depth: depth})
+			f := flatField{Name: n.Name, Pane: pane, Offset: n.Offset, Size: n.Size, Depth: depth}
+			if n.Prefix != nil {
+				f.Prefix = n.Prefix.Size
+			}
+			out = append(out, f)
 			inner := pane
 			if n.Type == "compressed_records" && len(n.Fields) > 0 {
 				panes++
@@ -144,17 +152,18 @@ func innermost(fs []flatField, pane, off int) int {
 
 // checkScript selects message i of the page, then clicks every field element (tree rows and
 // diagram boxes) and reports the bytes lit; then clicks every byte of every pane and reports
-// the field selected. It only reads the DOM contract: data-offset, data-size, class hl.
+// the field selected. It only reads the DOM contract: data-offset, data-size, data-prefix, class
+// hl, and class hlp on the bytes of a length or count prefix, in a shade of their own.
 const checkScript = `(function (i) {
   kdissect.select(i);
   var more = document.querySelectorAll('#detail button');
   for (var k = 0; k < more.length; k++) more[k].click();  // draw every field and every byte
   var rows = document.querySelectorAll('#tree tr[data-offset]');
-  var fields = [], bad = [];
+  var fields = [], bad = [], shades = [], seenShade = {};
   for (var r = 0; r < rows.length; r++) {
     var depth = rows[r].querySelector('td.f').textContent.match(/^ */)[0].length / 2;
     fields.push({name: rows[r].querySelector('td.f').textContent.trim(), pane: +rows[r].dataset.pane,
-      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: depth});
+      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: depth, prefix: +(rows[r].dataset.prefix || 0)});
   }
   var els = document.querySelectorAll('#detail [data-size]');
   for (var e = 0; e < els.length; e++) {
@@ -166,7 +175,16 @@ const checkScript = `(function (i) {
     for (var h = 0; ok && h < lit.length; h++) {
       ok = +lit[h].dataset.offset === off + h && lit[h].closest('.pane').dataset.pane === pane;
     }
-    if (!ok) bad.push(el.tagName + ' ' + (el.textContent || '').slice(0, 40) + ' at ' + off + '+' + size + ' pane ' + pane + ': lit ' + lit.length);
+    var pre = document.querySelectorAll('#panes .hlp'), preWant = Math.min(+(el.dataset.prefix || 0), lit.length);
+    ok = ok && pre.length === preWant;
+    for (h = 0; ok && h < pre.length; h++) {
+      ok = +pre[h].dataset.offset === off + h && pre[h].classList.contains('hl');
+    }
+    if (ok && pre.length > 0 && pre.length < lit.length) {
+      var pair = [getComputedStyle(pre[0]).backgroundColor, getComputedStyle(lit[pre.length]).backgroundColor];
+      if (!seenShade[pair.join()]) { seenShade[pair.join()] = true; shades.push(pair); }
+    }
+    if (!ok) bad.push(el.tagName + ' ' + (el.textContent || '').slice(0, 40) + ' at ' + off + '+' + size + ' pane ' + pane + ': lit ' + lit.length + ', prefix lit ' + pre.length);
   }
   var bytes = [];
   var panes = document.querySelectorAll('.pane');
@@ -178,12 +196,14 @@ const checkScript = `(function (i) {
       bytes.push([+panes[p].dataset.pane, +spans[s].dataset.offset, sel ? +sel.dataset.n : -1]);
     }
   }
-  return {fields: fields, bad: bad, bytes: bytes, frame: +document.querySelector('#rows tr.cur').dataset.frame};
+  return {fields: fields, bad: bad, bytes: bytes, shades: shades, frame: +document.querySelector('#rows tr.cur').dataset.frame};
 })(%d)`
 
 type pageCheck struct {
 	Fields []flatField `json:"fields"`
 	Bad    []string    `json:"bad"`
+	// Shades are the background colours of a prefix byte and of a content byte, lit together.
+	Shades [][2]string `json:"shades"`
 	Bytes  [][3]int    `json:"bytes"`
 	Frame  int         `json:"frame"`
 }
@@ -260,12 +280,24 @@ func checkMessage(t *testing.T, p *browsertest.Page, i int, m jsonMessage) {
 	}
 	for k, w := range want {
 		g := got.Fields[k]
-		if g.Pane != w.Pane || g.Offset != w.Offset || g.Size != w.Size || g.Depth != w.Depth || !strings.HasSuffix(strings.TrimSuffix(g.Name, "?"), w.Name) {
+		if g.Pane != w.Pane || g.Offset != w.Offset || g.Size != w.Size || g.Depth != w.Depth || g.Prefix != w.Prefix || !strings.HasSuffix(strings.TrimSuffix(g.Name, "?"), w.Name) {
 			t.Fatalf("frame %d field %d: page %+v, JSON %+v", m.Frame, k, g, w)
 		}
 	}
 	for _, s := range got.Bad {
 		t.Errorf("frame %d: %s", m.Frame, s)
+	}
+	prefixed := false
+	for _, f := range want {
+		prefixed = prefixed || (f.Prefix > 0 && f.Prefix < f.Size)
+	}
+	if prefixed && len(got.Shades) == 0 {
+		t.Errorf("frame %d: no field with a prefix lit its prefix and its content", m.Frame)
+	}
+	for _, s := range got.Shades {
+		if s[0] == s[1] || s[0] == "" {
+			t.Errorf("frame %d: a prefix and its content lit in the same shade: %q", m.Frame, s)
+		}
 	}
 	clicked := 0
 	for _, bs := range got.Bytes {

@@ -5,7 +5,7 @@
 // upload endpoint in #kd-meta.
 (function () {
   'use strict';
-  var FlagNullable = 1, FlagError = 2, FlagSecret = 4, FlagDecompressed = 8, FlagHeader = 16;
+  var FlagNullable = 1, FlagError = 2, FlagSecret = 4, FlagDecompressed = 8, FlagHeader = 16, FlagPrefixShift = 8;
   var DIAGRAM_MAX = 800, TREE_MAX = 4000, HEX_MAX = 1 << 14;
 
   function $(id) { return document.getElementById(id); }
@@ -31,7 +31,7 @@
     var s = m.s, flat = [];
     function mk(a, parent, depth) {
       var n = { name: s[a[0]], type: s[a[1]], off: a[2], size: a[3], val: s[a[4]], flags: a[5],
-        about: s[a[6]], pane: a[7], parent: parent, depth: depth, kids: [], idx: flat.length, els: [] };
+        about: s[a[6]], pane: a[7], pre: a[5] >> FlagPrefixShift, parent: parent, depth: depth, kids: [], idx: flat.length, els: [] };
       flat.push(n);
       if (a.length > 8) for (var i = 0; i < a[8].length; i++) n.kids.push(mk(a[8][i], n, depth + 1));
       return n;
@@ -198,7 +198,7 @@
     }
     for (var p = 0; p < view.panes.length; p++) panesEl.appendChild(view.panes[p].el);
     bytesEl.appendChild(panesEl);
-    bytesEl.appendChild(el('div', 'help noprint', 'Point at a field to light up its bytes; click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it.'));
+    bytesEl.appendChild(el('div', 'help noprint', 'Point at a field to light up its bytes (a length or count before them in a deeper shade); click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it.'));
     d.appendChild(bytesEl);
     d.appendChild(el('h3', '', 'Fields'));
     d.appendChild(tree(t.flat));
@@ -207,6 +207,7 @@
   function fieldAttrs(e, n) {
     e.setAttribute('data-offset', n.off);
     e.setAttribute('data-size', n.size);
+    if (n.pre) e.setAttribute('data-prefix', n.pre);
     e.setAttribute('data-pane', n.pane);
     e.setAttribute('data-n', n.idx);
     n.els.push(e);
@@ -230,7 +231,8 @@
     l.appendChild(el('span', 't', n.type));
     l.appendChild(el('span', 'z', ' \u00b7 ' + n.size + 'B'));
     b.appendChild(l);
-    b.title = n.name + ' ' + n.type + ', ' + n.size + ' bytes at ' + hex4(n.off) + (n.val ? ': ' + n.val : '') + (n.about ? '\n' + n.about : '');
+    b.title = n.name + ' ' + n.type + ', ' + n.size + ' bytes at ' + hex4(n.off) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
+      (n.val ? ': ' + n.val : '') + (n.about ? '\n' + n.about : '');
     if (n.kids.length) {
       var k = el('div', 'kids');
       for (var i = 0; i < n.kids.length; i++) box(k, n.kids[i], budget);
@@ -334,6 +336,7 @@
       if (p) {
         if (n.off + n.size > p.drawn) drawTo(p, n.off + n.size);
         want = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + n.size, p.spans.length) };
+        want.c = Math.min(want.a + n.pre, want.b); // the length or count prefix ends here
       }
     }
     light(view.lit, want);
@@ -354,9 +357,14 @@
     toReveal = s;
   }
   // light moves the class hl from the bytes of range was to those of range now, touching only
-  // the bytes that change (a byte clicked inside a big payload lights nothing new).
+  // the bytes that change (a byte clicked inside a big payload lights nothing new); the bytes
+  // of a length or count prefix get the class hlp too, a shade of their own.
   function light(was, now) {
     var i;
+    if (was) for (i = was.a; i < was.c; i++) {
+      was.p.spans[i].classList.remove('hlp');
+      was.p.ascii[i].classList.remove('hlpa');
+    }
     if (was) for (i = was.a; i < was.b; i++) {
       if (now && now.p === was.p && i >= now.a && i < now.b) continue;
       was.p.spans[i].classList.remove('hl');
@@ -366,6 +374,10 @@
       if (was && now.p === was.p && i >= was.a && i < was.b) continue;
       now.p.spans[i].classList.add('hl');
       now.p.ascii[i].classList.add('hla');
+    }
+    if (now) for (i = now.a; i < now.c; i++) {
+      now.p.spans[i].classList.add('hlp');
+      now.p.ascii[i].classList.add('hlpa');
     }
   }
   function pin(n, scroll) {
