@@ -117,13 +117,14 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 	body := m.Fields[m.HeaderFields:]
 	var id, epoch int64
 	haveID, haveEpoch := false, false
+	at := 4 // where warnings point: the epoch
 	for _, n := range body {
 		if v, ok := n.Value.(int64); ok && n.Type == wire.Int32 {
 			switch n.Name {
 			case "SessionId":
 				id, haveID = v, true
 			case "SessionEpoch":
-				epoch, haveEpoch = v, true
+				epoch, haveEpoch, at = v, true, n.Offset
 			}
 		}
 	}
@@ -134,7 +135,7 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 	listed := sessionPartitions(Find(body, "Topics"), false)
 	forgotten := sessionPartitions(Find(body, "ForgottenTopicsData"), true)
 	warn := func(format string, a ...any) {
-		m.Warnings = append(m.Warnings, Warning{Offset: 4, Msg: fmt.Sprintf(format, a...)})
+		m.Warnings = append(m.Warnings, Warning{Offset: at, Msg: fmt.Sprintf(format, a...)})
 	}
 	switch {
 	case epoch == 0:
@@ -198,12 +199,13 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 func (s *sessionState) fetchResponse(m *Message, st *SessionStep, next *fetchSession) *SessionStep {
 	r := &SessionStep{ID: st.ID, Epoch: st.Epoch, Action: st.Action, Followed: st.Followed, Response: true}
 	var newID int64
+	at := 4 // where warnings point: the error code
 	if m.HeaderFields <= len(m.Fields) {
 		for _, n := range m.Fields[m.HeaderFields:] {
 			if v, ok := n.Value.(int64); ok {
 				switch n.Name {
 				case "ErrorCode":
-					r.ErrorCode = int16(v)
+					r.ErrorCode, at = int16(v), n.Offset
 				case "SessionId":
 					newID = v
 				}
@@ -211,7 +213,7 @@ func (s *sessionState) fetchResponse(m *Message, st *SessionStep, next *fetchSes
 		}
 	}
 	warn := func(format string, a ...any) {
-		m.Warnings = append(m.Warnings, Warning{Offset: 4, Msg: fmt.Sprintf(format, a...)})
+		m.Warnings = append(m.Warnings, Warning{Offset: at, Msg: fmt.Sprintf(format, a...)})
 	}
 	if s.open == nil {
 		s.open, s.closed = map[int32]*fetchSession{}, map[int32]string{}

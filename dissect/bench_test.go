@@ -113,3 +113,23 @@ func BenchmarkFilter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLearnNames measures the first pass over a capture file alone (learnNames: topic
+// names for topic ids from the whole file), to set beside BenchmarkDissect's whole runs, which
+// include it. The capture is benchCapture's, or the file $KDISSECT_BENCH_PCAP names.
+func BenchmarkLearnNames(b *testing.B) {
+	file, size := benchCapture(b)
+	if env := os.Getenv("KDISSECT_BENCH_PCAP"); env != "" {
+		fi, err := os.Stat(env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		file, size = env, fi.Size()
+	}
+	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(b, io.Discard, io.Discard, Config{})
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		p.learnNames(file)
+	}
+}
