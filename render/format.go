@@ -128,11 +128,19 @@ func newJSON(w io.Writer, _ Options) Renderer { return NewJSON(w) }
 
 func newDiscard(io.Writer, Options) Renderer { return Discard{} }
 
-// SchemaFormats are the formats that lay out schemas.
+// SchemaFormats are the formats that lay out schemas (as text, or as a page).
 func SchemaFormats() []Format {
+	return formatsThat(func(f Format) bool { return f.Layout != nil || f.Page != nil })
+}
+
+// DiffFormats are the formats that list the changes between versions.
+func DiffFormats() []Format { return formatsThat(func(f Format) bool { return f.Diff != nil }) }
+
+// formatsThat lists the formats for which has holds, in the table's order.
+func formatsThat(has func(Format) bool) []Format {
 	var fs []Format
 	for _, f := range Formats() {
-		if f.Layout != nil || f.Page != nil {
+		if has(f) {
 			fs = append(fs, f)
 		}
 	}
@@ -158,4 +166,13 @@ func RecordsDefaults(fs []Format) string {
 		s += " " + d + " for " + ListFormats(byDepth[d], " and ", false)
 	}
 	return s
+}
+
+// WriteStats writes the statistics after the messages, as the format writes them: JSON lines
+// after JSON lines, the tables of Stats.Write otherwise.
+func (f Format) WriteStats(s *Stats, w io.Writer) error {
+	if f.Stats != nil {
+		return f.Stats(s, w)
+	}
+	return s.Write(w)
 }

@@ -44,16 +44,25 @@ func TestFormatLists(t *testing.T) {
 	if len(under) != len(Formats()) {
 		t.Errorf("%q names %d formats, want %d", s, len(under), len(Formats()))
 	}
-	var want, got []string
-	for _, f := range Formats() {
-		if f.Layout != nil || f.Page != nil {
-			want = append(want, f.Name)
+	for _, tt := range []struct {
+		name string
+		list []Format
+		has  func(f Format) bool
+	}{
+		{"schema", SchemaFormats(), func(f Format) bool { return f.Layout != nil || f.Page != nil }},
+		{"diff", DiffFormats(), func(f Format) bool { return f.Diff != nil }},
+	} {
+		var want, got []string
+		for _, f := range Formats() {
+			if tt.has(f) {
+				want = append(want, f.Name)
+			}
 		}
-	}
-	for _, f := range SchemaFormats() {
-		got = append(got, f.Name)
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) || len(got) == 0 {
-		t.Errorf("schema formats %v, want %v", got, want)
+		for _, f := range tt.list {
+			got = append(got, f.Name)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || len(got) == 0 {
+			t.Errorf("%s formats %v, want %v", tt.name, got, want)
+		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 type Layout struct {
 	API       string `json:"api"`
 	APIKey    int16  `json:"api_key"`
-	Direction string `json:"direction"` // "request" or "response"
+	Direction string `json:"direction"` // schema.TypeRequest or schema.TypeResponse
 	Version   int16  `json:"version"`
 	Flexible  bool   `json:"flexible"`
 	Header    Part   `json:"header"`
@@ -80,7 +80,7 @@ func LayoutAt(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*Layou
 		return nil, fmt.Errorf("%s v%d does not exist: valid versions are %s", m.Name, v, m.ValidVersions)
 	}
 	header, hv := c.Schemas.RequestHeader, c.RequestHeaderVersion(a.Key, v)
-	if m.Type == "response" {
+	if m.Type == schema.TypeResponse {
 		header, hv = c.Schemas.ResponseHeader, c.ResponseHeaderVersion(a.Key, v)
 	}
 	return NewLayout(a.Name, m, v, header, hv), nil
@@ -92,7 +92,7 @@ func LayoutAt(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*Layou
 // definitions (--schema-dir) is laid out by the one of version v (schema.Message.At).
 func NewLayout(api string, m *schema.Message, v int16, header *schema.Message, hv int) *Layout {
 	hdrName := "Request Header"
-	if m.Type == "response" {
+	if m.Type == schema.TypeResponse {
 		hdrName = "Response Header"
 	}
 	l := &Layout{API: api, APIKey: m.APIKey, Direction: m.Type, Version: v, Flexible: m.Flexible(v),
@@ -241,7 +241,7 @@ func fromSource(source string) string {
 }
 
 func directionTitle(direction string) string {
-	if direction == "response" {
+	if direction == schema.TypeResponse {
 		return "Response"
 	}
 	return "Request"

@@ -24,10 +24,10 @@ const (
 // timeFormats are the -t names, in the order of the constants.
 var timeFormats = []string{"", "ad", "a", "r", "d", "e"}
 
-// ParseTimeFormat reads a -t value: ad, a, r, d or e.
+// ParseTimeFormat reads a -t value: ad, a, r, d or e; "" (not given) is TimeDefault.
 func ParseTimeFormat(s string) (TimeFormat, error) {
 	for i, name := range timeFormats {
-		if i > 0 && name == s {
+		if name == s {
 			return TimeFormat(i), nil
 		}
 	}

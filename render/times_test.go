@@ -37,15 +37,12 @@ func TestTimeFormats(t *testing.T) {
 			[]string{"1795946401.750000 (epoch)", "1795946402.000000 (epoch)", "1795946402.000007 (epoch)"}},
 	}
 	for _, tt := range tests {
-		var f TimeFormat
-		if tt.flag != "" {
-			var err error
-			if f, err = ParseTimeFormat(tt.flag); err != nil {
-				t.Fatal(err)
-			}
-			if f.String() != tt.flag {
-				t.Errorf("%q: String() = %q", tt.flag, f.String())
-			}
+		f, err := ParseTimeFormat(tt.flag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.String() != tt.flag || (tt.flag == "") != (f == TimeDefault) {
+			t.Errorf("%q: %d, String() = %q", tt.flag, f, f.String())
 		}
 		var sum, dia bytes.Buffer
 		s, d := NewSummary(&sum, f), NewDiagram(&dia, DiagramOptions{Time: f})

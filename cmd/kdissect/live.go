@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	flag "github.com/spf13/pflag"
@@ -66,7 +67,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
-	keys, err := o.tls.keys(true, stderr)
+	keys, err := cli.KeyLog(o.tls.keylog, true, stderr)
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
@@ -77,6 +78,11 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if f.Batch {
 		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
 	}
+
+	// From here on, Ctrl-C and SIGTERM end the capture cleanly (a signal that comes while the
+	// socket is set up waits).
+	interrupts := cli.CatchInterrupts()
+	defer interrupts.Release()
 
 	lopt := capture.LiveOptions{Ports: ranges}
 	var save *capture.SaveFile
@@ -92,10 +98,10 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		return 2
 	}
-	// From here on, Ctrl-C and SIGTERM end the capture cleanly.
-	stop := r.Stop
-	defer stopOnSignal(stop)()
-	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, stopWhen(o.count, o.duration, "Ctrl-C"))
+	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", o.iface, ports, cli.StopsAfter(o.count, o.duration, "Ctrl-C"))
+
+	stop := sync.OnceFunc(r.Stop)
+	interrupts.Then(stop)
 	if o.duration > 0 {
 		t := time.AfterFunc(o.duration, stop)
 		defer t.Stop()
@@ -125,7 +131,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	}
 	writeErr := p.Close()
 	if stats := p.Stats(); stats != nil && writeErr == nil {
-		writeErr = writeStats(f, stats, stdout)
+		writeErr = f.WriteStats(stats, stdout)
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()

@@ -104,12 +104,9 @@ func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, er
 	if !ok {
 		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
 	}
-	var times render.TimeFormat
-	if c.times != "" {
-		var err error
-		if times, err = render.ParseTimeFormat(c.times); err != nil {
-			return f, nil, fmt.Errorf("-t: %v", err)
-		}
+	times, err := render.ParseTimeFormat(c.times)
+	if err != nil {
+		return f, nil, fmt.Errorf("-t: %v", err)
 	}
 	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}
 	c.pageOptions(&o, stderr)
@@ -193,7 +190,7 @@ func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr
 	if len(files) == 0 {
 		return cmd.UsageError(stderr, "no capture file given: kdissect FILE..., kdissect -r FILE, or - for stdin")
 	}
-	if stdinTerminal(files, stdin) {
+	if cli.StdinTerminal(files, stdin) {
 		return cmd.UsageError(stderr, "- reads a capture from stdin, which is a terminal: pipe one in (tcpdump -U -w - 'tcp port 9092' | kdissect -) or name a file")
 	}
 	return o.dissect(cmd, files, stdin, stdout, stderr)
@@ -220,25 +217,15 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has,
 		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets,
 		Limit: o.count, Batch: f.Batch}
-	// Warnings go through the progress line while one is shown: it is erased first.
-	var line *render.Progress
-	cfg.Warn = func(err error) {
-		w := stderr
-		if line != nil {
-			w = line
-		}
-		fmt.Fprintf(w, "kdissect: %v\n", err)
-	}
+	warnings := cli.NewWarnings(stderr)
+	cfg.Warn = warnings.Warn
 	if !o.noProgress && cli.ProgressWanted(stdout, stderr, f.Silent) {
-		cfg.Progress = func(string) (func(int64, int64, int), func()) {
-			line = render.NewProgress(stderr, time.Now)
-			return line.Update, func() { line.Clear(); line = nil }
-		}
+		cfg.Progress = warnings.Progress
 	}
 	if err := o.sel.Check(c); err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	if cfg.Keys, err = o.tls.keys(false, stderr); err != nil {
+	if cfg.Keys, err = cli.KeyLog(o.tls.keylog, false, stderr); err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
 	save, saved, err := openSave(o.write, files, stderr)
@@ -250,21 +237,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	if o.cpuProfile != "" {
-		stop, err := cli.StartCPUProfile(o.cpuProfile)
-		if err != nil {
-			return cmd.Failed(stderr, "%v", err)
-		}
-		defer stop()
+	stopProfiles, err := cli.StartProfiles(o.cpuProfile, o.memProfile, stderr)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
 	}
-	if o.memProfile != "" {
-		write := cli.StartHeapProfile(o.memProfile)
-		defer func() {
-			if err := write(); err != nil {
-				fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			}
-		}()
-	}
+	defer stopProfiles()
 	// A damaged file (cut short, a record that cannot be read) is shown up to where it can be
 	// read, the error names the file and the packet, and the exit status is 1, wherever the
 	// damage is; the other files are read all the same.
@@ -296,7 +273,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		if !f.Silent && f.Stats == nil {
 			fmt.Fprintln(stdout)
 		}
-		if err := writeStats(f, st, stdout); err != nil {
+		if err := f.WriteStats(st, stdout); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}
@@ -304,13 +281,4 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		return cmd.Failed(stderr, "writing output: %v", err)
 	}
 	return status
-}
-
-// writeStats writes the statistics after the messages, as the format writes them: JSON lines
-// after JSON lines, tables otherwise.
-func writeStats(f render.Format, st *render.Stats, w io.Writer) error {
-	if f.Stats != nil {
-		return f.Stats(st, w)
-	}
-	return st.Write(w)
 }

@@ -77,7 +77,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail("--version, --diff, --request and --response need an API")
 		}
-		return status(f.APIs(stdout, c.Schemas.APIs()), stderr)
+		return cmd.Wrote(stderr, f.APIs(stdout, c.Schemas.APIs()))
 	}
 	a, err := c.Schemas.Lookup(fs.Arg(0))
 	if err != nil {
@@ -92,7 +92,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if o.diff != "" {
 		if f.Diff == nil {
-			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(diffFormats(), " or ", false))
+			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(render.DiffFormats(), " or ", false))
 		}
 		if o.version >= 0 {
 			return fail("--diff names its versions; drop --version")
@@ -109,7 +109,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			return fail("%v", err)
 		}
-		return status(f.Diff(stdout, la, lb), stderr)
+		return cmd.Wrote(stderr, f.Diff(stdout, la, lb))
 	}
 	v := m.ValidVersions.Latest()
 	if o.version >= 0 {
@@ -124,9 +124,9 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			return fail("%v", err)
 		}
-		return status(f.Page(stdout, ls, l.Version), stderr)
+		return cmd.Wrote(stderr, f.Page(stdout, ls, l.Version))
 	}
-	return status(f.Layout(l, stdout), stderr)
+	return cmd.Wrote(stderr, f.Layout(l, stdout))
 }
 
 // compareDir is "kdissect schema --compare DIR": what DIR changes against the definitions used
@@ -154,7 +154,7 @@ func compareDir(cmd *cli.Command, o *schemaOptions, f render.Format, stdout, std
 	if o.schemaDir != "" {
 		against = "built-in and " + o.schemaDir
 	}
-	return status(f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}), stderr)
+	return cmd.Wrote(stderr, f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}))
 }
 
 // parseDiff reads "A..B".
@@ -171,20 +171,9 @@ func parseDiff(s string) (int16, int16, error) {
 	return int16(va), int16(vb), nil
 }
 
-// status is the exit status after writing the output: 1, with a message, when writing failed.
-func status(err error, stderr io.Writer) int {
-	if err != nil {
-		fmt.Fprintf(stderr, "kdissect schema: writing output: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-func errorsFlags() *flag.FlagSet { return flag.NewFlagSet("kdissect errors", flag.ContinueOnError) }
-
 // runErrors is "kdissect errors [CODE|NAME]": Kafka's error codes, or one of them.
 func runErrors(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := errorsFlags()
+	fs := cmd.Flags()
 	if status, ok := cmd.Parse(fs, args, stdout, stderr); !ok {
 		return status
 	}

@@ -23,14 +23,3 @@ func (o *schemaOptions) writeSite(cmd *cli.Command, fs *flag.FlagSet, c *codec.C
 	fmt.Fprintf(stderr, "kdissect: wrote %d pages to %s (open %s/index.html)\n", n, o.site, o.site)
 	return cli.ExitOK
 }
-
-// diffFormats are the formats that list the changes between versions.
-func diffFormats() []render.Format {
-	var fs []render.Format
-	for _, f := range render.Formats() {
-		if f.Diff != nil {
-			fs = append(fs, f)
-		}
-	}
-	return fs
-}

@@ -185,6 +185,15 @@ func (cmd *Command) Failed(stderr io.Writer, format string, a ...any) int {
 	return ExitFailure
 }
 
+// Wrote is the exit status after writing the output: 1, said on stderr, when writing failed.
+func (cmd *Command) Wrote(stderr io.Writer, err error) int {
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: writing output: %v\n", cmd.Path(), err)
+		return ExitFailure
+	}
+	return ExitOK
+}
+
 // Report says why a run cannot go on: a usage error for a FlagError, a failure otherwise.
 func (cmd *Command) Report(stderr io.Writer, err error) int {
 	var fe FlagError

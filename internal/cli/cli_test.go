@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	flag "github.com/spf13/pflag"
 
@@ -140,5 +141,36 @@ func TestProgram(t *testing.T) {
 		if code != tt.code || ran != tt.ran || out.String() != tt.out || errs.String() != tt.errs {
 			t.Errorf("%q: exit %d, ran %q, stdout %q, stderr %q; want %d, %q, %q, %q", tt.args, code, ran, out.String(), errs.String(), tt.code, tt.ran, tt.out, tt.errs)
 		}
+	}
+}
+
+// TestStopsAfter: the stops are named in the order count, duration, end.
+func TestStopsAfter(t *testing.T) {
+	for _, tt := range []struct {
+		count    int
+		duration time.Duration
+		want     string
+	}{
+		{0, 0, "Ctrl-C"},
+		{100, 0, "100 messages or Ctrl-C"},
+		{0, 30 * time.Second, "30s or Ctrl-C"},
+		{5, time.Minute, "5 messages or 1m0s or Ctrl-C"},
+	} {
+		if got := StopsAfter(tt.count, tt.duration, "Ctrl-C"); got != tt.want {
+			t.Errorf("StopsAfter(%d, %v) = %q, want %q", tt.count, tt.duration, got, tt.want)
+		}
+	}
+}
+
+// TestWrote: an error writing the output is said on stderr, naming the command, with status 1.
+func TestWrote(t *testing.T) {
+	p := &Program{Name: "p", Main: &Command{Flags: NoFlags("p", "")}, Subcommands: []*Command{{Name: "sub", Flags: NoFlags("p", "sub")}}}
+	sub, _ := p.Find([]string{"sub"})
+	var errs bytes.Buffer
+	if code := sub.Wrote(&errs, nil); code != ExitOK || errs.Len() != 0 {
+		t.Errorf("no error: exit %d, stderr %q", code, errs.String())
+	}
+	if code := sub.Wrote(&errs, io.ErrShortWrite); code != ExitFailure || errs.String() != "p sub: writing output: short write\n" {
+		t.Errorf("short write: exit %d, stderr %q", code, errs.String())
 	}
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -45,4 +47,25 @@ func StartHeapProfile(name string) (write func() error) {
 		}
 		return err
 	}
+}
+
+// StartProfiles starts the profiles asked for: a CPU profile into cpu, a heap profile into mem
+// (none for ""). stop ends them and writes the heap profile, telling stderr if it cannot.
+func StartProfiles(cpu, mem string, stderr io.Writer) (stop func(), err error) {
+	stopCPU := func() {}
+	if cpu != "" {
+		if stopCPU, err = StartCPUProfile(cpu); err != nil {
+			return nil, err
+		}
+	}
+	writeHeap := func() error { return nil }
+	if mem != "" {
+		writeHeap = StartHeapProfile(mem)
+	}
+	return func() {
+		if err := writeHeap(); err != nil {
+			fmt.Fprintf(stderr, "kdissect: %v\n", err)
+		}
+		stopCPU()
+	}, nil
 }

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"slices"
+	"time"
 
 	"golang.org/x/term"
+
+	"github.com/kdissect/kdissect/render"
 )
 
 // Colorful reports whether output to w gets colours: w is a terminal and NO_COLOR is not set
@@ -20,7 +25,40 @@ func ProgressWanted(stdout, stderr io.Writer, silent bool) bool {
 	return isTerminal(stderr) && (silent || !isTerminal(stdout))
 }
 
+// StdinTerminal reports whether files name stdin ("-") and stdin is a terminal, from which no
+// capture comes.
+func StdinTerminal(files []string, stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	return ok && slices.Contains(files, "-") && term.IsTerminal(int(f.Fd()))
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Warnings writes a run's warnings to stderr ("kdissect: ..."), and keeps the progress line
+// that a terminal gets there while a capture file is read: a warning erases it first.
+type Warnings struct {
+	stderr io.Writer
+	line   *render.Progress
+}
+
+// NewWarnings writes warnings to stderr.
+func NewWarnings(stderr io.Writer) *Warnings { return &Warnings{stderr: stderr} }
+
+// Warn writes one warning, for dissect.Config's Warn.
+func (w *Warnings) Warn(err error) {
+	out := w.stderr
+	if w.line != nil {
+		out = w.line
+	}
+	fmt.Fprintf(out, "kdissect: %v\n", err)
+}
+
+// Progress starts a progress line for a file, for dissect.Config's Progress: its update and
+// its end.
+func (w *Warnings) Progress(string) (update func(read, total int64, packets int), end func()) {
+	w.line = render.NewProgress(w.stderr, time.Now)
+	return w.line.Update, func() { w.line.Clear(); w.line = nil }
 }
