@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"slices"
 
 	"github.com/gopacket/gopacket/layers"
@@ -35,6 +36,8 @@ type Save struct {
 	conns  map[connKey]*savedConn
 	// written counts the packets written.
 	written int
+	// file, for a Save that CreateSave made, is closed by Close.
+	file io.Closer
 }
 
 // connKey names a connection whichever way a packet goes: its two endpoints, in order.
@@ -63,6 +66,29 @@ type savedConn struct {
 	// handshake: a SYN was written, and the ACK after it too.
 	next       int
 	syn, acked bool
+}
+
+// ErrSavingInput is CreateSave's refusal of a file that is one of the captures being read,
+// which it would overwrite as they are read.
+var ErrSavingInput = errors.New("that is a capture being read")
+
+// CreateSave creates the named file and returns a Save that writes to it, which Close closes;
+// it refuses one of the captures (ErrSavingInput).
+func CreateSave(name string, captures []string) (*Save, error) {
+	if out, err := os.Stat(name); err == nil {
+		for _, c := range captures {
+			if in, err := os.Stat(c); err == nil && os.SameFile(in, out) {
+				return nil, ErrSavingInput
+			}
+		}
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	s := NewSave(f)
+	s.file = f
+	return s, nil
 }
 
 // NewSave returns a Save that writes to w; nothing is written until the first packet.
@@ -194,9 +220,20 @@ func (s *Save) writePacket(seg *capture.Segment) error {
 	return nil
 }
 
-// Close writes what is buffered. A Save that wrote no packet still writes a valid, empty
-// pcapng file (one Ethernet interface), so that readers of the file do not fail on it.
+// Close writes what is buffered, and closes the file of a Save that CreateSave made. A Save
+// that wrote no packet still writes a valid, empty pcapng file (one Ethernet interface), so
+// that readers of the file do not fail on it.
 func (s *Save) Close() error {
+	err := s.flush()
+	if s.file != nil {
+		if cerr := s.file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+func (s *Save) flush() error {
 	if s.w == nil {
 		w, err := pcapgo.NewNgWriter(s.out, layers.LinkTypeEthernet)
 		if err != nil {

@@ -2,7 +2,9 @@ package dissect
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -227,5 +229,35 @@ func TestSaveStdin(t *testing.T) {
 	b, _ := os.ReadFile(fromStdin)
 	if shown.String() != want || len(a) < 1000 || !bytes.Equal(a, b) {
 		t.Errorf("from stdin: %d bytes written, from the file %d; shown the same: %v", len(b), len(a), shown.String() == want)
+	}
+}
+
+// TestCreateSave: a Save made by CreateSave writes a pcapng file that Close closes; a capture
+// being read is refused, and left as it is.
+func TestCreateSave(t *testing.T) {
+	in := pcapPath("kgo-produce-fetch.pcap")
+	before, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateSave(in, []string{pcapPath("kgo-codecs.pcap"), in}); !errors.Is(err, ErrSavingInput) {
+		t.Errorf("saving to a capture being read: %v, want ErrSavingInput", err)
+	}
+	if after, err := os.ReadFile(in); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the capture changed (%v)", err)
+	}
+	name := filepath.Join(t.TempDir(), "saved.pcapng")
+	s, err := CreateSave(name, []string{in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.file.(*os.File).Close(); err == nil {
+		t.Error("Close left the file open")
+	}
+	if b, err := os.ReadFile(name); err != nil || len(b) == 0 || binary.LittleEndian.Uint32(b) != 0x0a0d0d0a {
+		t.Errorf("%s: not a pcapng file (%d bytes, %v)", name, len(b), err)
 	}
 }

@@ -25,6 +25,14 @@ type Format struct {
 	// Batch: the output is written only when the renderer is closed, so a live capture, which
 	// shows each message as it completes, cannot use it.
 	Batch bool
+	// Binary: the output is a file format, not text: it goes to a file named with -o, never to
+	// a terminal.
+	Binary bool
+	// Ext ends the name of the file written for each capture into a directory (-o DIR).
+	Ext string
+	// Lean, when set, is what the format reads, and how deep it decodes record batches, when
+	// the user leaves the field tree out (--no-fields, see WithoutTree).
+	Lean *Lean
 	// APIs, Layout, Diff and Compare write the schema command's outputs: the table of APIs,
 	// one message's layout, the fields changed between two versions, and what a directory of
 	// definitions changes (nil: not a format of the schema command).
@@ -57,6 +65,22 @@ type Needs struct {
 	Expands bool
 }
 
+// Lean is what a format reads without the field tree.
+type Lean struct {
+	Needs   Needs
+	Records string
+}
+
+// WithoutTree returns the format as it is when the user leaves the field tree out, or false
+// when the format has no use without it.
+func (f Format) WithoutTree() (Format, bool) {
+	if f.Lean == nil {
+		return f, false
+	}
+	f.Needs, f.Records, f.Lean = f.Lean.Needs, f.Lean.Records, nil
+	return f, true
+}
+
 // Lend reports whether a format reads neither bytes nor trees, so that frames may be lent
 // rather than given, and trees released as soon as their facts are taken.
 func (n Needs) Lend() bool { return !n.Tree && !n.Bytes }
@@ -72,18 +96,25 @@ type Options struct {
 	// DefaultMaxMessages); Warn tells the user what a format left out (nil: nobody is told but the page).
 	MaxMessages int
 	Warn        func(string)
+	// NoTree: the user left the field tree out (Format.Lean).
+	NoTree bool
+	// File is the capture file read, when there is one: the Parquet rows name it (JSON lines
+	// name files only when there are several, see Pipeline.Files).
+	File string
 }
 
 // Formats is the table of output formats, the default first.
 func Formats() []Format {
 	return []Format{
-		{Name: "diagram", New: newDiagram, Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
+		{Name: "diagram", New: newDiagram, Ext: ".txt", Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
 			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable, Compare: CompareText},
-		{Name: "summary", New: newSummary, Needs: Needs{Facts: true}, Records: "headers"},
-		{Name: "json", New: newJSON, Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
+		{Name: "summary", New: newSummary, Ext: ".txt", Needs: Needs{Facts: true}, Records: "headers"},
+		{Name: "json", New: newJSON, Ext: ".jsonl", Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
-		{Name: "html", Hint: "the workshop page", New: newHTML, Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
+		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
+		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true}, Records: "full",
+			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}
 }

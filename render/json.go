@@ -282,7 +282,7 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 	}
 	b = append(b, `,"value":`...)
 	if codec.Printable(v) {
-		b = j.str(b, string(v))
+		b = appendJSONString(b, v)
 		b = append(b, `,"encoding":"utf8"`...)
 	} else {
 		b = append(b, '"')
@@ -316,18 +316,8 @@ func (j *JSON) value(b []byte, v any) []byte {
 	return j.marshal(b, v)
 }
 
-// str appends s as a JSON string. Strings of printable ASCII without quotes or backslashes,
-// almost all of them, need no escaping; the others are left to encoding/json.
-func (j *JSON) str(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return j.marshal(b, s)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// str appends s as a JSON string.
+func (j *JSON) str(b []byte, s string) []byte { return appendJSONString(b, s) }
 
 // marshal appends encoding/json's encoding of v (HTML characters not escaped).
 func (j *JSON) marshal(b []byte, v any) []byte {

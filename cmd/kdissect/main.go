@@ -50,6 +50,11 @@ type common struct {
 	times string
 	// trees: a display filter reads the messages' bodies, so they are decoded in full.
 	trees bool
+	// lean leaves the field tree out (--no-fields); toFile: the output goes to a file the user
+	// named (-o), where a binary format may go; capture names the one capture read, if one.
+	lean    bool
+	toFile  bool
+	capture string
 	// maxMessages is how many messages a page holds (html).
 	maxMessages int
 }
@@ -86,8 +91,8 @@ func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 		return nil, cli.FlagError("--api-key goes with --schema-dir")
 	}
 	// An unknown format is reported by output; until then it counts as one that shows all.
-	f, known := render.LookupFormat(c.format)
-	if !known {
+	f, err := c.lookupFormat()
+	if err != nil {
 		f = render.Formats()[0]
 	}
 	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.records, MaxDecompressed: c.maxDecompressed, ShowSecrets: c.showSecrets, Trees: c.trees})
@@ -100,15 +105,22 @@ func (c *common) codec(stderr io.Writer) (*codec.Codec, error) {
 // output returns the format chosen and its renderer, writing to w; what it leaves out is said on
 // stderr.
 func (c *common) output(w, stderr io.Writer) (render.Format, render.Renderer, error) {
-	f, ok := render.LookupFormat(c.format)
-	if !ok {
-		return f, nil, fmt.Errorf("unknown --format %q (%s)", c.format, render.ListFormats(render.Formats(), " or ", false))
+	f, err := c.lookupFormat()
+	if err != nil {
+		return f, nil, err
+	}
+	switch {
+	case f.Binary && !c.toFile:
+		return f, nil, fmt.Errorf("--format %s writes a file, not text: give -o FILE%s, or -o DIR/ for a file per capture (-o - for stdout)", f.Name, f.Ext)
+	case f.Binary && cli.IsTerminal(w):
+		return f, nil, fmt.Errorf("--format %s: not writing a binary file to a terminal", f.Name)
 	}
 	times, err := render.ParseTimeFormat(c.times)
 	if err != nil {
 		return f, nil, fmt.Errorf("-t: %v", err)
 	}
-	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times}
+	o := render.Options{Color: cli.Colorful(w), Hex: c.hex, Explain: c.explain, MaxBytes: c.maxBytes, Time: times,
+		NoTree: c.lean, File: c.capture}
 	c.pageOptions(&o, stderr)
 	return f, f.New(w, o), nil
 }
@@ -135,6 +147,9 @@ type captureOptions struct {
 	// cpuProfile and memProfile name files for Go CPU and heap profiles of the run (hidden: for
 	// kdissect's developers).
 	cpuProfile, memProfile string
+	// outPath is -o; dest, when set, is the file the output goes to instead of stdout.
+	outPath string
+	dest    io.Writer
 }
 
 func captureFlags() (*flag.FlagSet, *captureOptions) {
@@ -143,6 +158,7 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o.register(fs, render.Formats()[0].Name)
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
+	o.registerOutput(fs)
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.StringVarP(&o.write, "write", "w", "", "also write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file")
 	fs.BoolVar(&o.noProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
@@ -198,6 +214,9 @@ func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr
 
 // dissect runs the capture command on files with the options parsed.
 func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if o.outPath != "" {
+		return o.dissectTo(cmd, files, stdin, stdout, stderr)
+	}
 	ports, err := capture.ParsePorts(o.ports)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
@@ -207,7 +226,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
-	f, out, err := o.output(stdout, stderr)
+	f, out, err := o.output(o.messagesTo(stdout), stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
@@ -219,7 +238,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 		Limit: o.count, Batch: f.Batch}
 	warnings := cli.NewWarnings(stderr)
 	cfg.Warn = warnings.Warn
-	if !o.noProgress && cli.ProgressWanted(stdout, stderr, f.Silent) {
+	if !o.noProgress && cli.ProgressWanted(o.messagesTo(stdout), stderr, f.Silent) {
 		cfg.Progress = warnings.Progress
 	}
 	if err := o.sel.Check(c); err != nil {
@@ -228,9 +247,13 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if cfg.Keys, err = cli.KeyLog(o.tls.keylog, false, stderr); err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	save, saved, err := openSave(o.write, files, stderr)
-	if err != nil {
-		return cmd.Failed(stderr, "%v", err)
+	var save *dissect.Save
+	if o.write != "" {
+		if save, err = dissect.CreateSave(o.write, files); errors.Is(err, dissect.ErrSavingInput) {
+			return cmd.Failed(stderr, "-w %s: %v", o.write, err)
+		} else if err != nil {
+			return cmd.Failed(stderr, "%v", err)
+		}
 	}
 	cfg.Save = save
 	p, err := dissect.New(cfg)
@@ -260,9 +283,11 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	}
 	p.Close()
 	followed(p, stderr)
-	if saved != nil {
-		if err := saved(); err != nil {
-			status = cmd.Failed(stderr, "%v", err)
+	if save != nil {
+		if err := save.Close(); err != nil {
+			status = cmd.Failed(stderr, "-w %s: %v", o.write, err)
+		} else {
+			fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), o.write)
 		}
 	}
 	shown, _ := p.Shown()
@@ -271,9 +296,9 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
 		if !f.Silent && f.Stats == nil {
-			fmt.Fprintln(stdout)
+			fmt.Fprintln(o.statsTo(f, stdout))
 		}
-		if err := f.WriteStats(st, stdout); err != nil {
+		if err := f.WriteStats(st, o.statsTo(f, stdout)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

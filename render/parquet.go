@@ -1,0 +1,461 @@
+package render
+
+import (
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+)
+
+// Parquet writes one row per message (and per notice) to a Parquet file: the JSON line's
+// top-level names as typed columns, the message's facts as typed columns, and its field tree
+// as a JSON column (README, "Analysis at scale"). Rows go out a row group at a time, so that
+// memory stays bounded whatever the capture's size.
+//
+// Messages are made into rows as they come, a batch at a time; a goroutine of the renderer's
+// own encodes and compresses the batches, so that the goroutine showing messages, which every
+// message passes through, does little more than for a summary line.
+type Parquet struct {
+	w *parquet.GenericWriter[parquetRow]
+	// cur is the batch being filled; full takes batches to the writing goroutine, which gives
+	// them back through free and says on done how the writing ended.
+	cur        *rowBatch
+	full, free chan *rowBatch
+	done       chan error
+	// err is the first error writing the file; closed is Close's result, once closed.
+	mu     sync.Mutex
+	err    error
+	closed *error
+	// tree: write the field tree (Options.NoTree leaves it out); file names the capture in
+	// every row; software is each connection's client software, once its ApiVersions
+	// request named it.
+	tree     bool
+	file     string
+	software map[int]string
+	// str encodes JSON strings, as the JSON lines do.
+	str *JSON
+	// groupStart is the writer's size when the current row group began (the writing
+	// goroutine's).
+	groupStart int64
+}
+
+// rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
+// next. fields holds the JSON text of their field trees.
+type rowBatch struct {
+	rows   []parquetRow
+	n      int
+	fields []byte
+}
+
+// parquetBatch is how many rows are collected before they are handed to the writer, unless
+// their field trees take parquetBatchBytes first; parquetBatches is how many batches there
+// are: one filled while the others are written.
+const (
+	parquetBatch      = 256
+	parquetBatchBytes = 2 << 20
+	parquetBatches    = 3
+)
+
+// ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
+// fast (a few MiB per column), small enough that the writer holds little.
+const ParquetRowGroupRows = 64 << 10
+
+// parquetPageBytes is the size of a page before compression: each column holds one while it
+// fills.
+const parquetPageBytes = 128 << 10
+
+// parquetRowGroupBytes flushes a row group early when its buffered columns grow past it (large
+// field trees).
+const parquetRowGroupBytes = 32 << 20
+
+// parquetRow is one row. The columns are named as in the JSON lines where JSON has the name;
+// pointers are the columns that may be null, pointing at the row's own values (lower case).
+type parquetRow struct {
+	File          string  `parquet:"file,dict"`
+	Frame         int64   `parquet:"frame"`
+	FirstFrame    *int64  `parquet:"first_frame"`
+	Time          int64   `parquet:"time,timestamp(nanosecond:utc)"`
+	Stream        int32   `parquet:"stream"`
+	Src           string  `parquet:"src,dict"`
+	Dst           string  `parquet:"dst,dict"`
+	Kind          string  `parquet:"kind,dict"`
+	APIKey        *int16  `parquet:"api_key"`
+	APIName       *string `parquet:"api_name,dict"`
+	APIVersion    *int16  `parquet:"api_version"`
+	CorrelationID *int32  `parquet:"correlation_id"`
+	ClientID      *string `parquet:"client_id,dict"`
+	Size          *int32  `parquet:"size"`
+	RequestFrame  *int64  `parquet:"request_frame"`
+	LatencyUs     *int64  `parquet:"latency_us"`
+	NoResponse    bool    `parquet:"no_response"`
+	TLS           *string `parquet:"tls,dict"`
+	Text          *string `parquet:"text"`
+
+	Topics         []string       `parquet:"topics,list"`
+	TopicIDs       []string       `parquet:"topic_ids,list"`
+	Partitions     []partitionRow `parquet:"partitions,list"`
+	Groups         []string       `parquet:"groups,list"`
+	Members        []string       `parquet:"members,list"`
+	ErrorCodes     []int16        `parquet:"error_codes,list"`
+	ErrorNames     []string       `parquet:"error_names,list"`
+	Records        int64          `parquet:"records"`
+	ControlRecords int64          `parquet:"control_records"`
+	RecordsBytes   int64          `parquet:"records_bytes"`
+	Codecs         []string       `parquet:"codecs,list"`
+	RecordSets     []recordSetRow `parquet:"record_sets,list"`
+	ClientSoftware *string        `parquet:"client_software,dict"`
+	Warnings       []string       `parquet:"warnings,list"`
+	Fields         []byte         `parquet:"fields,optional,string"`
+
+	apiKey, apiVersion           int16
+	corr, size                   int32
+	firstFrame                   int64
+	requestFrame, latency        int64
+	apiName, clientID, tls, text string
+	software                     string
+}
+
+// partitionRow is one partition a message names.
+type partitionRow struct {
+	Topic     string `parquet:"topic"`
+	Partition int32  `parquet:"partition"`
+}
+
+// recordSetRow counts the records of one records field.
+type recordSetRow struct {
+	Topic          string   `parquet:"topic"`
+	Partition      int32    `parquet:"partition"`
+	Records        int64    `parquet:"records"`
+	ControlRecords int64    `parquet:"control_records"`
+	Bytes          int64    `parquet:"bytes"`
+	Codecs         []string `parquet:"codecs,list"`
+}
+
+// NewParquet writes a Parquet file to w; without tree, the fields column is null.
+func NewParquet(w io.Writer, tree bool) *Parquet {
+	p := &Parquet{tree: tree, software: map[int]string{}, str: NewJSON(io.Discard),
+		full: make(chan *rowBatch, parquetBatches), free: make(chan *rowBatch, parquetBatches), done: make(chan error, 1)}
+	for range parquetBatches {
+		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch)}
+	}
+	p.cur = <-p.free
+	// A page is compressed alone: a window the size of a page is enough.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(parquetPageBytes), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false))
+	if err != nil {
+		panic(err) // only for options that do not exist
+	}
+	p.w = parquet.NewGenericWriter[parquetRow](w,
+		parquet.Compression(&zstdCodec{enc: enc}),
+		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
+		parquet.PageBufferSize(parquetPageBytes),
+		parquet.CreatedBy("kdissect", "", ""))
+	go p.writeBatches()
+	return p
+}
+
+func newParquet(w io.Writer, o Options) Renderer {
+	p := NewParquet(w, !o.NoTree)
+	p.file = o.File
+	return p
+}
+
+// File says that the rows that follow come from the named capture file.
+func (p *Parquet) File(name string) error {
+	p.file = name
+	return nil
+}
+
+// next returns the next row to fill, its lists emptied.
+func (p *Parquet) next() *parquetRow {
+	b := p.cur
+	r := &b.rows[b.n]
+	b.n++
+	*r = parquetRow{Topics: r.Topics[:0], TopicIDs: r.TopicIDs[:0], Partitions: r.Partitions[:0], Groups: r.Groups[:0],
+		Members: r.Members[:0], ErrorCodes: r.ErrorCodes[:0], ErrorNames: r.ErrorNames[:0], Codecs: r.Codecs[:0],
+		RecordSets: r.RecordSets[:0], Warnings: r.Warnings[:0]}
+	r.File = p.file
+	return r
+}
+
+// Message adds a row.
+func (p *Parquet) Message(e *Entry) error {
+	r := p.next()
+	m := e.Msg
+	r.Frame, r.firstFrame, r.Time, r.Stream = int64(e.Frame), int64(e.FirstFrame), e.Time.UnixNano(), int32(e.Stream)
+	r.FirstFrame = &r.firstFrame
+	r.Src, r.Dst = e.Src, e.Dst
+	if e.TLS != "" {
+		r.tls = e.TLS
+		r.TLS = &r.tls
+	}
+	r.Kind = "request"
+	if m.Response {
+		r.Kind = "response"
+	}
+	if m.APIKey >= 0 {
+		r.apiKey, r.apiVersion = m.APIKey, m.Version
+		r.APIKey, r.APIVersion = &r.apiKey, &r.apiVersion
+	}
+	if m.APIName != "" {
+		r.apiName = m.APIName
+		r.APIName = &r.apiName
+	}
+	r.corr, r.size = m.CorrelationID, int32(m.Size)
+	r.CorrelationID, r.Size = &r.corr, &r.size
+	if m.ClientID != nil {
+		r.clientID = *m.ClientID
+		r.ClientID = &r.clientID
+	}
+	if m.Response && e.RequestFrame > 0 {
+		r.requestFrame, r.latency = int64(e.RequestFrame), e.Latency.Microseconds()
+		r.RequestFrame, r.LatencyUs = &r.requestFrame, &r.latency
+	}
+	r.NoResponse = e.NoResponse
+	if f := e.Facts; f != nil {
+		p.facts(r, f)
+		if f.Software != "" {
+			p.software[e.Stream] = f.Software
+		}
+	}
+	if s, ok := p.software[e.Stream]; ok {
+		r.software = s
+		r.ClientSoftware = &r.software
+	}
+	for _, w := range m.Warnings {
+		r.Warnings = append(r.Warnings, w.String())
+	}
+	if p.tree {
+		b := p.cur
+		start := len(b.fields)
+		b.fields = p.object(b.fields, m.Fields[min(m.HeaderFields, len(m.Fields)):])
+		r.Fields = b.fields[start:len(b.fields):len(b.fields)]
+	}
+	return p.written()
+}
+
+// facts fills the columns of a message's facts.
+func (p *Parquet) facts(r *parquetRow, f *codec.Facts) {
+	r.Topics = append(r.Topics, f.Topics...)
+	for _, id := range f.TopicIDs {
+		r.TopicIDs = append(r.TopicIDs, id.String())
+	}
+	// Partitions in the order of the topics, then of the topic ids; then any other key.
+	done := 0
+	add := func(key string) {
+		if ps, ok := f.Partitions[key]; ok {
+			for _, n := range ps {
+				r.Partitions = append(r.Partitions, partitionRow{Topic: key, Partition: n})
+			}
+			done++
+		}
+	}
+	for _, t := range f.Topics {
+		add(t)
+	}
+	for _, id := range r.TopicIDs {
+		add(id)
+	}
+	if done < len(f.Partitions) {
+		var rest []string
+		for k := range f.Partitions {
+			if !slices.Contains(f.Topics, k) && !slices.Contains(r.TopicIDs, k) {
+				rest = append(rest, k)
+			}
+		}
+		slices.Sort(rest)
+		for _, k := range rest {
+			add(k)
+		}
+	}
+	r.Groups = append(r.Groups, f.Groups...)
+	r.Members = append(r.Members, f.Members...)
+	for _, c := range f.Errors {
+		r.ErrorCodes = append(r.ErrorCodes, c)
+		r.ErrorNames = append(r.ErrorNames, codec.ErrorName(c))
+	}
+	for _, s := range f.RecordSets {
+		r.Records += int64(s.Records - s.Control)
+		r.ControlRecords += int64(s.Control)
+		r.RecordsBytes += int64(s.Bytes)
+		for _, c := range s.Codecs {
+			if !slices.Contains(r.Codecs, c) {
+				r.Codecs = append(r.Codecs, c)
+			}
+		}
+		r.RecordSets = append(r.RecordSets, recordSetRow{Topic: s.Key(), Partition: s.Partition, Records: int64(s.Records - s.Control),
+			ControlRecords: int64(s.Control), Bytes: int64(s.Bytes), Codecs: s.Codecs})
+	}
+}
+
+// Notice adds a row of kind "notice", as the JSON lines have.
+func (p *Parquet) Notice(n *Notice) error {
+	r := p.next()
+	r.Frame, r.Time, r.Stream = int64(n.Frame), n.Time.UnixNano(), int32(n.Stream)
+	r.Src, r.Dst, r.Kind = n.Src, n.Dst, "notice"
+	r.text = n.Text
+	r.Text = &r.text
+	return p.written()
+}
+
+// written hands the batch to the writing goroutine once it is full.
+func (p *Parquet) written() error {
+	if p.cur.n < len(p.cur.rows) && len(p.cur.fields) < parquetBatchBytes {
+		return nil
+	}
+	return p.handOn()
+}
+
+// handOn hands the batch being filled to the writing goroutine and takes a free one. Once the
+// writing has failed, the error comes back at Close.
+func (p *Parquet) handOn() error {
+	if err := p.failure(); err != nil {
+		return err
+	}
+	p.full <- p.cur
+	p.cur = <-p.free
+	return nil
+}
+
+// failure is the first error writing the file, if any yet.
+func (p *Parquet) failure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// writeBatches writes the batches that come through full, until it is closed; it says on done
+// how the writing ended.
+func (p *Parquet) writeBatches() {
+	var err error
+	for b := range p.full {
+		if err == nil {
+			if err = p.writeBatch(b); err != nil {
+				p.mu.Lock()
+				p.err = err
+				p.mu.Unlock()
+			}
+		}
+		b.n, b.fields = 0, b.fields[:0]
+		p.free <- b
+	}
+	if err == nil {
+		err = p.w.Close()
+	}
+	p.done <- err
+}
+
+// writeBatch hands a batch of rows to the writer, which ends a row group at
+// ParquetRowGroupRows rows, or earlier when it holds much.
+func (p *Parquet) writeBatch(b *rowBatch) error {
+	if _, err := p.w.Write(b.rows[:b.n]); err != nil {
+		return err
+	}
+	if p.w.Size()-p.groupStart > parquetRowGroupBytes {
+		if err := p.w.Flush(); err != nil {
+			return err
+		}
+		p.groupStart = p.w.Size()
+	}
+	return nil
+}
+
+// Flush hands on the rows collected so far; the file is readable only once closed.
+func (p *Parquet) Flush() error {
+	if p.cur.n == 0 {
+		return nil
+	}
+	return p.handOn()
+}
+
+// Close writes the last rows and the file's footer, and returns the first error writing the
+// file.
+func (p *Parquet) Close() error {
+	if p.closed != nil {
+		return *p.closed
+	}
+	if p.cur.n > 0 {
+		p.full <- p.cur
+	}
+	close(p.full)
+	err := <-p.done
+	p.closed = &err
+	return err
+}
+
+// object appends the JSON object of a struct's fields: each field's name and value; a struct
+// is an object, an array or record set an array of its elements. A tagged section without
+// fields is left out.
+func (p *Parquet) object(b []byte, ns []*codec.Node) []byte {
+	b = append(b, '{')
+	first := true
+	for _, n := range ns {
+		if n.Type == wire.TaggedFields && len(n.Children) == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = appendJSONString(b, n.Name)
+		b = append(b, ':')
+		b = p.value(b, n)
+	}
+	return append(b, '}')
+}
+
+// value appends a node's value: a leaf's as in the JSON lines (bytes as text when printable,
+// hex otherwise), an array's or record set's elements in a JSON array, a struct's fields in an
+// object.
+func (p *Parquet) value(b []byte, n *codec.Node) []byte {
+	switch {
+	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0:
+		b = append(b, '[')
+		for i, c := range n.Children {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = p.value(b, c)
+		}
+		return append(b, ']')
+	case len(n.Children) > 0:
+		return p.object(b, n.Children)
+	}
+	if v, ok := n.Value.([]byte); ok {
+		return appendBytesValue(b, v)
+	}
+	return p.str.value(b, n.Value)
+}
+
+// zstdCodec compresses pages with one zstd encoder for the whole file. parquet-go's own codec
+// keeps its encoders in a pool that every garbage collection empties, and making an encoder
+// costs more than compressing a page.
+type zstdCodec struct {
+	enc *zstd.Encoder
+	dec *zstd.Decoder
+}
+
+func (*zstdCodec) String() string                            { return "ZSTD" }
+func (*zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
+
+func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
+	return c.enc.EncodeAll(src, dst[:0]), nil
+}
+
+// Decode is there for the interface: a writer reads nothing back.
+func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) {
+	if c.dec == nil {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
+		c.dec = d
+	}
+	return c.dec.DecodeAll(src, dst[:0])
+}

@@ -1,0 +1,225 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+)
+
+// parquetEntries are a Produce request with records, its response with an error, a notice's
+// neighbour (an unknown message) and a request of a connection whose ApiVersions request
+// named its client software.
+func parquetEntries() []*Entry {
+	at := time.Date(2026, 11, 29, 10, 0, 1, 234567891, time.UTC)
+	cid := "producer-1"
+	records := &codec.Node{Name: "Records", Type: wire.CompactRecords, Value: int64(70), Children: []*codec.Node{
+		{Name: "batch", Type: wire.RecordBatch, Children: []*codec.Node{
+			{Name: "baseOffset", Type: wire.Int64, Value: int64(0)},
+			{Name: "attributes", Type: wire.Int16, Value: int64(4)},
+			{Name: "records", Type: wire.Array, Value: int64(2), Children: []*codec.Node{
+				{Name: "[0]", Type: wire.Record, Value: "offset 0", Children: []*codec.Node{
+					{Name: "key", Type: wire.VarintBytes, Value: []byte("k-1")},
+					{Name: "value", Type: wire.VarintBytes, Value: []byte{0, 0xff}},
+					{Name: "headers", Type: wire.VarintArray, Value: int64(0)},
+				}},
+				{Name: "[1]", Type: wire.Record, Value: "offset 1", Children: []*codec.Node{
+					{Name: "key", Type: wire.VarintBytes},
+					{Name: "value", Type: wire.VarintBytes, Value: []byte(`{"a":"é"}`)},
+					{Name: "headers", Type: wire.VarintArray, Value: int64(0)},
+				}},
+			}},
+		}},
+	}}
+	produce := &codec.Message{APIKey: 0, APIName: "Produce", Version: 9, CorrelationID: 7, ClientID: &cid, Size: 120,
+		HeaderFields: 1, Fields: []*codec.Node{
+			{Name: "correlation_id", Type: wire.Int32, Value: int64(7)},
+			{Name: "TransactionalId", Type: wire.CompactNullableString},
+			{Name: "Acks", Type: wire.Int16, Value: int64(-1)},
+			{Name: "TopicData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
+				{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
+					{Name: "Name", Type: wire.CompactString, Value: "orders"},
+					{Name: "PartitionData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
+						{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
+							{Name: "Index", Type: wire.Int32, Value: int64(3)},
+							records,
+						}},
+					}},
+				}},
+			}},
+			{Name: "Empty", Type: wire.CompactArray, Value: int64(0)},
+			{Name: "Null", Type: wire.CompactArray},
+			{Name: "_tagged_fields", Type: wire.TaggedFields, Value: int64(0)},
+		}}
+	produceFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}},
+		RecordSets: []codec.RecordSet{{Topic: "orders", Partition: 3, Records: 2, Bytes: 70, Codecs: []string{"zstd"}}}}
+	resp := &codec.Message{Response: true, APIKey: 0, APIName: "Produce", Version: 9, CorrelationID: 7, Size: 60,
+		Warnings: []codec.Warning{{Offset: 9, Msg: "odd"}}}
+	respFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}}, Errors: []int16{6}}
+	versions := &codec.Message{APIKey: 18, APIName: "ApiVersions", Version: 3, CorrelationID: 1, ClientID: &cid, Size: 40}
+	unknown := &codec.Message{Response: true, APIKey: -1, CorrelationID: 99, Size: 12}
+	return []*Entry{
+		{Frame: 2, FirstFrame: 1, Time: at, Stream: 4, Src: "10.0.0.1:5000", Dst: "10.0.0.2:9092", Request: true, Msg: versions,
+			Facts: &codec.Facts{Software: "kgo v1.22.3"}},
+		{Frame: 5, FirstFrame: 3, Time: at.Add(time.Millisecond), Stream: 4, Src: "10.0.0.1:5000", Dst: "10.0.0.2:9092", Request: true,
+			Msg: produce, Facts: produceFacts},
+		{Frame: 6, FirstFrame: 6, Time: at.Add(3 * time.Millisecond), Stream: 4, Src: "10.0.0.2:9092", Dst: "10.0.0.1:5000", Msg: resp,
+			Facts: respFacts, RequestFrame: 5, Latency: 2*time.Millisecond + 500*time.Nanosecond},
+		{Frame: 9, FirstFrame: 9, Time: at.Add(time.Second), Stream: 5, Src: "10.0.0.3:9092", Dst: "10.0.0.1:5001", Msg: unknown},
+	}
+}
+
+// readParquet reads a file back with parquet-go (the DuckDB test in test/duckdb reads it with
+// an independent reader).
+func readParquet(t *testing.T, data []byte) []parquetRow {
+	t.Helper()
+	rows, err := parquet.Read[parquetRow](bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func writeParquet(t *testing.T, o Options, entries []*Entry, notices ...*Notice) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	p := newParquet(&out, o)
+	for _, e := range entries {
+		if err := p.Message(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range notices {
+		if err := p.Notice(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func TestParquetColumns(t *testing.T) {
+	entries := parquetEntries()
+	notice := &Notice{Frame: 7, Time: entries[0].Time, Stream: 4, Src: "a", Dst: "b", Text: "12 bytes lost"}
+	rows := readParquet(t, writeParquet(t, Options{File: "cap.pcap"}, entries, notice))
+	if len(rows) != 5 {
+		t.Fatalf("%d rows, want 5", len(rows))
+	}
+	for _, r := range rows {
+		if r.File != "cap.pcap" {
+			t.Errorf("frame %d: file %q", r.Frame, r.File)
+		}
+	}
+	req, resp, unknown, n := rows[1], rows[2], rows[3], rows[4]
+	if req.Kind != "request" || *req.APIKey != 0 || *req.APIName != "Produce" || *req.APIVersion != 9 || *req.CorrelationID != 7 ||
+		*req.ClientID != "producer-1" || *req.Size != 120 || req.RequestFrame != nil || req.LatencyUs != nil || *req.FirstFrame != 3 {
+		t.Errorf("request row: %+v", req)
+	}
+	if got := time.Unix(0, req.Time).UTC(); !got.Equal(entries[1].Time) {
+		t.Errorf("time %v, want %v", got, entries[1].Time)
+	}
+	if !slices.Equal(req.Topics, []string{"orders"}) || !slices.Equal(req.Partitions, []partitionRow{{"orders", 3}}) ||
+		req.Records != 2 || req.RecordsBytes != 70 || !slices.Equal(req.Codecs, []string{"zstd"}) || len(req.RecordSets) != 1 {
+		t.Errorf("request facts: %+v", req)
+	}
+	if req.ClientSoftware == nil || *req.ClientSoftware != "kgo v1.22.3" || resp.ClientSoftware == nil {
+		t.Errorf("client software not carried along the connection: %v %v", req.ClientSoftware, resp.ClientSoftware)
+	}
+	if unknown.ClientSoftware != nil || unknown.APIKey != nil || unknown.APIName != nil || *unknown.CorrelationID != 99 {
+		t.Errorf("unknown response: %+v", unknown)
+	}
+	if resp.Kind != "response" || *resp.RequestFrame != 5 || *resp.LatencyUs != 2000 || !slices.Equal(resp.ErrorCodes, []int16{6}) ||
+		!slices.Equal(resp.ErrorNames, []string{"NOT_LEADER_OR_FOLLOWER"}) || !slices.Equal(resp.Warnings, []string{"offset 0x0009: odd"}) {
+		t.Errorf("response row: %+v", resp)
+	}
+	if n.Kind != "notice" || n.Text == nil || *n.Text != "12 bytes lost" || n.APIKey != nil || n.Fields != nil {
+		t.Errorf("notice row: %+v", n)
+	}
+	// The field tree: the body's fields by name, arrays and records as arrays, no tagged
+	// section without fields, bytes as text or hex.
+	var tree map[string]any
+	if err := json.Unmarshal(req.Fields, &tree); err != nil {
+		t.Fatalf("fields %s: %v", req.Fields, err)
+	}
+	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null}`
+	if string(req.Fields) != want {
+		t.Errorf("fields\n%s\nwant\n%s", req.Fields, want)
+	}
+}
+
+// TestParquetNoTree: without the field tree, the fields column is null and the rest alike.
+func TestParquetNoTree(t *testing.T) {
+	entries := parquetEntries()
+	full := readParquet(t, writeParquet(t, Options{}, entries))
+	lean := readParquet(t, writeParquet(t, Options{NoTree: true}, entries))
+	for i := range full {
+		if lean[i].Fields != nil {
+			t.Errorf("row %d: fields %s", i, lean[i].Fields)
+		}
+		if full[i].Fields == nil {
+			t.Errorf("row %d: no fields", i)
+		}
+		full[i].Fields = nil
+		a, _ := json.Marshal(full[i])
+		b, _ := json.Marshal(lean[i])
+		if !bytes.Equal(a, b) {
+			t.Errorf("row %d:\n%s\n%s", i, a, b)
+		}
+	}
+}
+
+// TestParquetRowGroups: rows are flushed a row group at a time, whatever the number of rows.
+func TestParquetRowGroups(t *testing.T) {
+	e := parquetEntries()[1]
+	var out bytes.Buffer
+	p := NewParquet(&out, true)
+	n := ParquetRowGroupRows*2 + 100
+	for range n {
+		if err := p.Message(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(out.Bytes()), int64(out.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.NumRows() != int64(n) || len(f.RowGroups()) != 3 {
+		t.Errorf("%d rows in %d row groups, want %d in 3", f.NumRows(), len(f.RowGroups()), n)
+	}
+}
+
+// BenchmarkParquet writes rows of the messages of parquetEntries, with and without the field
+// tree.
+func BenchmarkParquet(b *testing.B) {
+	entries := parquetEntries()
+	for _, tree := range []bool{false, true} {
+		name := "facts"
+		if tree {
+			name = "tree"
+		}
+		b.Run(name, func(b *testing.B) {
+			p := NewParquet(io.Discard, tree)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := p.Message(entries[i%len(entries)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := p.Close(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

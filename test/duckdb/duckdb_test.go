@@ -1,0 +1,318 @@
+package duckdb_test
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/duckdb/duckdb-go/v2"
+)
+
+var update = flag.Bool("update", false, "rewrite the outputs of the README's example queries")
+
+// root is the repository's root, where kdissect is built and pcaps/ lies.
+const root = "../.."
+
+// kdissect is the binary built from the tree for the tests (TestMain).
+var kdissect string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "kdissect-duckdb")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	kdissect = filepath.Join(dir, "kdissect")
+	build := exec.Command("go", "build", "-o", kdissect, "./cmd/kdissect")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building kdissect:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// captures are the capture files of pcaps/.
+func captures(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, pattern := range []string{"*.pcap", "*.pcapng"} {
+		m, err := filepath.Glob(filepath.Join(root, "pcaps", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m...)
+	}
+	slices.Sort(out)
+	if len(out) < 10 {
+		t.Fatalf("only %d captures in pcaps/", len(out))
+	}
+	return out
+}
+
+// run runs kdissect and returns its stdout; it fails the test on a non-zero exit.
+func run(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(kdissect, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kdissect %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// jsonLines splits kdissect's JSON lines into messages and notices, and statistics rows by
+// table.
+func jsonLines(t *testing.T, out []byte) (lines []map[string]any, stats map[string][]map[string]any) {
+	t.Helper()
+	stats = map[string][]map[string]any{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("%v: %s", err, sc.Bytes())
+		}
+		if m["kind"] == "stats" {
+			stats[m["table"].(string)] = append(stats[m["table"].(string)], m)
+			continue
+		}
+		lines = append(lines, m)
+	}
+	return lines, stats
+}
+
+func open(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// query runs q and returns its rows, each value as the JSON lines would have it: integers as
+// json.Number, strings, booleans, nil.
+func query(t *testing.T, db *sql.DB, q string) [][]any {
+	t.Helper()
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range vals {
+			vals[i] = normal(v)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// normal makes a value from DuckDB comparable with one decoded from JSON.
+func normal(v any) any {
+	switch v := v.(type) {
+	case int8, int16, int32, int64, uint8, uint16, uint32, uint64, int:
+		return json.Number(fmt.Sprint(v))
+	case *big.Int:
+		return json.Number(v.String())
+	case []any:
+		for i := range v {
+			v[i] = normal(v[i])
+		}
+		return v
+	}
+	return v
+}
+
+// quote quotes a path for SQL.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// columns are the columns compared, row by row, with the JSON line of each message or notice.
+var columns = []string{"kind", "frame", "first_frame", "stream", "src", "dst", "api_key", "api_name", "api_version",
+	"correlation_id", "client_id", "size", "request_frame", "latency_us", "text"}
+
+// TestEachCapture: for every capture in pcaps/, the Parquet file has a row for every JSON line
+// (messages and notices), in order, with the same values; its time is the JSON time to the
+// nanosecond; and the counts per API, version and kind, the bytes and the latency percentiles
+// are those of --stats.
+func TestEachCapture(t *testing.T) {
+	db := open(t)
+	dir := t.TempDir()
+	for _, capture := range captures(t) {
+		name := filepath.Base(capture)
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(dir, name+".parquet")
+			run(t, "--format", "parquet", "-o", file, capture)
+			lines, stats := jsonLines(t, run(t, "--format", "json", "--stats", capture))
+			rows := query(t, db, "SELECT file, "+strings.Join(columns, ", ")+", epoch_ns(time) FROM read_parquet("+quote(file)+")")
+			if len(rows) != len(lines) {
+				t.Fatalf("%d rows, %d JSON lines", len(rows), len(lines))
+			}
+			for i, line := range lines {
+				if rows[i][0] != capture {
+					t.Errorf("row %d: file %v, want %s", i, rows[i][0], capture)
+				}
+				for j, col := range columns {
+					want, got := line[col], rows[i][j+1]
+					if col == "kind" && want == nil {
+						want = "notice"
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Errorf("row %d (frame %v): %s = %v (%T), JSON has %v (%T)", i, line["frame"], col, got, got, want, want)
+					}
+				}
+				at, err := time.Parse(time.RFC3339Nano, line["time"].(string))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := rows[i][len(columns)+1]; got != json.Number(fmt.Sprint(at.UnixNano())) {
+					t.Errorf("row %d: time %v ns, JSON has %v", i, got, line["time"])
+				}
+			}
+			compareAPIs(t, db, "read_parquet("+quote(file)+")", stats["apis"])
+		})
+	}
+}
+
+// apisQuery computes the statistics' table of APIs from rows of the Parquet files: counts per
+// API, version and kind, bytes, and the latency percentiles as kdissect takes them (the
+// smallest latency at or above the fraction).
+const apisQuery = `
+SELECT api_key, api_name, api_version,
+  count(*) FILTER (kind = 'request') AS requests,
+  count(*) FILTER (kind = 'response') AS responses,
+  greatest(0, count(*) FILTER (kind = 'request') - count(*) FILTER (no_response) - count(request_frame)) AS unanswered,
+  sum(size) AS bytes,
+  list_sort(list(latency_us) FILTER (latency_us IS NOT NULL)) AS l
+FROM %s WHERE api_key IS NOT NULL
+GROUP BY ALL ORDER BY api_key, api_version`
+
+// compareAPIs compares the table of APIs computed from the files with --stats's.
+func compareAPIs(t *testing.T, db *sql.DB, from string, want []map[string]any) {
+	t.Helper()
+	rows := query(t, db, fmt.Sprintf(apisQuery, from))
+	if len(rows) != len(want) {
+		t.Errorf("%d APIs and versions, --stats has %d", len(rows), len(want))
+	}
+	for i := range min(len(rows), len(want)) {
+		r, w := rows[i], want[i]
+		got := map[string]any{"kind": "stats", "table": "apis", "api_key": r[0], "api_name": r[1], "api_version": r[2],
+			"requests": r[3], "responses": r[4], "unanswered": r[5], "bytes": r[6]}
+		if l, _ := r[7].([]any); len(l) > 0 {
+			pct := func(p float64) any {
+				i := int(float64(len(l))*p+0.999999) - 1
+				return l[max(0, min(i, len(l)-1))]
+			}
+			got["latency_p50_us"], got["latency_p90_us"], got["latency_p99_us"], got["latency_max_us"] = pct(0.5), pct(0.9), pct(0.99), l[len(l)-1]
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("API row %d:\n got %v\nwant %v", i, got, w)
+		}
+	}
+}
+
+// TestDirectory: the captures written into one directory, in parallel, make one table that a
+// glob reads, and its totals are those of --stats over all the captures: per API and version,
+// per error code, per connection and per topic.
+func TestDirectory(t *testing.T) {
+	db := open(t)
+	dir := filepath.Join(t.TempDir(), "parquet") + "/"
+	files := captures(t)
+	run(t, append([]string{"--format", "parquet", "-o", dir}, files...)...)
+	names, err := filepath.Glob(dir + "*.parquet")
+	if err != nil || len(names) != len(files) {
+		t.Fatalf("%d files in %s for %d captures (%v)", len(names), dir, len(files), err)
+	}
+	_, stats := jsonLines(t, run(t, append([]string{"--format", "json", "--stats"}, files...)...))
+	from := "read_parquet(" + quote(dir+"*.parquet") + ", file_row_number = true)"
+	compareAPIs(t, db, from, stats["apis"])
+
+	errs := query(t, db, `SELECT code, count(*) FROM (SELECT unnest(error_codes) AS code FROM `+from+`) GROUP BY code ORDER BY code`)
+	if len(errs) != len(stats["errors"]) {
+		t.Errorf("%d error codes, --stats has %d", len(errs), len(stats["errors"]))
+	}
+	for i := range min(len(errs), len(stats["errors"])) {
+		w := stats["errors"][i]
+		if errs[i][0] != w["error_code"] || errs[i][1] != w["count"] {
+			t.Errorf("error row %d: %v, --stats has %v", i, errs[i], w)
+		}
+	}
+
+	// Connections: the same client, broker, client id, software, message count and bytes.
+	// Stream numbers are each file's own here, and go on from file to file in --stats, so the
+	// rows are compared as sets.
+	conns := query(t, db, `SELECT
+		arg_min(CASE WHEN kind = 'request' THEN src ELSE dst END, file_row_number),
+		arg_min(CASE WHEN kind = 'request' THEN dst ELSE src END, file_row_number),
+		coalesce(arg_min(client_id, file_row_number) FILTER (client_id <> ''), ''),
+		coalesce(arg_max(client_software, file_row_number), ''),
+		count(*), sum(size)
+		FROM `+from+` WHERE kind <> 'notice' GROUP BY file, stream`)
+	key := func(v ...any) string { return fmt.Sprint(v...) }
+	var got, want []string
+	for _, c := range conns {
+		got = append(got, key(c...))
+	}
+	for _, c := range stats["connections"] {
+		want = append(want, key(c["client"], c["broker"], c["client_id"], c["software"], c["messages"], c["bytes"]))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("connections:\n got %v\nwant %v", got, want)
+	}
+
+	// Topics: records and bytes produced (Produce requests) and fetched (Fetch and ShareFetch
+	// responses), control records included, as --stats counts them.
+	topics := query(t, db, `SELECT s.topic,
+		coalesce(sum(s.records + s.control_records) FILTER (kind = 'request' AND api_name = 'Produce'), 0),
+		coalesce(sum(s.bytes) FILTER (kind = 'request' AND api_name = 'Produce'), 0),
+		coalesce(sum(s.records + s.control_records) FILTER (kind = 'response' AND api_name IN ('Fetch', 'ShareFetch')), 0),
+		coalesce(sum(s.bytes) FILTER (kind = 'response' AND api_name IN ('Fetch', 'ShareFetch')), 0)
+		FROM (SELECT kind, api_name, unnest(record_sets) AS s FROM `+from+`) GROUP BY s.topic ORDER BY s.topic`)
+	got, want = nil, nil
+	for _, r := range topics {
+		got = append(got, key(r...))
+	}
+	for _, r := range stats["topics"] {
+		want = append(want, key(r["topic"], r["produced_records"], r["produced_bytes"], r["fetched_records"], r["fetched_bytes"]))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("topics:\n got %v\nwant %v", got, want)
+	}
+}
