@@ -3,6 +3,7 @@ package render
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -86,37 +87,75 @@ func (h *HTML) Flush() error { return h.w.Flush() }
 // Close ends the data, writes the notices and the count of messages left out, and the script.
 func (h *HTML) Close() error {
 	h.begin()
-	b := []byte("]</script>\n")
-	b = append(b, `<script type="application/json" id="kd-meta">{"limit":`...)
-	b = strconv.AppendInt(b, int64(h.opt.MaxMessages), 10)
-	b = append(b, `,"left_out":`...)
-	b = strconv.AppendInt(b, int64(h.left), 10)
-	b = append(b, `,"notices":[`...)
-	for i, n := range h.notices {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"frame":`...)
-		b = strconv.AppendInt(b, int64(n.Frame), 10)
-		b = append(b, `,"time":`...)
-		b = appendJSString(b, n.Time.UTC().Format(time.RFC3339Nano))
-		b = append(b, `,"stream":`...)
-		b = strconv.AppendInt(b, int64(n.Stream), 10)
-		b = append(b, `,"src":`...)
-		b = appendJSString(b, n.Src)
-		b = append(b, `,"dst":`...)
-		b = appendJSString(b, n.Dst)
-		b = append(b, `,"text":`...)
-		b = appendJSString(b, n.Text)
-		b = append(b, '}')
-	}
-	b = append(b, "]}</script>\n"...)
-	h.w.Write(b)
+	h.w.WriteString("]</script>\n")
+	writeMeta(h.w, PageMeta{Limit: h.opt.MaxMessages, LeftOut: h.left, Notices: h.notices})
 	h.w.WriteString(pageFoot())
 	if h.left > 0 && h.opt.Warn != nil {
 		h.opt.Warn(LeftOut(h.left, h.opt.MaxMessages))
 	}
 	return h.w.Flush()
+}
+
+// PageMeta is what a page says beside its messages: its limit and how many it left out, the
+// notices, and for a served page where to listen for more (Live, an event stream's URL), how
+// many to keep and how many were dropped already, where to upload captures and their limit,
+// and the token to pass on.
+type PageMeta struct {
+	Limit     int       `json:"limit"`
+	LeftOut   int       `json:"left_out"`
+	Notices   []*Notice `json:"-"`
+	Live      string    `json:"live,omitempty"`
+	Keep      int       `json:"keep,omitempty"`
+	Dropped   int       `json:"dropped,omitempty"`
+	Upload    string    `json:"upload,omitempty"`
+	MaxUpload int64     `json:"max_upload,omitempty"`
+	Token     string    `json:"token,omitempty"`
+}
+
+type noticeJSON struct {
+	Frame  int    `json:"frame"`
+	Time   string `json:"time"`
+	Stream int    `json:"stream"`
+	Src    string `json:"src"`
+	Dst    string `json:"dst"`
+	Text   string `json:"text"`
+}
+
+// writeMeta writes the page's #kd-meta element.
+func writeMeta(w io.Writer, m PageMeta) error {
+	ns := make([]noticeJSON, 0, len(m.Notices))
+	for _, n := range m.Notices {
+		ns = append(ns, noticeJSON{Frame: n.Frame, Time: n.Time.UTC().Format(time.RFC3339Nano), Stream: n.Stream, Src: n.Src, Dst: n.Dst, Text: n.Text})
+	}
+	b, err := json.Marshal(struct {
+		PageMeta
+		Notices []noticeJSON `json:"notices"`
+	}{m, ns})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "<script type=\"application/json\" id=\"kd-meta\">%s</script>\n", escapeForScript(b, 0))
+	return err
+}
+
+// WritePage writes a whole page of messages encoded by PageMessages, for a server; connect is
+// the policy's connect-src ("'self'" for a page that listens to its server).
+func WritePage(w io.Writer, title string, msgs [][]byte, meta PageMeta, connect string) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(pageHeadCSP(title, pageFile, PageCSP(connect)))
+	bw.WriteString(`<script type="application/json" id="kd-msgs">[`)
+	for i, m := range msgs {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(m)
+	}
+	bw.WriteString("]</script>\n")
+	if err := writeMeta(bw, meta); err != nil {
+		return err
+	}
+	bw.WriteString(pageFoot())
+	return bw.Flush()
 }
 
 // LeftOut says how many messages a page left out past its limit, and how to see them.

@@ -48,19 +48,7 @@ func dissectTo(t testing.TB, capture, name string, o render.Options, co dissect.
 	return out.Bytes()
 }
 
-// jsonNode is a node of the JSON lines' field tree, the independent account of what the page
-// must show.
-type jsonNode struct {
-	Name   string     `json:"name"`
-	Offset int        `json:"offset"`
-	Size   int        `json:"size"`
-	Fields []jsonNode `json:"fields"`
-	Type   string     `json:"type"`
-	Value  any        `json:"value"`
-	Prefix *struct {
-		Size int `json:"size"`
-	} `json:"prefix"`
-}
+type jsonNode = browsertest.JSONNode
 
 type jsonMessage struct {
 	Frame   int        `json:"frame"`
@@ -102,110 +90,6 @@ func jsonMessages(t testing.TB, capture string) []jsonMessage {
 		out = append(out, m)
 	}
 	return out
-}
-
-// flatField is one field in depth-first order: its pane (0: the frame; k: the k-th
-// decompressed payload, in the order they come), offset, size and depth.
-type flatField struct {
-	Name   string `json:"name"`
-	Pane   int    `json:"pane"`
-	Offset int    `json:"offset"`
-	Size   int    `json:"size"`
-	Depth  int    `json:"depth"`
-	Prefix int    `json:"prefix"` // bytes of its length or count prefix
-}
-
-func flatten(ns []jsonNode) []flatField {
-	var out []flatField
-	panes := 0
-	var walk func(ns []jsonNode, pane, depth int)
-	walk = func(ns []jsonNode, pane, depth int) {
-		for _, n := range ns {
-			f := flatField{Name: n.Name, Pane: pane, Offset: n.Offset, Size: n.Size, Depth: depth}
-			if n.Prefix != nil {
-				f.Prefix = n.Prefix.Size
-			}
-			out = append(out, f)
-			inner := pane
-			if n.Type == "compressed_records" && len(n.Fields) > 0 {
-				panes++
-				inner = panes
-			}
-			walk(n.Fields, inner, depth+1)
-		}
-	}
-	walk(ns, 0, 0)
-	return out
-}
-
-// innermost is the index of the deepest field of pane that holds byte off (the last of them
-// in depth-first order), or -1.
-func innermost(fs []flatField, pane, off int) int {
-	best := -1
-	for i, f := range fs {
-		if f.Pane == pane && f.Size > 0 && off >= f.Offset && off < f.Offset+f.Size && (best < 0 || f.Depth >= fs[best].Depth) {
-			best = i
-		}
-	}
-	return best
-}
-
-// checkScript selects message i of the page, then clicks every field element (tree rows and
-// diagram boxes) and reports the bytes lit; then clicks every byte of every pane and reports
-// the field selected. It only reads the DOM contract: data-offset, data-size, data-prefix, class
-// hl, and class hlp on the bytes of a length or count prefix, in a shade of their own.
-const checkScript = `(function (i) {
-  kdissect.select(i);
-  var more = document.querySelectorAll('#detail button');
-  for (var k = 0; k < more.length; k++) more[k].click();  // draw every field and every byte
-  var rows = document.querySelectorAll('#tree tr[data-offset]');
-  var fields = [], bad = [], shades = [], seenShade = {};
-  for (var r = 0; r < rows.length; r++) {
-    var depth = rows[r].querySelector('td.f').textContent.match(/^ */)[0].length / 2;
-    fields.push({name: rows[r].querySelector('td.f').textContent.trim(), pane: +rows[r].dataset.pane,
-      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: depth, prefix: +(rows[r].dataset.prefix || 0)});
-  }
-  var els = document.querySelectorAll('#detail [data-size]');
-  for (var e = 0; e < els.length; e++) {
-    var el = els[e], off = +el.dataset.offset, size = +el.dataset.size, pane = el.dataset.pane;
-    el.click();
-    var lit = document.querySelectorAll('#panes .hl');
-    var want = document.querySelectorAll('.pane[data-pane="' + pane + '"] .hex [data-offset]').length;
-    var ok = lit.length === Math.min(size, Math.max(0, want - off));
-    for (var h = 0; ok && h < lit.length; h++) {
-      ok = +lit[h].dataset.offset === off + h && lit[h].closest('.pane').dataset.pane === pane;
-    }
-    var pre = document.querySelectorAll('#panes .hlp'), preWant = Math.min(+(el.dataset.prefix || 0), lit.length);
-    ok = ok && pre.length === preWant;
-    for (h = 0; ok && h < pre.length; h++) {
-      ok = +pre[h].dataset.offset === off + h && pre[h].classList.contains('hl');
-    }
-    if (ok && pre.length > 0 && pre.length < lit.length) {
-      var pair = [getComputedStyle(pre[0]).backgroundColor, getComputedStyle(lit[pre.length]).backgroundColor];
-      if (!seenShade[pair.join()]) { seenShade[pair.join()] = true; shades.push(pair); }
-    }
-    if (!ok) bad.push(el.tagName + ' ' + (el.textContent || '').slice(0, 40) + ' at ' + off + '+' + size + ' pane ' + pane + ': lit ' + lit.length + ', prefix lit ' + pre.length);
-  }
-  var bytes = [];
-  var panes = document.querySelectorAll('.pane');
-  for (var p = 0; p < panes.length; p++) {
-    var spans = panes[p].querySelectorAll('.hex [data-offset]');
-    for (var s = 0; s < spans.length; s++) {
-      spans[s].click();
-      var sel = document.querySelector('#tree tr.sel');
-      bytes.push([+panes[p].dataset.pane, +spans[s].dataset.offset, sel ? +sel.dataset.n : -1]);
-    }
-  }
-  return {fields: fields, bad: bad, bytes: bytes, shades: shades, frame: +document.querySelector('#rows tr.cur').dataset.frame};
-})(%d)`
-
-type pageCheck struct {
-	Fields []flatField `json:"fields"`
-	Bad    []string    `json:"bad"`
-	// Shades are the background colours of a prefix byte and of a content byte, lit together.
-	Shades [][2]string `json:"shades"`
-	Bytes  [][3]int    `json:"bytes"`
-	Frame  int         `json:"frame"`
 }
 
 func writePage(t *testing.T, capture string, o render.Options) string {
@@ -267,51 +151,16 @@ func TestPageInBrowser(t *testing.T) {
 
 func checkMessage(t *testing.T, p *browsertest.Page, i int, m jsonMessage) {
 	t.Helper()
-	var got pageCheck
 	start := time.Now()
-	p.Eval(strings.Replace(checkScript, "%d", itoa(i), 1), &got)
+	got := p.CheckFields(i)
 	t.Logf("frame %d %s %s: %d fields, %d bytes checked in %v", m.Frame, m.API, m.Kind, len(got.Fields), len(got.Bytes), time.Since(start))
-	want := flatten(m.Fields)
 	if got.Frame != m.Frame {
 		t.Fatalf("message %d: selected frame %d, want %d", i, got.Frame, m.Frame)
 	}
-	if len(got.Fields) != len(want) {
-		t.Fatalf("frame %d %s %s: the tree has %d fields, the JSON %d", m.Frame, m.API, m.Kind, len(got.Fields), len(want))
-	}
-	for k, w := range want {
-		g := got.Fields[k]
-		if g.Pane != w.Pane || g.Offset != w.Offset || g.Size != w.Size || g.Depth != w.Depth || g.Prefix != w.Prefix || !strings.HasSuffix(strings.TrimSuffix(g.Name, "?"), w.Name) {
-			t.Fatalf("frame %d field %d: page %+v, JSON %+v", m.Frame, k, g, w)
-		}
-	}
-	for _, s := range got.Bad {
-		t.Errorf("frame %d: %s", m.Frame, s)
-	}
-	prefixed := false
-	for _, f := range want {
-		prefixed = prefixed || (f.Prefix > 0 && f.Prefix < f.Size)
-	}
-	if prefixed && len(got.Shades) == 0 {
-		t.Errorf("frame %d: no field with a prefix lit its prefix and its content", m.Frame)
-	}
-	for _, s := range got.Shades {
-		if s[0] == s[1] || s[0] == "" {
-			t.Errorf("frame %d: a prefix and its content lit in the same shade: %q", m.Frame, s)
-		}
-	}
-	clicked := 0
-	for _, bs := range got.Bytes {
-		if w := innermost(want, bs[0], bs[1]); w != bs[2] && w >= 0 {
-			t.Errorf("frame %d: byte %d of pane %d selects field %d, want %d (%+v)", m.Frame, bs[1], bs[0], bs[2], w, want[w])
-		}
-		clicked++
-	}
-	if clicked == 0 {
-		t.Errorf("frame %d: no byte to click", m.Frame)
+	for _, e := range got.Compare(browsertest.Flatten(m.Fields)) {
+		t.Errorf("frame %d %s %s: %s", m.Frame, m.API, m.Kind, e)
 	}
 }
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // TestPageSecrets: the page of a SASL PLAIN capture holds no password, neither in its values
 // nor in its bytes.

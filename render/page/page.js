@@ -24,7 +24,7 @@
   var cur = -1;        // the selected message (index into msgs)
   var view = null;     // the drawn message: nodes, panes, selection
   var t0 = null;       // time of the first message, for relative times
-  var paused = false, queued = [], dropped = 0;
+  var paused = false, queued = [], dropped = meta.dropped || 0;
 
   // Decoding a message's compact tree (see render.PageMessages).
   function decode(m) {
@@ -482,6 +482,14 @@
         pb.textContent = 'resume (' + queued.length + ' waiting)';
       } else append([m]);
     };
+    es.addEventListener('end', function () {
+      es.close();
+      pb.hidden = true;
+      $('bar').textContent = 'The capture has ended: ' + msgs.length + ' messages.';
+    });
+    es.onerror = function () {
+      if (es.readyState === EventSource.CLOSED) $('bar').textContent = 'The connection to kdissect was lost: reload the page.';
+    };
     es.addEventListener('notice', function (ev) {
       var no = JSON.parse(ev.data);
       var nd = $('notices');
@@ -495,7 +503,7 @@
     function send(file) {
       if (meta.max_upload && file.size > meta.max_upload) { $('bar').textContent = file.name + ': ' + file.size + ' bytes is over the limit of ' + meta.max_upload + ' bytes.'; return; }
       $('bar').textContent = 'dissecting ' + file.name + '…';
-      fetch(meta.upload + '?name=' + encodeURIComponent(file.name), { method: 'POST', body: file, headers: meta.token ? { 'X-Kdissect-Token': meta.token } : {} })
+      fetch(meta.upload + (meta.upload.indexOf('?') < 0 ? '?' : '&') + 'name=' + encodeURIComponent(file.name), { method: 'POST', body: file, headers: meta.token ? { 'X-Kdissect-Token': meta.token } : {} })
         .then(function (r) { return r.ok ? r.json() : r.text().then(function (t) { throw new Error(t); }); })
         .then(function (res) {
           msgs = res.messages; cur = -1; t0 = null;
@@ -519,5 +527,6 @@
   fillAPIs();
   relist();
   if (!msgs.length) clearDetail();
+  if (dropped) $('bar').textContent = dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.';
   window.kdissect = { select: select, messages: function () { return msgs; }, view: function () { return view; } };
 })();

@@ -1,0 +1,300 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/serve"
+)
+
+func htmlCodec(t testing.TB) *codec.Codec {
+	t.Helper()
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := render.LookupFormat("html")
+	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// feed runs a capture of pcaps/ through the pipeline into out.
+func feed(t testing.TB, capture string, out render.Renderer, format string) {
+	t.Helper()
+	set, _ := schema.Embedded()
+	f, _ := render.LookupFormat(format)
+	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Files([]string{filepath.Join("..", "pcaps", capture)}, nil, func(err error) { t.Log(err) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type jsonMessage struct {
+	Frame  int                    `json:"frame"`
+	API    string                 `json:"api_name"`
+	Kind   string                 `json:"kind"`
+	Fields []browsertest.JSONNode `json:"fields"`
+}
+
+// jsonMessages are the JSON lines of a capture: what the page must list.
+func jsonMessages(t testing.TB, capture string) []jsonMessage {
+	var b bytes.Buffer
+	f, _ := render.LookupFormat("json")
+	feed(t, capture, f.New(&b, render.Options{}), "json")
+	var out []jsonMessage
+	for _, line := range bytes.Split(b.Bytes(), []byte("\n")) {
+		if len(line) == 0 || bytes.Contains(line, []byte(`"kind":"notice"`)) {
+			continue
+		}
+		var m jsonMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func sameOrigin(base string) func(string) bool {
+	return func(u string) bool { return strings.HasPrefix(u, strings.TrimSuffix(base, "/")+"/") }
+}
+
+// listed is the data-frame of every entry of the page's list.
+func listed(p *browsertest.Page) []int {
+	var frames []int
+	p.Eval(`Array.prototype.map.call(document.querySelectorAll('#rows tr[data-frame]'), function (r) { return +r.dataset.frame; })`, &frames)
+	return frames
+}
+
+func checkList(t *testing.T, p *browsertest.Page, want []jsonMessage) {
+	t.Helper()
+	got := listed(p)
+	if len(got) != len(want) {
+		t.Fatalf("the page lists %d messages, the JSON lines have %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i].Frame {
+			t.Fatalf("entry %d: data-frame %d, JSON frame %d", i, got[i], want[i].Frame)
+		}
+	}
+}
+
+// TestServeCaptures serves a capture and checks its page as the file page is checked: every
+// message listed, no console error, no request but to the server, and the byte/field contract
+// on the messages of a compressed batch.
+func TestServeCaptures(t *testing.T) {
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxBytes: 64}, false)
+	feed(t, "kgo-codecs.pcap", srv.Renderer(), "html")
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	want := jsonMessages(t, "kgo-codecs.pcap")
+	p := b.Open(t, ts.URL+"/")
+	checkList(t, p, want)
+	checked := 0
+	for i, m := range want {
+		if m.API == "Produce" && m.Kind == "request" && checked < 3 {
+			checked++
+			for _, e := range p.CheckFields(i).Compare(browsertest.Flatten(m.Fields)) {
+				t.Errorf("frame %d: %s", m.Frame, e)
+			}
+		}
+	}
+	p.Check(sameOrigin(ts.URL))
+}
+
+// TestUpload drops a capture onto an empty page (through its file input, as a drop does): the
+// page lists the capture's messages, which the server dissected in memory.
+func TestUpload(t *testing.T) {
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	p := b.Open(t, ts.URL+"/")
+	if n := len(listed(p)); n != 0 {
+		t.Fatalf("an empty server's page lists %d messages", n)
+	}
+	path, _ := filepath.Abs(filepath.Join("..", "pcaps", "sarama-codecs.pcap"))
+	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{path})); err != nil {
+		t.Fatal(err)
+	}
+	want := jsonMessages(t, "sarama-codecs.pcap")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(listed(p)) != len(want) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	checkList(t, p, want)
+	if srv.Messages() != 0 {
+		t.Errorf("the upload was kept by the server: %d messages", srv.Messages())
+	}
+	p.Check(sameOrigin(ts.URL))
+}
+
+// TestLivePages: a live server pushes each message to the open pages as it comes; a page opened
+// mid-way gets what is held and everything after; past Keep, old messages are dropped and the
+// page says so.
+func TestLivePages(t *testing.T) {
+	b := browsertest.Start(t)
+	var entries []*render.Entry
+	feed(t, "kgo-produce-fetch.pcap", collect{&entries}, "html")
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries) - 3}, true)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer srv.Close() // ends the event streams, which ts.Close waits for
+	first := b.Open(t, ts.URL+"/")
+	out := srv.Renderer()
+	var second *browsertest.Page
+	for i, e := range entries {
+		if i == len(entries)/2 {
+			second = b.Open(t, ts.URL+"/")
+		}
+		out.Message(e)
+		for _, p := range []*browsertest.Page{first, second} {
+			if p == nil {
+				continue
+			}
+			waitFor(t, p, e.Frame, i, time.Second)
+		}
+	}
+	for _, p := range []*browsertest.Page{first, second} {
+		if n := len(listed(p)); n != len(entries)-3 {
+			t.Errorf("the page lists %d messages, want the last %d", n, len(entries)-3)
+		}
+		var bar string
+		p.Eval(`document.getElementById('bar').textContent`, &bar)
+		if !strings.Contains(bar, "3 older messages were dropped") {
+			t.Errorf("the page says %q", bar)
+		}
+		p.Check(sameOrigin(ts.URL))
+	}
+}
+
+// waitFor waits until the page lists frame as its last entry.
+func waitFor(t *testing.T, p *browsertest.Page, frame, i int, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		var last int
+		p.Eval(`(function () { var r = document.querySelectorAll('#rows tr[data-frame]'); return r.length ? +r[r.length - 1].dataset.frame : -1; })()`, &last)
+		if last == frame {
+			return
+		}
+		if time.Since(start) > limit {
+			t.Fatalf("message %d (frame %d) did not appear within %v (last listed: %d)", i, frame, limit, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// collect keeps the entries a pipeline writes (their trees stay: the codec is not told to
+// release them).
+type collect struct{ entries *[]*render.Entry }
+
+func (c collect) Message(e *render.Entry) error {
+	x := *e
+	*c.entries = append(*c.entries, &x)
+	return nil
+}
+func (c collect) Notice(*render.Notice) error { return nil }
+func (c collect) Flush() error                { return nil }
+func (c collect) Close() error                { return nil }
+
+// TestHTTP: what the server answers besides the page: nothing else, every response with the
+// policy, the token required when set, a foreign Host refused, uploads bounded.
+func TestHTTP(t *testing.T) {
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Token: "s3cret", MaxUpload: 1000, Hosts: []string{"localhost"}}, false)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	small, err := os.ReadFile(filepath.Join("..", "pcaps", "kgo-produce-fetch.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, method, path, host string
+		body                     []byte
+		status                   int
+		says                     string
+	}{
+		{"page", "GET", "/?token=s3cret", "", nil, 200, "<!DOCTYPE html>"},
+		{"no token", "GET", "/", "", nil, 401, "token"},
+		{"wrong token", "GET", "/?token=x", "", nil, 401, "token"},
+		{"a path", "GET", "/etc/passwd?token=s3cret", "", nil, 404, ""},
+		{"dot dot", "GET", "/../go.mod?token=s3cret", "", nil, 404, ""},
+		{"post to page", "POST", "/?token=s3cret", "", nil, 405, ""},
+		{"events of captures", "GET", "/events?token=s3cret", "", nil, 404, "not a live capture"},
+		{"foreign host", "GET", "/?token=s3cret", "attacker.example", nil, 421, "unknown host"},
+		{"upload too big", "POST", "/upload?token=s3cret&name=big.pcap", "", small, 413, "over the limit of 1000 bytes"},
+		{"upload not a capture", "POST", "/upload?token=s3cret&name=x.txt", "", []byte("hello, not a pcap"), 422, `"error"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, ts.URL+tt.path, bytes.NewReader(tt.body))
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tt.status, body)
+			}
+			if !strings.Contains(string(body), tt.says) {
+				t.Errorf("body %.200q lacks %q", body, tt.says)
+			}
+			if resp.Header.Get("Content-Security-Policy") != serve.CSP() {
+				t.Errorf("policy %q", resp.Header.Get("Content-Security-Policy"))
+			}
+		})
+	}
+	// An upload within the limit is dissected.
+	srv = serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	ts2 := httptest.NewServer(srv.Handler())
+	defer ts2.Close()
+	resp, err := http.Post(ts2.URL+"/upload?name=kgo-produce-fetch.pcap", "application/octet-stream", bytes.NewReader(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Messages []json.RawMessage `json:"messages"`
+		Error    string            `json:"error"`
+	}
+	json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
+	if want := len(jsonMessages(t, "kgo-produce-fetch.pcap")); len(res.Messages) != want || res.Error != "" {
+		t.Errorf("upload: %d messages, want %d; error %q", len(res.Messages), want, res.Error)
+	}
+}
