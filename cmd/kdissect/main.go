@@ -117,4 +117,3 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	o.KeyLog = o.tls.keylog
 	return o.Run(cmd, files, stdin, stdout, stderr)
 }
-

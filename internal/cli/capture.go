@@ -62,9 +62,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	if c.Shallow {
-		TuneGC()
-	}
+	TuneGC(c.Shallow)
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
 		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
 	warnings := NewWarnings(stderr)
