@@ -207,3 +207,7 @@ func (f Format) WriteStats(s *Stats, w io.Writer) error {
 	}
 	return s.Write(w)
 }
+
+// PageFormat is the format of the workshop page, the one kdissect serve serves: the format
+// whose schema output is a page too.
+func PageFormat() Format { return formatsThat(func(f Format) bool { return f.Page != nil })[0] }

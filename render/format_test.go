@@ -66,3 +66,12 @@ func TestFormatLists(t *testing.T) {
 		}
 	}
 }
+
+// TestPageFormat: the page kdissect serve serves is the one format with a schema page, and it
+// writes messages too.
+func TestPageFormat(t *testing.T) {
+	f := PageFormat()
+	if f.Page == nil || f.New == nil || f.Binary || f.Batch || len(formatsThat(func(f Format) bool { return f.Page != nil })) != 1 {
+		t.Errorf("PageFormat %q: not the one format of pages that writes messages as text", f.Name)
+	}
+}

@@ -1,0 +1,193 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/serve"
+)
+
+// Serve is the run of "kdissect serve": the workshop page of captures, of uploads, or of a
+// live capture, over HTTP, until Ctrl-C, SIGTERM or Duration.
+type Serve struct {
+	Common
+	Select dissect.Selection
+	KeyLog string
+	// Ports are -p's specs (live: 9092 when none); Listen is the address served on, Token what
+	// every request must carry ("random": one is made).
+	Ports  []string
+	Listen string
+	Token  string
+	// Live captures on Iface, each page keeping Keep messages; MaxUpload bounds an upload
+	// (0: no uploads).
+	Live      bool
+	Iface     string
+	Keep      int
+	MaxUpload int64
+	Duration  time.Duration
+}
+
+// Run serves the captures files (read before the page is served), or the live capture; its
+// result is the exit status.
+func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Writer) int {
+	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
+	if o.Live && len(o.Ports) == 0 {
+		o.Ports = []string{"9092"}
+	}
+	ports, err := capture.ParsePorts(o.Ports)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if o.Token == "random" {
+		b := make([]byte, 16)
+		rand.Read(b)
+		o.Token = hex.EncodeToString(b)
+	}
+	o.Trees = o.Select.ReadsBodies()
+	c, err := o.Codec(stderr)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	if err := o.Select.Check(c); err != nil {
+		return fail("%v", err)
+	}
+	keys, err := KeyLog(o.KeyLog, o.Live, stderr)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return fail("--listen %s: %v", o.Listen, err)
+	}
+	maxUpload := o.MaxUpload
+	if maxUpload == 0 {
+		maxUpload = -1
+	}
+	warn := func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
+	cfg := serve.Config{Codec: c, Select: o.Select, MaxMessages: o.MaxMessages, Keep: o.Keep, MaxUpload: maxUpload,
+		MaxBytes: o.MaxBytes, Token: o.Token, Warn: warn}
+	loopback := serve.Loopback(host)
+	if loopback {
+		cfg.Hosts = []string{"localhost"}
+	}
+	srv := serve.New(cfg, o.Live)
+	f := render.PageFormat()
+
+	if len(files) > 0 {
+		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
+			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn})
+		if err != nil {
+			return fail("%v", err)
+		}
+		status := ExitOK
+		p.Files(files, stdin, func(err error) { status = cmd.Failed(stderr, "%v", err) })
+		p.Close()
+		if status != ExitOK {
+			return status
+		}
+	}
+
+	// Said before listening, so that it is said even when the address cannot be had.
+	if !loopback {
+		fmt.Fprintf(stderr, "kdissect: warning: serving on %s, not on loopback: the captured traffic is visible to anyone who can reach this address", o.Listen)
+		if o.Token == "" {
+			fmt.Fprint(stderr, " (--token random keeps it to those given the URL)")
+		}
+		fmt.Fprintln(stderr)
+	}
+	ln, err := net.Listen("tcp", o.Listen)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	if o.Token != "" {
+		url += "?token=" + o.Token
+	}
+	hs := srv.HTTPServer()
+
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+	stopped := make(chan struct{})
+	stopOnce := sync.OnceFunc(func() { close(stopped) })
+	if o.Duration > 0 {
+		t := time.AfterFunc(o.Duration, stopOnce)
+		defer t.Stop()
+	}
+	go func() {
+		select {
+		case <-signals:
+			stopOnce()
+		case <-stopped:
+		}
+	}()
+
+	status := ExitOK
+	var captureDone chan struct{}
+	var captureErr error // set before captureDone is closed
+	finish := func() {}
+	if o.Live {
+		r, err := capture.OpenLive(o.Iface, capture.LiveOptions{Ports: ports.Ranges()})
+		if err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "kdissect: %v\n", err)
+			return ExitUsage
+		}
+		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
+			Keys: keys, Flush: true, Warn: warn})
+		if err != nil {
+			r.Close()
+			ln.Close()
+			return fail("%v", err)
+		}
+		captureDone = make(chan struct{})
+		go func() {
+			defer close(captureDone)
+			_, captureErr = p.Read(r, o.Iface)
+			p.Close()
+			srv.Close()
+		}()
+		go func() { <-stopped; r.Stop() }()
+		finish = func() {
+			<-captureDone
+			if captureErr != nil {
+				warn(captureErr)
+				status = ExitFailure
+			}
+			st := r.Stats()
+			r.Close()
+			fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP)\n", st.Packets, st.TCP)
+		}
+		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, ports, url)
+	} else {
+		fmt.Fprintf(stderr, "kdissect: serving %d messages on %s\n", srv.Messages(), url)
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case <-stopped:
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			warn(err)
+			status = ExitFailure
+		}
+	}
+	stopOnce()
+	finish()
+	srv.Close()
+	hs.Close()
+	return status
+}
