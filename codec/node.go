@@ -252,13 +252,20 @@ func walkFrom(nodes []*Node, depth int, fn func(n *Node, depth int) bool) {
 // Printable reports whether b is valid UTF-8 made of printable characters (and ordinary white
 // space): such bytes are shown as text, others as hex.
 func Printable(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
-		if !unicode.IsPrint(r) && r != '\n' && r != '\t' && r != '\r' {
+	for i := 0; i < len(b); {
+		// ASCII, almost all of it, without a rune decoded: printable from space to tilde.
+		if c := b[i]; c < utf8.RuneSelf {
+			if (c < ' ' || c > '~') && c != '\n' && c != '\t' && c != '\r' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsPrint(r) {
 			return false
 		}
+		i += size
 	}
 	return true
 }

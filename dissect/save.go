@@ -75,12 +75,8 @@ var ErrSavingInput = errors.New("that is a capture being read")
 // CreateSave creates the named file and returns a Save that writes to it, which Close closes;
 // it refuses one of the captures (ErrSavingInput).
 func CreateSave(name string, captures []string) (*Save, error) {
-	if out, err := os.Stat(name); err == nil {
-		for _, c := range captures {
-			if in, err := os.Stat(c); err == nil && os.SameFile(in, out) {
-				return nil, ErrSavingInput
-			}
-		}
+	if _, ok := capture.Overwrites(name, captures); ok {
+		return nil, ErrSavingInput
 	}
 	f, err := os.Create(name)
 	if err != nil {

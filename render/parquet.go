@@ -68,7 +68,7 @@ const ParquetRowGroupRows = 64 << 10
 
 // parquetPageBytes is the size of a page before compression: each column holds one while it
 // fills.
-const parquetPageBytes = 128 << 10
+const parquetPageBytes = 256 << 10
 
 // parquetRowGroupBytes flushes a row group early when its buffered columns grow past it (large
 // field trees).

@@ -104,6 +104,7 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 		bw.WriteString("</p>\n")
 		writeLayoutDiagram(bw, l)
 		writeLayoutTable(bw, l)
+		writeEncodingsTable(bw, l)
 		bw.WriteString("</details>\n")
 	}
 	bw.WriteString("</div>\n</body>\n</html>\n")
@@ -250,6 +251,18 @@ func writeLayoutTable(w *bufio.Writer, l *Layout) {
 			fmt.Fprintf(w, "<tr><td>%s%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"a\">%s</td></tr>\n",
 				strings.Repeat("&nbsp;&nbsp;", depth+1), html.EscapeString(f.Name), f.Type, f.Size, null, tag, html.EscapeString(f.About))
 		})
+	}
+	w.WriteString("</table>\n")
+}
+
+// writeEncodingsTable says how each type of the layout is written at its version.
+func writeEncodingsTable(w *bufio.Writer, l *Layout) {
+	if len(l.Encodings) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "<table class=\"layout enc\"><tr><th>type</th><th>how it is written at v%d</th></tr>\n", l.Version)
+	for _, e := range l.Encodings {
+		fmt.Fprintf(w, "<tr><td>%s</td><td class=\"a\">%s</td></tr>\n", e.Type, html.EscapeString(e.Encoding))
 	}
 	w.WriteString("</table>\n")
 }

@@ -31,6 +31,7 @@ type genOptions struct {
 	timeout time.Duration
 	rate    float64 // MB/s of record values the producers may write together; 0: no limit
 	kafka   string  // cap the clients' request versions at this Kafka release's; "": the newest
+	backlog int64   // the plain consumers wait for this many bytes of values, then fetch them in big responses; 0: they read from the first record on
 	inner   bool    // running inside the namespace
 }
 
@@ -43,6 +44,7 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up if the capture has not reached -size by then")
 	fs.Float64Var(&o.rate, "rate", 5, "MB/s of record values all producers write together (0: no limit): lower, the batches are smaller and the consumers keep up; lower it too if tcpdump drops packets")
 	fs.StringVar(&o.kafka, "kafka", "", "cap the clients' request versions at those of this Kafka release (e.g. 2.8): older tshark releases know only older versions (default: the newest franz-go speaks)")
+	backlog := fs.String("backlog", "0", "the plain consumers start once the producers have written this much of record values, and fetch up to that much in one response (big Fetch responses, as a consumer catching up gets; no consumer groups then); 0: they read from the first record on")
 	fs.BoolVar(&o.inner, "inner", false, "internal: run the workload in the current network namespace")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -61,6 +63,12 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	o.size = n
+	if *backlog != "0" {
+		if o.backlog, err = parseSize(*backlog); err != nil {
+			fmt.Fprintf(stderr, "kbench gen: -backlog: %v\n", err)
+			return errUsage
+		}
+	}
 	if o.kafka != "" && kversion.FromString(o.kafka) == nil {
 		fmt.Fprintf(stderr, "kbench gen: -kafka %q: not a Kafka release franz-go knows (%s)\n", o.kafka, strings.Join(kversion.VersionStrings(), " "))
 		return errUsage
@@ -152,7 +160,8 @@ func genOuter(o genOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	args := in(self, "gen", "-inner", "-o", o.out, "-size", strconv.FormatInt(o.size, 10),
-		"-timeout", o.timeout.String(), "-rate", strconv.FormatFloat(o.rate, 'f', -1, 64), "-kafka", o.kafka)
+		"-timeout", o.timeout.String(), "-rate", strconv.FormatFloat(o.rate, 'f', -1, 64), "-kafka", o.kafka,
+		"-backlog", strconv.FormatInt(o.backlog, 10))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// ip netns exec execs kbench itself, which stops tcpdump and its clients on SIGINT.
@@ -240,7 +249,7 @@ func genInner(o genOptions, stdout, stderr io.Writer) error {
 	if o.kafka != "" {
 		versions = kversion.FromString(o.kafka)
 	}
-	w := startWorkload(wctx, cluster.ListenAddrs(), o.rate, versions)
+	w := startWorkload(wctx, cluster.ListenAddrs(), o.rate, versions, o.backlog)
 
 	fmt.Fprintf(stdout, "capturing into %s until it holds %s (timeout %v)\n", o.out, fmtBytes(o.size), o.timeout)
 	tick := time.NewTicker(250 * time.Millisecond)

@@ -59,11 +59,14 @@ type workload struct {
 	consumed   atomic.Int64
 	limiter    *limiter
 	versions   *kversion.Versions // the highest request versions the clients may use; nil: any
+	// backlog: the plain consumers wait for this many bytes of values, then fetch up to that
+	// much at once (0: they read from the start, as the records come).
+	backlog int64
 }
 
 // startWorkload starts every client; they run until ctx ends.
-func startWorkload(ctx context.Context, seeds []string, rateMBps float64, versions *kversion.Versions) *workload {
-	w := &workload{failed: make(chan error, 1), versions: versions}
+func startWorkload(ctx context.Context, seeds []string, rateMBps float64, versions *kversion.Versions, backlog int64) *workload {
+	w := &workload{failed: make(chan error, 1), versions: versions, backlog: backlog}
 	if rateMBps > 0 {
 		w.limiter = newLimiter(rateMBps * 1e6)
 	}
@@ -74,6 +77,9 @@ func startWorkload(ctx context.Context, seeds []string, rateMBps float64, versio
 		w.goClient(ctx, fmt.Sprintf("consumer %d", i), func() error { return w.consumer(ctx, seeds, i) })
 	}
 	for _, g := range groups {
+		if backlog > 0 {
+			break // a capture of big fetches: no groups, whose sessions time out while the backlog builds on a busy machine
+		}
 		for m := range g.members {
 			id := fmt.Sprintf("%s-member-%d", g.name, m)
 			opts := append([]kgo.Opt{kgo.ConsumerGroup(g.name), kgo.ClientID(id),
@@ -169,9 +175,22 @@ func (w *workload) producer(ctx context.Context, seeds []string, i int) error {
 	return nil
 }
 
-// consumer i reads every topic from the start, with different fetch sizes.
+// consumer i reads every topic from the start, with different fetch sizes; with a backlog, it
+// waits for it and then fetches it in responses as big as it.
 func (w *workload) consumer(ctx context.Context, seeds []string, i int) error {
 	opts := []kgo.Opt{kgo.ClientID(fmt.Sprintf("kbench-consumer-%d", i))}
+	if w.backlog > 0 {
+		for w.valueBytes.Load() < w.backlog {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+		max := int32(min(2*w.backlog, 1<<30))
+		opts = append(opts, kgo.FetchMaxBytes(max), kgo.FetchMaxPartitionBytes(max), kgo.BrokerMaxReadBytes(2*max))
+		return w.consume(ctx, seeds, opts)
+	}
 	switch i % 3 {
 	case 1:
 		opts = append(opts, kgo.FetchMaxBytes(1<<20), kgo.FetchMaxPartitionBytes(256<<10))

@@ -12,6 +12,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
 )
@@ -79,8 +80,8 @@ func (o *captureOptions) dissectTo(cmd *cli.Command, files []string, stdin io.Re
 		}
 		return oc.dissect(cmd, files, stdin, stdout, stderr)
 	}
-	if err := notAnInput(o.outPath, files); err != nil {
-		return cmd.UsageError(stderr, "%v", err)
+	if in, ok := capture.Overwrites(o.outPath, files); ok {
+		return cmd.UsageError(stderr, "-o %s is the capture %s: it would be overwritten", o.outPath, in)
 	}
 	if st, err := os.Stat(o.outPath); err == nil && st.IsDir() || strings.HasSuffix(o.outPath, "/") {
 		return o.dissectEach(cmd, f, files, stdin, stdout, stderr)
@@ -120,7 +121,7 @@ func (o *captureOptions) dissectEach(cmd *cli.Command, f render.Format, files []
 	outs := make([]string, len(files))
 	taken := map[string]string{}
 	for i, name := range files {
-		outs[i] = filepath.Join(dir, captureStem(name)+f.Ext)
+		outs[i] = filepath.Join(dir, capture.Stem(name)+f.Ext)
 		if other, ok := taken[outs[i]]; ok {
 			return cmd.UsageError(stderr, "%s and %s would both be written to %s", other, name, outs[i])
 		}
@@ -173,35 +174,4 @@ func (o *captureOptions) dissectEach(cmd *cli.Command, f render.Format, files []
 		status = max(status, r.status)
 	}
 	return status
-}
-
-// captureStem names the file written for a capture: its base name without the extensions of
-// captures (.pcap, .pcapng, .cap, then .gz); "stdin" for -.
-func captureStem(name string) string {
-	if name == "-" {
-		return "stdin"
-	}
-	base := filepath.Base(name)
-	stem := strings.TrimSuffix(base, ".gz")
-	for _, ext := range []string{".pcapng", ".pcap", ".cap"} {
-		stem = strings.TrimSuffix(stem, ext)
-	}
-	if stem == "" {
-		return base
-	}
-	return stem
-}
-
-// notAnInput refuses an output that would overwrite a capture being read.
-func notAnInput(out string, files []string) error {
-	ost, err := os.Stat(out)
-	if err != nil {
-		return nil
-	}
-	for _, name := range files {
-		if st, err := os.Stat(name); err == nil && os.SameFile(st, ost) {
-			return fmt.Errorf("-o %s is the capture %s: it would be overwritten", out, name)
-		}
-	}
-	return nil
 }

@@ -89,12 +89,3 @@ func TestOutputErrors(t *testing.T) {
 		t.Error("the capture was overwritten")
 	}
 }
-
-func TestCaptureStem(t *testing.T) {
-	for in, want := range map[string]string{"a/b/kgo.pcap": "kgo", "x.pcapng.gz": "x", "y.cap": "y", "-": "stdin",
-		"noext": "noext", ".pcap": ".pcap", "dump.pcap.1": "dump.pcap.1"} {
-		if got := captureStem(in); got != want {
-			t.Errorf("%s: %s, want %s", in, got, want)
-		}
-	}
-}

@@ -1,0 +1,39 @@
+package capture
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Stem names what is written for a capture: its base name without the extensions of captures
+// (.pcap, .pcapng, .cap, then .gz); "stdin" for -.
+func Stem(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	base := filepath.Base(name)
+	stem := strings.TrimSuffix(base, ".gz")
+	for _, ext := range []string{".pcapng", ".pcap", ".cap"} {
+		stem = strings.TrimSuffix(stem, ext)
+	}
+	if stem == "" {
+		return base
+	}
+	return stem
+}
+
+// Overwrites reports whether writing the file out would overwrite one of the captures (the
+// same file, whatever its name), and which.
+func Overwrites(out string, captures []string) (string, bool) {
+	ost, err := os.Stat(out)
+	if err != nil {
+		return "", false
+	}
+	for _, name := range captures {
+		if st, err := os.Stat(name); err == nil && os.SameFile(st, ost) {
+			return name, true
+		}
+	}
+	return "", false
+}
