@@ -79,6 +79,72 @@ func cutCapture(t testing.TB, data []byte) []piece {
 	return pieces
 }
 
+// wakeMeter returns a function that says how long a goroutine waiting on a pipe takes to wake
+// when a byte is written to it: on a loaded machine, much longer than the microseconds it
+// usually takes.
+func wakeMeter(t testing.TB) func() time.Duration {
+	r, w := newPipe(t)
+	woke := make(chan time.Time)
+	go func() {
+		b := make([]byte, 1)
+		for {
+			if _, err := r.Read(b); err != nil {
+				return
+			}
+			woke <- time.Now()
+		}
+	}()
+	return func() time.Duration {
+		start := time.Now()
+		if _, err := w.Write([]byte{0}); err != nil {
+			t.Error(err)
+			return 0
+		}
+		return (<-woke).Sub(start)
+	}
+}
+
+// newPipe returns an os.Pipe, closed at the end of the test.
+func newPipe(t testing.TB) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// readPieces reads a capture from pcaps/ and cuts it into pieces.
+func readPieces(t testing.TB, name string) []piece {
+	t.Helper()
+	data, err := os.ReadFile(pcapPath(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cutCapture(t, data)
+}
+
+// fromPipe reads the capture in r through p on a goroutine; the function returned waits for
+// the end of it, and fails the test if it does not come within 10 s.
+func fromPipe(t testing.TB, p *Pipeline, r *os.File) (wait func() error) {
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.FileFrom(r, "stdin")
+		done <- err
+	}()
+	return func() error {
+		t.Helper()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			t.Fatal("the pipe's capture: not ended 10 s after it was stopped or closed")
+			return nil
+		}
+	}
+}
+
 // stampedWriter keeps what is written to it and when.
 type stampedWriter struct {
 	mu     sync.Mutex
@@ -103,6 +169,19 @@ func (w *stampedWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// shownWithin: see pausePackets.
+var shownWithin = map[bool]time.Duration{false: 200 * time.Millisecond, true: time.Second}[raceEnabled]
+
+// showsFrame reports whether the output shows a message or notice of the packet.
+func (w *stampedWriter) showsFrame(t testing.TB, format string, packet int) bool {
+	for _, s := range w.shownAt(t, format) {
+		if s.frame == packet {
+			return true
+		}
+	}
+	return false
 }
 
 // shown is one message or notice as it was printed: the packet it names (its last packet) and
@@ -164,9 +243,10 @@ func (w *stampedWriter) shownAt(t testing.TB, format string) []shown {
 }
 
 // feed writes pieces into w, as a capture tool does: each piece whole (through gzip when z is
-// set, flushed), pausing after the packets in pause. It returns when each packet was written.
-// With closeAfter, it closes w at the end after that pause.
-func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause map[int]bool, closeAfter time.Duration) map[int]time.Time {
+// set, flushed), calling pause (when set) after each packet. It returns when each packet was written.
+// With closeAfter >= 0, it closes w at the end after that pause; else it leaves w open, and the
+// reader may stop before everything is written.
+func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause func(packet int), closeAfter time.Duration) map[int]time.Time {
 	var zw *gzip.Writer
 	if z {
 		zw = gzip.NewWriter(w)
@@ -185,13 +265,13 @@ func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause map[int]
 			_, err = w.Write(pc.b)
 		}
 		if err != nil {
-			t.Errorf("writing the pipe: %v", err)
+			if closeAfter >= 0 { // else the reader may stop first
+				t.Errorf("writing the pipe: %v", err)
+			}
 			return written
 		}
-		if pc.packet > 0 {
-			if pause[pc.packet] {
-				time.Sleep(pausePackets)
-			}
+		if pc.packet > 0 && pause != nil {
+			pause(pc.packet)
 		}
 	}
 	if closeAfter >= 0 {
@@ -206,9 +286,9 @@ func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause map[int]
 
 const (
 	// pausePackets is the pause after a packet that completes a message; shownWithin is how
-	// soon the message must be shown, well inside the pause.
+	// soon the message must be shown, well inside the pause (the race detector slows
+	// everything down several times: there, a second).
 	pausePackets = 400 * time.Millisecond
-	shownWithin  = 200 * time.Millisecond
 	// pauses is how many of a capture's packets that complete messages are paused after.
 	pauses = 5
 )
@@ -248,8 +328,10 @@ func (fr followRun) String() string {
 }
 
 // TestFollowPipe: a capture written into a pipe packet by packet is shown as it arrives: each
-// message within 200 ms of the packet that completes it, while the writer pauses for 400 ms,
-// and the output is the file's, in every format, for pcap, pcapng and a gzipped stream.
+// message within 200 ms of the packet that completes it, while the writer pauses for 400 ms
+// (and, so that a slow machine makes no false alarm, waits up to 3 s for the message before it
+// writes more), and the output is the file's, in every format, for pcap, pcapng and a gzipped
+// stream.
 func TestFollowPipe(t *testing.T) {
 	runs := []followRun{
 		{"kgo-produce-fetch.pcap", "json", false},
@@ -261,8 +343,8 @@ func TestFollowPipe(t *testing.T) {
 		{"kgo-admin.pcapng", "summary", true},
 	}
 	for _, fr := range runs {
+		// One at a time: the others would delay the messages this one times.
 		t.Run(fr.String(), func(t *testing.T) {
-			t.Parallel()
 			r := testRun{format: fr.format, ports: capturePorts}
 			path := pcapPath(fr.file)
 			want, _ := r.mustDissect(t, path)
@@ -272,22 +354,30 @@ func TestFollowPipe(t *testing.T) {
 			if len(wantShown) < 10 {
 				t.Fatalf("%s: only %d messages shown from the file", fr.file, len(wantShown))
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pieces := readPieces(t, fr.file)
 			pause := pausesFor(wantShown)
-
-			pr, pw, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pr.Close()
+			pr, pw := newPipe(t)
 			var out stampedWriter
 			var errOut bytes.Buffer
 			p, _ := r.pipeline(t, &out, &errOut, Config{})
 			fed := make(chan map[int]time.Time, 1)
-			go func() { fed <- feed(t, pw, cutCapture(t, data), fr.gzip, pause, pausePackets) }()
+			// After each packet picked, the writer measures how long this machine now takes to
+			// wake a goroutine with a pipe, waits until the message is shown (the pipeline has
+			// no more input until then), and for the rest of the pause.
+			wake := wakeMeter(t)
+			woke := map[int]time.Duration{}
+			wait := func(packet int) {
+				if !pause[packet] {
+					return
+				}
+				start := time.Now()
+				woke[packet] = wake()
+				for !out.showsFrame(t, fr.format, packet) && time.Since(start) < 3*time.Second {
+					time.Sleep(5 * time.Millisecond)
+				}
+				time.Sleep(pausePackets - time.Since(start))
+			}
+			go func() { fed <- feed(t, pw, pieces, fr.gzip, wait, pausePackets) }()
 			if _, err := p.FileFrom(pr, "stdin"); err != nil {
 				t.Fatalf("FileFrom: %v", err)
 			}
@@ -305,9 +395,11 @@ func TestFollowPipe(t *testing.T) {
 					continue
 				}
 				checked++
-				late := s.at.Sub(written[s.frame])
-				if late < 0 || late > shownWithin {
-					t.Errorf("%q shown %v after its packet %d was written, want within %v", s.line, late, s.frame, shownWithin)
+				// The pipeline wakes three goroutines (the pipe's reader, the packets' reader,
+				// its own): on a loaded machine, each may wait as long as the meter's.
+				late, within := s.at.Sub(written[s.frame]), shownWithin+3*woke[s.frame]
+				if late < 0 || late > within {
+					t.Errorf("%q shown %v after its packet %d was written, want within %v (a goroutine woke in %v)", s.line, late, s.frame, within, woke[s.frame])
 				}
 			}
 			if checked < pauses-1 {
@@ -326,11 +418,7 @@ func TestFollowPipeCut(t *testing.T) {
 	for _, fr := range []followRun{{"kgo-produce-fetch.pcap", "summary", false}, {"kgo-admin.pcapng", "summary", true}} {
 		t.Run(fr.String(), func(t *testing.T) {
 			t.Parallel()
-			data, err := os.ReadFile(pcapPath(fr.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pieces := cutCapture(t, data)
+			pieces := readPieces(t, fr.file)
 			cut := len(pieces) / 2
 			pieces[cut].b = pieces[cut].b[:len(pieces[cut].b)/2]
 			pieces = pieces[:cut+1]
@@ -345,15 +433,11 @@ func TestFollowPipeCut(t *testing.T) {
 				t.Fatalf("the cut file: exit %d, %s", code, wantErr)
 			}
 
-			pr, pw, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pr.Close()
+			pr, pw := newPipe(t)
 			var out, errOut bytes.Buffer
 			p, _ := r.pipeline(t, &out, &errOut, Config{})
 			go feed(t, pw, pieces, fr.gzip, nil, 0)
-			_, err = p.FileFrom(pr, "stdin")
+			_, err := p.FileFrom(pr, "stdin")
 			if err == nil {
 				t.Fatal("FileFrom: no error for a pipe closed inside a packet")
 			}
@@ -386,31 +470,13 @@ func TestFollowPipeLimit(t *testing.T) {
 	if n, _ := pf.Shown(); n != 3 || !pf.Stopped() {
 		t.Fatalf("file with Limit 3: %d messages shown, stopped %v", n, pf.Stopped())
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pr, pw := newPipe(t)
 	var out, errOut bytes.Buffer
 	p, _ := r.pipeline(t, &out, &errOut, Config{Limit: 3})
-	go feed(t, pw, cutCapture(t, data), false, nil, -1) // the pipe stays open
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.FileFrom(pr, "stdin")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a pipe that stays open: not stopped 10 s after its packets were written")
+	wait := fromPipe(t, p, pr)
+	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, -1) // the pipe stays open
+	if err := wait(); err != nil {
+		t.Fatal(err)
 	}
 	p.Close()
 	if out.String() != want.String() {
@@ -424,28 +490,15 @@ func TestFollowPipeLimit(t *testing.T) {
 // TestFollowPipeStop: Stop (Ctrl-C) ends a pipe that is quiet, and what arrived is shown.
 func TestFollowPipeStop(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(pcapPath("kgo-produce-fetch.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pieces := cutCapture(t, data)
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
+	pieces := readPieces(t, "kgo-produce-fetch.pcap")
+	pr, pw := newPipe(t)
 	var out, errOut bytes.Buffer
 	var stopped atomic.Bool
 	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(t, &out, &errOut, Config{Stop: func() { stopped.Store(true) }})
 	feed(t, pw, pieces[:20], false, nil, -1)
 	time.AfterFunc(300*time.Millisecond, p.Stop)
-	start := time.Now()
-	if _, err := p.FileFrom(pr, "stdin"); err != nil {
+	if err := fromPipe(t, p, pr)(); err != nil {
 		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("stopped after %v", d)
 	}
 	p.Close()
 	if !stopped.Load() || !p.Stopped() {
@@ -464,11 +517,7 @@ func TestFollowPipeStop(t *testing.T) {
 // loss shown, while the pipe stays open.
 func TestFollowPipeIdle(t *testing.T) {
 	t.Parallel()
-	data, err := os.ReadFile(pcapPath("kgo-produce-fetch.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pieces := cutCapture(t, data)
+	pieces := readPieces(t, "kgo-produce-fetch.pcap")
 	// Drop the packet of a request whose connection goes on after it: reassembly then holds
 	// the rest of the connection until the loss is judged (FlushAfter on the capture's clock).
 	r := testRun{format: "summary", ports: capturePorts}
@@ -490,27 +539,19 @@ func TestFollowPipeIdle(t *testing.T) {
 		t.Fatalf("dropping packet %d loses nothing:\n%s", drop, want)
 	}
 
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
+	pr, pw := newPipe(t)
 	var out stampedWriter
 	var errOut bytes.Buffer
 	p, _ := r.pipeline(t, &out, &errOut, Config{})
+	wait := fromPipe(t, p, pr)
 	go feed(t, pw, kept, false, nil, -1)
-	done := make(chan error, 1)
-	go func() {
-		_, err := p.FileFrom(pr, "stdin")
-		done <- err
-	}()
 	deadline := time.Now().Add(15 * time.Second)
 	for out.String() != want && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	got := out.String()
 	pw.Close()
-	if err := <-done; err != nil {
+	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
 	p.Close()
@@ -529,18 +570,9 @@ func TestFollowPipeBatch(t *testing.T) {
 	if _, err := p.File(path); err != nil {
 		t.Fatalf("a file with Batch: %v", err)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	defer pw.Close()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go pw.Write(data)
-	_, err = p.FileFrom(pr, "stdin")
+	pr, pw := newPipe(t)
+	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, -1)
+	_, err := p.FileFrom(pr, "stdin")
 	if !errors.Is(err, ErrNeedsFile) || !strings.HasPrefix(err.Error(), "stdin: ") {
 		t.Errorf("a pipe with Batch: %v, want stdin: %v", err, ErrNeedsFile)
 	}

@@ -390,3 +390,24 @@ func TestHexDump(t *testing.T) {
 		t.Errorf("hex dump:\n%s\nwant:\n%s", out.String(), want)
 	}
 }
+
+// TestNoteInValue: a batch's CRC verdict and an API key's name are part of the value; other
+// notes follow it in brackets.
+func TestNoteInValue(t *testing.T) {
+	d := NewDiagram(nil, DiagramOptions{})
+	batch := &codec.Node{Name: "batch", Type: wire.RecordBatch}
+	for _, tc := range []struct {
+		n      *codec.Node
+		parent *codec.Node
+		want   string
+	}{
+		{&codec.Node{Name: "crc", Type: wire.Uint32, Value: int64(7), Note: "ok"}, batch, "7 ok"},
+		{&codec.Node{Name: "crc", Type: wire.Uint32, Value: int64(7), Note: "mismatch (computed 9)"}, batch, "7 mismatch (computed 9)"},
+		{&codec.Node{Name: "ApiKey", Type: wire.Int16, Value: int64(0), Note: "Produce"}, nil, "0 Produce"},
+		{&codec.Node{Name: "crc", Type: wire.Uint32, Value: int64(7), Note: "a note"}, nil, "7  [a note]"},
+	} {
+		if got, _ := d.value(tc.n, tc.parent); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.n.Name, got, tc.want)
+		}
+	}
+}

@@ -230,9 +230,7 @@ func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Read
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	if c.Shallow {
-		cli.TuneGC()
-	}
+	cli.TuneGC(c.Shallow)
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has,
 		Detect: len(o.ports) == 0 || o.detect, Workers: o.workers, RoundPackets: o.roundPackets,
 		Limit: o.count, Batch: f.Batch}

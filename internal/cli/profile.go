@@ -9,14 +9,24 @@ import (
 	"runtime/pprof"
 )
 
-// TuneGC trades memory the summaries and statistics do not use for fewer collections: they
-// hold little (a few MiB of frames and shallow trees), so the heap may grow to three times
-// that, up to a soft limit of 48 MiB. GOGC and GOMEMLIMIT in the environment take precedence.
-func TuneGC() {
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+// TuneGC sets the collector for what a run holds; GOGC and GOMEMLIMIT in the environment take
+// precedence. Summaries and statistics (shallow) hold little (a few MiB of frames and shallow
+// trees), so the heap may grow to three times that, up to a soft limit of 48 MiB: fewer
+// collections. Formats that write field trees hold frames and one records field at a time
+// (codec.Codec.LazyRecords), but a big message makes much garbage quickly: a soft limit of
+// 80 MiB keeps the heap near what they hold, where GOGC alone lets it double (on a capture
+// whose largest message is 9 MB: 89 instead of 121 MiB peak RSS, the same CPU). Over the limit
+// (a message larger than it), the runtime bounds the collector's share of the CPU.
+func TuneGC(shallow bool) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	if shallow {
 		debug.SetGCPercent(200)
 		debug.SetMemoryLimit(48 << 20)
+		return
 	}
+	debug.SetMemoryLimit(80 << 20)
 }
 
 // StartCPUProfile profiles the process into the named file until stop is called.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dissect
+
+const raceEnabled = false
