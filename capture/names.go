@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,4 +37,19 @@ func Overwrites(out string, captures []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Outputs names the file written for each capture in dir (its Stem and ext), or says which two
+// captures would be written to the same file.
+func Outputs(dir, ext string, captures []string) ([]string, error) {
+	outs := make([]string, len(captures))
+	taken := map[string]string{}
+	for i, name := range captures {
+		outs[i] = filepath.Join(dir, Stem(name)+ext)
+		if other, ok := taken[outs[i]]; ok {
+			return nil, fmt.Errorf("%s and %s would both be written to %s", other, name, outs[i])
+		}
+		taken[outs[i]] = name
+	}
+	return outs, nil
 }

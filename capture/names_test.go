@@ -3,6 +3,7 @@ package capture
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -34,5 +35,16 @@ func TestOverwrites(t *testing.T) {
 	}
 	if in, ok := Overwrites(a, []string{b}); ok {
 		t.Errorf("a overwrites %q", in)
+	}
+}
+
+// TestOutputs: a file per capture, named by its stem; two captures of one stem are refused.
+func TestOutputs(t *testing.T) {
+	outs, err := Outputs("d", ".jsonl", []string{"a/x.pcap", "y.pcapng.gz", "-"})
+	if want := []string{"d/x.jsonl", "d/y.jsonl", "d/stdin.jsonl"}; err != nil || !slices.Equal(outs, want) {
+		t.Errorf("%q, %v; want %q", outs, err, want)
+	}
+	if _, err := Outputs("d", ".jsonl", []string{"a/x.pcap", "b/x.pcapng"}); err == nil || err.Error() != "a/x.pcap and b/x.pcapng would both be written to d/x.jsonl" {
+		t.Errorf("same stem: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 type decodeOptions struct {
-	common
+	cli.Common
 	api     string
 	version int
 }
@@ -21,7 +21,7 @@ type decodeOptions struct {
 func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	o := &decodeOptions{}
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
-	o.register(fs, render.Formats()[0].Name)
+	registerCommon(fs, &o.Common, render.Formats()[0].Name)
 	// decode has no --stats: no format hint mentions it.
 	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), " or ", false)
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
@@ -42,7 +42,7 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if o.api == "" && fs.Changed("api-version") {
 		return cmd.UsageError(stderr, "--api-version goes with --api")
 	}
-	c, err := o.codec(stderr)
+	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -61,7 +61,7 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		}
 		key, version = a.Key, int16(o.version)
 	}
-	_, out, err := o.output(stdout, stderr)
+	_, out, err := o.Output(stdout, stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

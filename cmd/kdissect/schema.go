@@ -15,7 +15,7 @@ import (
 )
 
 type schemaOptions struct {
-	common
+	cli.Common
 	version           int
 	request, response bool
 	diff              string
@@ -26,14 +26,14 @@ type schemaOptions struct {
 func schemaFlags() (*flag.FlagSet, *schemaOptions) {
 	o := &schemaOptions{}
 	fs := flag.NewFlagSet("kdissect schema", flag.ContinueOnError)
-	fs.StringVar(&o.format, "format", render.Formats()[0].Name, "output format: "+render.ListFormats(render.SchemaFormats(), " or ", false))
+	fs.StringVar(&o.Format, "format", render.Formats()[0].Name, "output format: "+render.ListFormats(render.SchemaFormats(), " or ", false))
 	fs.IntVar(&o.version, "version", -1, "the API version (default: the latest)")
 	fs.BoolVar(&o.request, "request", false, "lay out the request (the default)")
 	fs.BoolVar(&o.response, "response", false, "lay out the response")
 	fs.StringVar(&o.diff, "diff", "", "list the fields added, removed and changed between versions `A..B`")
 	fs.StringVar(&o.compare, "compare", "", "list, API by API, what the definitions in `DIR` change against the built-in ones (and --schema-dir's)")
-	fs.StringVar(&o.schemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
-	fs.IntVar(&o.apiKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
+	fs.StringVar(&o.SchemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
+	fs.IntVar(&o.APIKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.StringVar(&o.site, "site", "", "write a static HTML reference of every API, direction and version (and the error codes) into `DIR`")
 	cli.HideDefault(fs, "version", "api-key")
 	return fs, o
@@ -47,9 +47,9 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// Every mistake here is in the command line, an API or version that does not exist included.
 	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
-	f, ok := render.LookupFormat(o.format)
+	f, ok := render.LookupFormat(o.Format)
 	if !ok || (f.Layout == nil && f.Page == nil) {
-		return fail("unknown --format %q (%s)", o.format, render.ListFormats(render.SchemaFormats(), " or ", false))
+		return fail("unknown --format %q (%s)", o.Format, render.ListFormats(render.SchemaFormats(), " or ", false))
 	}
 	if o.request && o.response {
 		return fail("--request or --response, not both")
@@ -61,9 +61,13 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if fs.NArg() > 0 || o.version >= 0 || o.diff != "" || o.request || o.response {
 			return fail("--compare compares whole directories: no API, --version, --diff, --request or --response")
 		}
-		return compareDir(cmd, o, f, stdout, stderr)
+		cmp, err := o.Compare(o.compare, stderr)
+		if err != nil {
+			return cmd.Report(stderr, err)
+		}
+		return cmd.Wrote(stderr, f.Compare(stdout, cmp))
 	}
-	c, err := o.codec(stderr)
+	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -127,34 +131,6 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return cmd.Wrote(stderr, f.Page(stdout, ls, l.Version))
 	}
 	return cmd.Wrote(stderr, f.Layout(l, stdout))
-}
-
-// compareDir is "kdissect schema --compare DIR": what DIR changes against the definitions used
-// without it. --api-key goes to DIR's drafts unless --schema-dir is given too.
-func compareDir(cmd *cli.Command, o *schemaOptions, f render.Format, stdout, stderr io.Writer) int {
-	base := o.common
-	if base.schemaDir == "" {
-		base.apiKey = -1
-	}
-	c, err := base.codec(stderr)
-	if err != nil {
-		return cmd.Report(stderr, err)
-	}
-	loaded, err := c.Schemas.WithDir(o.compare, o.apiKey)
-	if err != nil {
-		return cmd.Report(stderr, err)
-	}
-	// The comparison lists the versions that differ; only the files skipped need a notice.
-	for _, n := range loaded.Notices()[len(c.Schemas.Notices()):] {
-		if n.Kind == schema.Skipped {
-			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
-		}
-	}
-	against := "built-in"
-	if o.schemaDir != "" {
-		against = "built-in and " + o.schemaDir
-	}
-	return cmd.Wrote(stderr, f.Compare(stdout, &render.Compared{Dir: o.compare, Against: against, Comparison: schema.Compare(c.Schemas, loaded)}))
 }
 
 // parseDiff reads "A..B".

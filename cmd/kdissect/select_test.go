@@ -45,8 +45,8 @@ func TestSelectionFlags(t *testing.T) {
 		if err := fs.Parse(tt.args); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(o.sel, tt.want) {
-			t.Errorf("%q: selection %+v, want %+v", tt.args, o.sel, tt.want)
+		if !reflect.DeepEqual(o.Select, tt.want) {
+			t.Errorf("%q: selection %+v, want %+v", tt.args, o.Select, tt.want)
 		}
 		fs, lo := liveFlags()
 		if err := fs.Parse(tt.args); err != nil {

@@ -25,7 +25,7 @@ import (
 )
 
 type serveOptions struct {
-	common
+	cli.Common
 	sel       dissect.Selection
 	tls       tlsOptions
 	ports     []string
@@ -41,7 +41,7 @@ type serveOptions struct {
 func serveFlags() (*flag.FlagSet, *serveOptions) {
 	o := &serveOptions{}
 	fs := flag.NewFlagSet("kdissect serve", flag.ContinueOnError)
-	o.register(fs, "html")
+	registerCommon(fs, &o.Common, "html")
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:8080", "address to serve the page on; any other than loopback makes the captured traffic visible to the network (a warning says so)")
@@ -78,7 +78,7 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 	case !o.live && len(files) == 0 && o.maxUpload == 0:
 		return fail("nothing to serve: give captures, --live, or allow uploads (--max-upload)")
 	}
-	if o.format != "html" {
+	if o.Format != "html" {
 		return fail("serve shows the workshop page: --format is html")
 	}
 	if o.live && len(o.ports) == 0 {
@@ -93,8 +93,8 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 		rand.Read(b)
 		o.token = hex.EncodeToString(b)
 	}
-	o.trees = o.sel.ReadsBodies()
-	c, err := o.codec(stderr)
+	o.Trees = o.sel.ReadsBodies()
+	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -114,8 +114,8 @@ func runServe(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr i
 		maxUpload = -1
 	}
 	warn := func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
-	cfg := serve.Config{Codec: c, Select: o.sel, MaxMessages: o.maxMessages, Keep: o.keep, MaxUpload: maxUpload,
-		MaxBytes: o.maxBytes, Token: o.token, Warn: warn}
+	cfg := serve.Config{Codec: c, Select: o.sel, MaxMessages: o.MaxMessages, Keep: o.keep, MaxUpload: maxUpload,
+		MaxBytes: o.MaxBytes, Token: o.token, Warn: warn}
 	loopback := isLoopback(host)
 	if loopback {
 		cfg.Hosts = []string{"localhost"}

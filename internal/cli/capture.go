@@ -1,0 +1,252 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/render"
+)
+
+// Capture is the capture command's run (kdissect CAPTURE...): its flags' values, as
+// cmd/kdissect parses them.
+type Capture struct {
+	Common
+	Select dissect.Selection
+	// Ports are -p's specs; Detect also looks for Kafka on the ports they do not name.
+	Ports  []string
+	Detect bool
+	// KeyLog is --tls-keylog; NoProgress turns off the progress line a terminal gets on stderr.
+	KeyLog     string
+	NoProgress bool
+	// Workers is how many assemblers share the reading of a capture file.
+	Workers int
+	// Count and Duration stop the run after so many messages, or so long (a pipe).
+	Count    int
+	Duration time.Duration
+	// Write is -w: the packets of the messages shown are written to it.
+	Write string
+	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
+	CPUProfile, MemProfile string
+	// OutPath is -o; dest, when set, is the file the output goes to instead of stdout.
+	OutPath string
+	dest    io.Writer
+}
+
+// Where the messages go: -o FILE, -o DIR (one file per capture, written in parallel), or
+// stdout. A capture from a pipe (tcpdump -U -w - | kdissect -) is shown as it arrives
+// (dissect.Pipeline.Read); Ctrl-C and --duration stop it as they stop a live capture, and the
+// run ends with live's counts.
+
+// Run runs the capture command on files; its result is the exit status.
+func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if o.OutPath != "" {
+		return o.runTo(cmd, files, stdin, stdout, stderr)
+	}
+	ports, err := capture.ParsePorts(o.Ports)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	o.Trees = o.Select.ReadsBodies()
+	c, err := o.Codec(stderr)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	f, out, err := o.Output(o.messagesTo(stdout), stderr)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	TuneGC(c.Shallow)
+	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
+		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
+	warnings := NewWarnings(stderr)
+	cfg.Warn = warnings.Warn
+	if !o.NoProgress && ProgressWanted(o.messagesTo(stdout), stderr, f.Silent) {
+		cfg.Progress = warnings.Progress
+	}
+	if err := o.Select.Check(c); err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	if cfg.Keys, err = KeyLog(o.KeyLog, false, stderr); err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	var save *dissect.Save
+	if o.Write != "" {
+		if save, err = dissect.CreateSave(o.Write, files); errors.Is(err, dissect.ErrSavingInput) {
+			return cmd.Failed(stderr, "-w %s: %v", o.Write, err)
+		} else if err != nil {
+			return cmd.Failed(stderr, "%v", err)
+		}
+	}
+	cfg.Save = save
+	p, err := dissect.New(cfg)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	stopProfiles, err := StartProfiles(o.CPUProfile, o.MemProfile, stderr)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	defer stopProfiles()
+	// A damaged file (cut short, a record that cannot be read) is shown up to where it can be
+	// read, the error names the file and the packet, and the exit status is 1, wherever the
+	// damage is; the other files are read all the same.
+	status := ExitOK
+	done := o.follow(p, files, stdin, stderr)
+	err = p.Files(files, stdin, func(err error) {
+		if errors.Is(err, dissect.ErrNeedsFile) {
+			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
+			return
+		}
+		status = cmd.Failed(stderr, "%v", err)
+	})
+	done()
+	if err != nil {
+		return cmd.Failed(stderr, "writing output: %v", err)
+	}
+	p.Close()
+	followed(p, stderr)
+	if save != nil {
+		if err := save.Close(); err != nil {
+			status = cmd.Failed(stderr, "-w %s: %v", o.Write, err)
+		} else {
+			fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), o.Write)
+		}
+	}
+	shown, _ := p.Shown()
+	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
+		fmt.Fprintf(stderr, "kdissect: %s\n", why)
+	}
+	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
+		if !f.Silent && f.Stats == nil {
+			fmt.Fprintln(o.statsTo(f, stdout))
+		}
+		if err := f.WriteStats(st, o.statsTo(f, stdout)); err != nil {
+			return cmd.Failed(stderr, "writing output: %v", err)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return cmd.Failed(stderr, "writing output: %v", err)
+	}
+	return status
+}
+
+// messagesTo is where the messages go: the -o file, or stdout.
+func (o *Capture) messagesTo(stdout io.Writer) io.Writer {
+	if o.dest != nil {
+		return o.dest
+	}
+	return stdout
+}
+
+// statsTo is where the statistics go: after the messages, unless those are a binary file.
+func (o *Capture) statsTo(f render.Format, stdout io.Writer) io.Writer {
+	if f.Binary {
+		return stdout
+	}
+	return o.messagesTo(stdout)
+}
+
+// runTo runs the capture command with -o: into one file, into one file per capture in a
+// directory, or to stdout (-o -).
+func (o *Capture) runTo(cmd *Command, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, err := o.LookupFormat()
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	if o.OutPath == "-" {
+		oc := *o
+		oc.OutPath, oc.ToFile = "", true
+		if len(files) == 1 {
+			oc.Capture = files[0]
+		}
+		return oc.Run(cmd, files, stdin, stdout, stderr)
+	}
+	if in, ok := capture.Overwrites(o.OutPath, files); ok {
+		return cmd.UsageError(stderr, "-o %s is the capture %s: it would be overwritten", o.OutPath, in)
+	}
+	if st, err := os.Stat(o.OutPath); err == nil && st.IsDir() || strings.HasSuffix(o.OutPath, "/") {
+		return o.runEach(cmd, f, files, stdin, stdout, stderr)
+	}
+	return o.runFile(cmd, o.OutPath, files, stdin, stdout, stderr)
+}
+
+// runFile writes what files hold into the file named path.
+func (o *Capture) runFile(cmd *Command, path string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	out, err := os.Create(path)
+	if err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	oc := *o
+	oc.OutPath, oc.dest, oc.ToFile = "", out, true
+	if len(files) == 1 {
+		oc.Capture = files[0]
+	}
+	status := oc.Run(cmd, files, stdin, stdout, stderr)
+	if err := out.Close(); err != nil && status == ExitOK {
+		status = cmd.Failed(stderr, "writing %s: %v", path, err)
+	}
+	if status == ExitUsage {
+		os.Remove(path) // nothing was read: leave nothing behind
+	}
+	return status
+}
+
+// runEach writes each capture into a file of its own in the directory -o names, reading
+// as many captures at once as there are cores (Each).
+func (o *Capture) runEach(cmd *Command, f render.Format, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if f.Ext == "" {
+		return cmd.UsageError(stderr, "--format %s writes no file", f.Name)
+	}
+	outs, err := capture.Outputs(o.OutPath, f.Ext, files)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	if err := os.MkdirAll(o.OutPath, 0o777); err != nil {
+		return cmd.Failed(stderr, "%v", err)
+	}
+	parallel := min(len(files), runtime.GOMAXPROCS(0))
+	return Each(files, parallel, stdout, stderr, func(i int, stdout, stderr io.Writer) int {
+		oc := *o
+		oc.NoProgress = true
+		oc.Workers = max(1, o.Workers/parallel)
+		return oc.runFile(cmd, outs[i], files[i:i+1], stdin, stdout, stderr)
+	})
+}
+
+// follow arranges the stops of a run that reads a pipe: Ctrl-C, SIGTERM and --duration (which
+// stops files too, though they rarely take that long), and says so. done undoes it.
+func (o *Capture) follow(p *dissect.Pipeline, files []string, stdin io.Reader, stderr io.Writer) (done func()) {
+	var undo []func()
+	if dissect.Streams(files, stdin) {
+		interrupts := CatchInterrupts()
+		interrupts.Then(p.Stop)
+		undo = append(undo, interrupts.Release)
+		fmt.Fprintf(stderr, "kdissect: reading a capture from a pipe as it arrives; stops after %s\n", StopsAfter(o.Count, o.Duration, "its end or Ctrl-C"))
+	}
+	if o.Duration > 0 {
+		t := time.AfterFunc(o.Duration, p.Stop)
+		undo = append(undo, func() { t.Stop() })
+	}
+	return func() {
+		for _, f := range undo {
+			f()
+		}
+	}
+}
+
+// followed writes the counts a run that read pipes ends with, as live's.
+func followed(p *dissect.Pipeline, stderr io.Writer) {
+	seen := p.Seen()
+	if len(seen.Streamed) == 0 {
+		return
+	}
+	shown, _ := p.Shown()
+	fmt.Fprintf(stderr, "kdissect: %d packets read (%d TCP), %d Kafka messages shown\n", seen.Packets, seen.TCP, shown)
+}

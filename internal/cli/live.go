@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/render"
+)
+
+// Live is a live capture's run ("kdissect live"): on Iface, of the Kafka Ports, until Ctrl-C,
+// SIGTERM, Count messages or Duration; the packets captured also go to the pcapng file Write.
+type Live struct {
+	Iface    string
+	Ports    *capture.Ports
+	Count    int
+	Duration time.Duration
+	Write    string
+}
+
+// Run captures through a pipeline of cfg (its Limit, Flush, Stop and Warn are set here),
+// showing each message in format f as it completes, then the statistics on stdout and the
+// counts on stderr. Its result is the exit status.
+func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, stderr io.Writer) int {
+	// From here on, Ctrl-C and SIGTERM end the capture cleanly (a signal that comes while the
+	// socket is set up waits).
+	interrupts := CatchInterrupts()
+	defer interrupts.Release()
+
+	lopt := capture.LiveOptions{Ports: l.Ports.Ranges()}
+	var save *capture.SaveFile
+	if l.Write != "" {
+		save = capture.NewSaveFile(l.Write)
+		lopt.Save = save
+	}
+	r, err := capture.OpenLive(l.Iface, lopt)
+	if err != nil {
+		if save != nil {
+			save.Close()
+		}
+		fmt.Fprintf(stderr, "kdissect: %v\n", err)
+		return ExitUsage
+	}
+	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", l.Iface, l.Ports, StopsAfter(l.Count, l.Duration, "Ctrl-C"))
+
+	stop := sync.OnceFunc(r.Stop)
+	interrupts.Then(stop)
+	if l.Duration > 0 {
+		t := time.AfterFunc(l.Duration, stop)
+		defer t.Stop()
+	}
+
+	cfg.Limit, cfg.Flush, cfg.Stop = l.Count, true, stop
+	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
+	p, err := dissect.New(cfg)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	_, readErr := p.Read(r, l.Iface)
+	status := ExitOK
+	if readErr != nil {
+		fmt.Fprintf(stderr, "kdissect: %v\n", readErr)
+		status = ExitFailure
+	}
+	st := r.Stats()
+	if err := r.Close(); err != nil {
+		fmt.Fprintf(stderr, "kdissect: %v\n", err)
+		status = ExitFailure
+	}
+	if save != nil {
+		if err := save.Close(); err != nil {
+			fmt.Fprintf(stderr, "kdissect: %v\n", err)
+			status = ExitFailure
+		}
+	}
+	writeErr := p.Close()
+	if stats := p.Stats(); stats != nil && writeErr == nil {
+		writeErr = f.WriteStats(stats, stdout)
+	}
+	ks, _ := r.KernelStats()
+	shown, _ := p.Shown()
+	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",
+		st.Packets, st.TCP, shown, ks.Received, ks.Dropped)
+	if save != nil && status == ExitOK {
+		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, l.Write)
+	}
+	if writeErr != nil {
+		return cmd.Failed(stderr, "writing output: %v", writeErr)
+	}
+	return status
+}
