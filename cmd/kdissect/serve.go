@@ -33,7 +33,10 @@ func serveFlags() (*flag.FlagSet, *serveOptions) {
 	fs.Int64Var(&o.MaxUpload, "max-upload", serve.DefaultMaxUpload, "largest capture that may be dropped onto the page, in bytes (0: no uploads)")
 	fs.DurationVar(&o.Duration, "duration", 0, "stop serving after this long (30s, 5m; default: until Ctrl-C)")
 	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
-	fs.MarkHidden("format")
+	// The page shows what these change in the other formats on its own terms.
+	for _, name := range []string{"format", "explain", "hex", "stats", "time"} {
+		fs.MarkHidden(name)
+	}
 	return fs, o
 }
 
