@@ -165,7 +165,9 @@ func (cmd *Command) Help(w io.Writer, fs *flag.FlagSet) {
 	if cmd.Name == "" {
 		fmt.Fprintf(w, "\nSubcommands (%s SUBCOMMAND --help for each):\n", cmd.prog.Name)
 		for _, c := range cmd.prog.Subcommands {
-			fmt.Fprintf(w, "  %-36s %s\n", c.Usage, c.Short)
+			// A synopsis of several lines (serve's) is listed by its first; --help shows all.
+			synopsis, _, _ := strings.Cut(c.Usage, "\n")
+			fmt.Fprintf(w, "  %-36s %s\n", synopsis, c.Short)
 		}
 	}
 	if flags := fs.FlagUsages(); flags != "" {

@@ -121,7 +121,9 @@ func TestProgram(t *testing.T) {
 				return ExitOK
 			}}
 	}
-	p := &Program{Name: "p", Main: cmd(""), Subcommands: []*Command{cmd("sub"), HelpCommand("p")}}
+	sub := cmd("sub")
+	sub.Usage += "\n  p sub --all" // a synopsis of two lines: the list shows the first
+	p := &Program{Name: "p", Main: cmd(""), Subcommands: []*Command{sub, HelpCommand("p")}}
 	for _, tt := range []struct {
 		args           []string
 		code           int
@@ -131,7 +133,7 @@ func TestProgram(t *testing.T) {
 		{[]string{"-d", "x", "sub", "y"}, ExitOK, "sub y", "", ""},
 		{[]string{"sub", "a", "b"}, ExitUsage, "sub a b", "", "p: too many\nRun 'p sub --help' for usage.\n"},
 		{[]string{"--nope"}, ExitUsage, "", "", "p: unknown flag: --nope\nRun 'p --help' for usage.\n"},
-		{[]string{"help", "sub"}, ExitOK, "", "Usage:\n  p sub\n\nDoes sub.\n\nFlags:\n  -d, --dir string   a directory\n", ""},
+		{[]string{"help", "sub"}, ExitOK, "", "Usage:\n  p sub\n  p sub --all\n\nDoes sub.\n\nFlags:\n  -d, --dir string   a directory\n", ""},
 		{[]string{"--help"}, ExitOK, "", "Usage:\n  p \n\nDoes .\n\nSubcommands (p SUBCOMMAND --help for each):\n  p sub                                sub things\n  p help [SUBCOMMAND]                  this text, or a subcommand's\n\nFlags:\n  -d, --dir string   a directory\n", ""},
 		{[]string{"help", "x"}, ExitUsage, "", "", "p: no subcommand \"x\"\nRun 'p help --help' for usage.\n"},
 	} {
