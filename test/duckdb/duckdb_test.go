@@ -114,29 +114,11 @@ func open(t *testing.T) *sql.DB {
 // json.Number, strings, booleans, nil.
 func query(t *testing.T, db *sql.DB, q string) [][]any {
 	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, q)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]any
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+	out, _ := queryTable(t, db, q)
+	for _, vals := range out {
 		for i, v := range vals {
 			vals[i] = normal(v)
 		}
-		out = append(out, vals)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }
