@@ -47,6 +47,8 @@ type jsonMsg struct {
 	LatencyUS     *int64       `json:"latency_us"`
 	NoResponse    bool         `json:"no_response"`
 	Fields        []*jsonField `json:"fields"`
+	Warnings      []string     `json:"warnings"`
+	Text          string       `json:"text"` // notices
 	raw           string
 }
 

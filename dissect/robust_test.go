@@ -288,21 +288,7 @@ func writeTemp(t testing.TB, name string, content []byte) string {
 }
 
 // line is one JSON line of kdissect's output: a message or a notice.
-type line struct {
-	Kind          string   `json:"kind"`
-	Frame         int      `json:"frame"`
-	Stream        int      `json:"stream"`
-	FirstFrame    int      `json:"first_frame"`
-	Src           string   `json:"src"`
-	Dst           string   `json:"dst"`
-	APIKey        *int     `json:"api_key"`
-	APIName       string   `json:"api_name"`
-	APIVersion    *int     `json:"api_version"`
-	CorrelationID *int32   `json:"correlation_id"`
-	RequestFrame  *int     `json:"request_frame"`
-	Warnings      []string `json:"warnings"`
-	Text          string   `json:"text"`
-}
+type line = jsonMsg
 
 func (l line) isMessage() bool {
 	return l.Kind == "request" || l.Kind == "response" || l.Kind == "sasl_token"
@@ -312,7 +298,7 @@ func (l line) isMessage() bool {
 // the renderer names its kind.
 func (l line) isSASLToken() bool { return l.Kind == "sasl_token" || l.APIName == "SASL token" }
 
-func show(p *int) string {
+func show[T int | int16](p *T) string {
 	if p == nil {
 		return "-"
 	}
@@ -327,7 +313,7 @@ func (l line) corr() int32 {
 }
 
 // key identifies a message independently of stream numbers.
-func (l line) key() string {
+func (l line) id() string {
 	return fmt.Sprintf("%s %s->%s key=%s v=%s corr=%d frames=%d-%d request=%s",
 		l.Kind, l.Src, l.Dst, show(l.APIKey), show(l.APIVersion), l.corr(), l.FirstFrame, l.Frame, show(l.RequestFrame))
 }
@@ -424,7 +410,7 @@ func netipParse(s string) (string, error) {
 func keys(ls []line) []string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
-		out[i] = l.key()
+		out[i] = l.id()
 	}
 	sort.Strings(out)
 	return out
@@ -873,19 +859,19 @@ func checkUnpaired(t *testing.T, got []line, want line) {
 			continue
 		}
 		if m.RequestFrame != nil {
-			t.Errorf("response %s is paired with packet %d, whose request is not in the capture", m.key(), *m.RequestFrame)
+			t.Errorf("response %s is paired with packet %d, whose request is not in the capture", m.id(), *m.RequestFrame)
 		}
 		w := strings.Join(m.Warnings, "; ")
-		t.Logf("unpaired: %s: %s", m.key(), w)
+		t.Logf("unpaired: %s: %s", m.id(), w)
 		if !strings.Contains(w, "not captured") && !strings.Contains(w, "no captured request") {
-			t.Errorf("response %s: warnings %q do not say its request was not captured", m.key(), m.Warnings)
+			t.Errorf("response %s: warnings %q do not say its request was not captured", m.id(), m.Warnings)
 		}
 		if m.APIKey != nil && (*m.APIKey != *want.APIKey || *m.APIVersion != *want.APIVersion) {
-			t.Errorf("response %s inferred as API %s v%s, want %d v%d", m.key(), show(m.APIKey), show(m.APIVersion), *want.APIKey, *want.APIVersion)
+			t.Errorf("response %s inferred as API %s v%s, want %d v%d", m.id(), show(m.APIKey), show(m.APIVersion), *want.APIKey, *want.APIVersion)
 		}
 		return
 	}
-	t.Errorf("the response %s is missing", want.key())
+	t.Errorf("the response %s is missing", want.id())
 }
 
 // checkNoGarbage requires every message to be one of the original's, except the responses in
@@ -894,15 +880,15 @@ func checkNoGarbage(t *testing.T, got, orig []line, unpaired []line) {
 	t.Helper()
 	known := map[string]bool{}
 	for _, m := range orig {
-		known[m.key()] = true
+		known[m.id()] = true
 	}
 	excused := map[string]bool{}
 	for _, m := range unpaired {
 		excused[fmt.Sprint(m.exchange(), m.Frame)] = true
 	}
 	for _, m := range got {
-		if !known[m.key()] && !excused[fmt.Sprint(m.exchange(), m.Frame)] {
-			t.Errorf("message not in the original: %s %q", m.key(), m.Warnings)
+		if !known[m.id()] && !excused[fmt.Sprint(m.exchange(), m.Frame)] {
+			t.Errorf("message not in the original: %s %q", m.id(), m.Warnings)
 		}
 	}
 }
@@ -912,14 +898,14 @@ func checkPresent(t *testing.T, got, want []line) {
 	t.Helper()
 	have := map[string]bool{}
 	for _, m := range got {
-		have[m.key()] = true
+		have[m.id()] = true
 	}
 	missing := 0
 	for _, m := range want {
-		if !have[m.key()] {
+		if !have[m.id()] {
 			missing++
 			if missing <= 10 {
-				t.Errorf("missing: %s", m.key())
+				t.Errorf("missing: %s", m.id())
 			}
 		}
 	}
@@ -1059,7 +1045,7 @@ func TestRobustLossy(t *testing.T) {
 				checkNoGarbage(t, d.msgs, orig.msgs, unpaired)
 				for _, m := range d.msgs {
 					if m.FirstFrame <= cut && m.Frame <= cut {
-						t.Errorf("message from before the cut: %s", m.key())
+						t.Errorf("message from before the cut: %s", m.id())
 					}
 				}
 			})
@@ -1094,19 +1080,19 @@ func lossCheck(t *testing.T, out []rpkt, orig dissection, gone, unpaired []line,
 	}
 	skip := map[string]bool{}
 	for _, g := range gone {
-		skip[g.key()] = true
+		skip[g.id()] = true
 		for _, m := range d.msgs {
 			if m.Kind == g.Kind && m.exchange() == g.exchange() {
-				t.Errorf("the damaged message is shown: %s %q", m.key(), m.Warnings)
+				t.Errorf("the damaged message is shown: %s %q", m.id(), m.Warnings)
 			}
 		}
 	}
 	for _, u := range unpaired {
-		skip[u.key()] = true
+		skip[u.id()] = true
 	}
 	var want []line
 	for _, m := range orig.msgs {
-		if !skip[m.key()] {
+		if !skip[m.id()] {
 			want = append(want, m)
 		}
 	}
@@ -1390,11 +1376,11 @@ func randomLoss(t *testing.T, pkts []rpkt, orig dissection, seed uint64, minPiec
 		checkPresent(t, d.msgs, want)
 		known := map[string]bool{}
 		for _, m := range orig.msgs {
-			known[m.key()] = true
+			known[m.id()] = true
 		}
 		for _, m := range d.msgs {
-			if !known[m.key()] && len(m.Warnings) == 0 {
-				t.Errorf("message not in the original, without a warning: %s", m.key())
+			if !known[m.id()] && len(m.Warnings) == 0 {
+				t.Errorf("message not in the original, without a warning: %s", m.id())
 			}
 		}
 		return
@@ -1407,14 +1393,14 @@ func randomLoss(t *testing.T, pkts []rpkt, orig dissection, seed uint64, minPiec
 	for _, m := range orig.msgs {
 		for _, l := range lost {
 			if m.FirstFrame <= l.orig && l.orig <= m.Frame && m.Src == src(l) {
-				damaged[m.key()] = true
+				damaged[m.id()] = true
 			}
 		}
 	}
 	for _, m := range orig.msgs {
-		if m.Kind == "response" && m.RequestFrame != nil && !damaged[m.key()] {
+		if m.Kind == "response" && m.RequestFrame != nil && !damaged[m.id()] {
 			for _, r := range orig.msgs {
-				if damaged[r.key()] && r.Kind == "request" && r.Frame == *m.RequestFrame && r.corr() == m.corr() {
+				if damaged[r.id()] && r.Kind == "request" && r.Frame == *m.RequestFrame && r.corr() == m.corr() {
 					unpaired = append(unpaired, m)
 				}
 			}
@@ -1422,7 +1408,7 @@ func randomLoss(t *testing.T, pkts []rpkt, orig dissection, seed uint64, minPiec
 	}
 	var want []line
 	for _, m := range orig.msgs {
-		if !damaged[m.key()] && !slices.ContainsFunc(unpaired, func(u line) bool { return u.key() == m.key() }) {
+		if !damaged[m.id()] && !slices.ContainsFunc(unpaired, func(u line) bool { return u.id() == m.id() }) {
 			want = append(want, m)
 		}
 	}
@@ -1431,7 +1417,7 @@ func randomLoss(t *testing.T, pkts []rpkt, orig dissection, seed uint64, minPiec
 	for _, u := range unpaired {
 		for _, m := range d.msgs {
 			if m.exchange() == u.exchange() && m.Frame == u.Frame && m.RequestFrame != nil {
-				t.Errorf("response %s paired with packet %d, whose request lost bytes", m.key(), *m.RequestFrame)
+				t.Errorf("response %s paired with packet %d, whose request lost bytes", m.id(), *m.RequestFrame)
 			}
 		}
 	}
@@ -1533,7 +1519,7 @@ func TestRobustSASLv0(t *testing.T) {
 		switch {
 		case m.APIKey != nil && *m.APIKey == 36:
 		case m.APIKey != nil && *m.APIKey == 17:
-			zero := 0
+			zero := int16(0)
 			m.APIVersion = &zero
 			want = append(want, m)
 		default:
