@@ -1283,15 +1283,7 @@ func withErrorCodes(t *testing.T, src string, msgs []*jsonMsg, code int16, chose
 		}
 		patches[m.Frame] = append(patches[m.Frame], m)
 	}
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openPcap(t, src)
 	var out bytes.Buffer
 	w := pcapgo.NewWriterNanos(&out)
 	if err := w.WriteFileHeader(r.Snaplen(), r.LinkType()); err != nil {

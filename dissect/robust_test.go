@@ -70,18 +70,25 @@ func (p rpkt) clone() rpkt {
 	return p
 }
 
-// loadPackets reads an Ethernet/IPv4 pcap file.
-func loadPackets(t testing.TB, path string) []rpkt {
+// openPcap opens a pcap file for reading, closed when the test ends.
+func openPcap(t testing.TB, path string) *pcapgo.Reader {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	r, err := pcapgo.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// loadPackets reads an Ethernet/IPv4 pcap file.
+func loadPackets(t testing.TB, path string) []rpkt {
+	t.Helper()
+	r := openPcap(t, path)
 	if r.LinkType() != layers.LinkTypeEthernet {
 		t.Fatalf("%s: link type %v; the rewrites expect Ethernet", path, r.LinkType())
 	}
@@ -761,15 +768,7 @@ func TestRobustLossless(t *testing.T) {
 // it to the (absent) hardware, and the captures hold a partial sum.
 func checkIdentity(t *testing.T, path string, pkts []rpkt) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openPcap(t, path)
 	for i := range pkts {
 		data, _, err := r.ReadPacketData()
 		if err != nil {

@@ -239,15 +239,7 @@ func TestTLSDecryptionSecretsBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(pcapPath("kgo-tls13.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := pcapgo.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openPcap(t, pcapPath("kgo-tls13.pcap"))
 	var buf bytes.Buffer
 	w, err := pcapgo.NewNgWriter(&buf, r.LinkType())
 	if err != nil {
