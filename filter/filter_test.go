@@ -1,8 +1,8 @@
 package filter
 
 import (
-	"errors"
 	"encoding/binary"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"

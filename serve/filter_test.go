@@ -44,7 +44,9 @@ type msgKey struct {
 	Corr   int    `json:"correlation_id"`
 }
 
-func (k msgKey) String() string { return fmt.Sprintf("#%d %s s%d c%d", k.Frame, k.Kind, k.Stream, k.Corr) }
+func (k msgKey) String() string {
+	return fmt.Sprintf("#%d %s s%d c%d", k.Frame, k.Kind, k.Stream, k.Corr)
+}
 
 // displayFiltered is what "kdissect -Y EXPR --format json" shows of a capture: its messages'
 // keys, sorted.
