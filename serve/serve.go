@@ -338,7 +338,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if s.live {
 		meta.Limit, meta.Keep, meta.Dropped = 0, s.cfg.Keep, meta.LeftOut
 		meta.LeftOut = 0
-		meta.Live = "events?after=" + strconv.Itoa(next)
+		meta.Live, meta.After = "events", next
 	}
 	if s.cfg.MaxUpload > 0 {
 		meta.Upload, meta.MaxUpload = "upload", s.cfg.MaxUpload
