@@ -2,7 +2,11 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
@@ -14,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/browsertest"
@@ -307,5 +312,62 @@ func upload(t *testing.T, p *browsertest.Page, capture string) {
 			t.Fatalf("uploading %s: the page says %q", capture, bar)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var timedCapture = flag.String("capture", "", "TestFilterTiming: a capture to serve and filter in Chromium, timed")
+
+// TestFilterTiming serves the capture -capture names (the first --max-messages 5000 of it),
+// types -Y expressions into its page and reports how long each took to be applied: the
+// server's evaluation, and from Enter to the list redrawn (for the note's measurements;
+// skipped without -capture).
+func TestFilterTiming(t *testing.T) {
+	if *timedCapture == "" {
+		t.Skip("no -capture given")
+	}
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
+	set, _ := schema.Embedded()
+	c, _ := dissect.NewCodec(set, render.PageFormat(), dissect.CodecOptions{})
+	p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: dissect.SelectAll(), Detect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p.Files([]string{*timedCapture}, nil, func(err error) { t.Log(err) })
+	p.Close()
+	t.Logf("%s: %d messages held, read in %v", *timedCapture, srv.Messages(), time.Since(start))
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	page := b.Open(t, ts.URL+"/")
+	t.Logf("page loaded in %v", page.Took)
+	for _, expr := range []string{`api == "Fetch"`, `"orders" in topics`, `api == "Produce" && req.Acks == -1`, `len(errors) > 0`, `api == "Fetch" && any(resp.Responses, any(.Partitions, .HighWatermark > 1000))`} {
+		start := time.Now()
+		resp, err := http.Get(ts.URL + "/filter?y=" + url.QueryEscape(expr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		server := time.Since(start)
+		// In the page: from apply to the list redrawn (the observer runs after the task that
+		// applies the answer and relists).
+		var took struct {
+			Ms     float64
+			Listed int
+		}
+		js, _ := json.Marshal(expr)
+		page.Eval(fmt.Sprintf(`new Promise(function (done) {
+			var b = document.getElementById('f-y'), e = %s, t0;
+			new MutationObserver(function (_, o) {
+				if (b.getAttribute('data-applied') !== e) return;
+				o.disconnect();
+				done({ms: performance.now() - t0, listed: document.querySelectorAll('#rows tr[data-frame]').length});
+			}).observe(b, {attributes: true});
+			b.value = e; t0 = performance.now(); document.getElementById('y-apply').click();
+		})`, js), &took)
+		t.Logf("-Y %s: %d listed; server %v (GET /filter), page %.0f ms (apply to list redrawn)", expr, took.Listed, server, took.Ms)
+		page.Eval(`(function () { var b = document.getElementById('f-y'); b.value = ''; b.dispatchEvent(new Event('input')); return true; })()`, nil)
+		waitApplied(t, page, "")
 	}
 }
