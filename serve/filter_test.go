@@ -373,3 +373,39 @@ func TestLiveReconnect(t *testing.T) {
 		t.Errorf("reconnecting after the first pair: got %v, want %v", got, names(whole[first+1:]))
 	}
 }
+
+// TestSlowPage: a page that does not read its stream is let go once its queue is full, told so
+// (event lost, not end: the capture goes on), and the server says so.
+func TestSlowPage(t *testing.T) {
+	rec := &recording{}
+	feed(t, "kgo-filters.pcap", rec, "html")
+	warned := make(chan error, 10)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: 200, Warn: func(err error) { warned <- err }}, true)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	resp, err := http.Get(ts.URL + "/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// Far more than the queue and the sockets' buffers hold, while the page reads nothing.
+	for i := 0; i < 60; i++ {
+		rec.replay(srv, func(int, *render.Entry) {})
+	}
+	select {
+	case err := <-warned:
+		if !strings.Contains(err.Error(), "did not keep up") {
+			t.Errorf("warned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow page was not let go")
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(b, []byte("event: lost\ndata: {}\n\n")) {
+		t.Errorf("the stream ends with %q", b[max(0, len(b)-100):])
+	}
+	srv.Close()
+}

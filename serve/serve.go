@@ -113,6 +113,8 @@ type pairKey struct {
 type sub struct {
 	c chan event
 	f *filter.Filter
+	// slow: it was let go for not keeping up (its channel closed by publish, not by Close).
+	slow bool
 }
 
 // event is what a page listening may be sent: a notice, or a message that came (msg) with the
@@ -228,6 +230,7 @@ func (s *Server) publish(ev event) {
 		case c.c <- ev:
 		default:
 			delete(s.subs, c)
+			c.slow = true
 			close(c.c)
 			if s.cfg.Warn != nil {
 				s.cfg.Warn(errors.New("a page did not keep up with the messages and was let go: it can be reloaded"))
@@ -453,7 +456,14 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		case ev, ok := <-c.c:
 			if !ok {
-				io.WriteString(w, "event: end\ndata: {}\n\n")
+				s.mu.Lock()
+				slow := c.slow
+				s.mu.Unlock()
+				if slow {
+					io.WriteString(w, "event: lost\ndata: {}\n\n")
+				} else {
+					io.WriteString(w, "event: end\ndata: {}\n\n")
+				}
 				fl.Flush()
 				return
 			}

@@ -507,6 +507,10 @@
       pb.hidden = true;
       $('bar').textContent = 'The capture has ended: ' + msgs.length + ' messages.';
     });
+    es.addEventListener('lost', function () {
+      es.close();
+      $('bar').textContent = 'kdissect let this page go: it did not keep up with the messages. Reload it to go on.';
+    });
     es.onerror = function () {
       if (es.readyState === EventSource.CLOSED) $('bar').textContent = 'The connection to kdissect was lost: reload the page.';
     };
