@@ -155,6 +155,9 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 		parquet.Compression(&zstdCodec{enc: enc}),
 		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.PageBufferSize(parquetPageBytes),
+		// Bounds of the field trees' JSON would be whole values copied into every page
+		// header and column index (half of a file's bytes) and mean nothing to a query.
+		parquet.SkipPageBounds("fields"), parquet.SkipPageStatistics("fields"),
 		parquet.CreatedBy("kdissect", "", ""))
 	go p.writeBatches()
 	return p

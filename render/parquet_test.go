@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -221,5 +222,26 @@ func BenchmarkParquet(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestParquetNoFieldBounds: the fields column's pages carry no bounds (whole JSON values
+// copied into page headers and the column index); the other columns keep theirs.
+func TestParquetNoFieldBounds(t *testing.T) {
+	data := writeParquet(t, Options{}, parquetEntries())
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := map[string]bool{}
+	for _, c := range f.Metadata().RowGroups[0].Columns {
+		s := c.MetaData.Statistics
+		bounds[strings.Join(c.MetaData.PathInSchema, ".")] = len(s.MaxValue) > 0 || len(s.MinValue) > 0
+	}
+	if bounds["fields"] {
+		t.Error("the fields column has bounds")
+	}
+	if !bounds["frame"] || !bounds["api_name"] {
+		t.Errorf("frame or api_name without bounds: %v", bounds)
 	}
 }
