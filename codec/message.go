@@ -50,6 +50,14 @@ type RecordsDecoder interface {
 	DecodeRecords(data []byte, base int, nodes *Nodes) ([]*Node, []Warning)
 }
 
+// RecordsCounter is a RecordsDecoder that also decodes a records field only as far as its
+// record counts need: each batch's attributes and the record count its header states, nothing
+// decompressed (legacy message sets, whose wrappers state no count, are decoded whole). Facts
+// count a field left unexpanded (Codec.LazyRecords) this way.
+type RecordsCounter interface {
+	CountRecords(data []byte, base int, nodes *Nodes) []*Node
+}
+
 // New returns a Codec for the given definitions.
 func New(s *schema.Set) *Codec { return &Codec{Schemas: s} }
 

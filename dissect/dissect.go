@@ -214,8 +214,10 @@ type conn struct {
 type decoder struct {
 	codec *codec.Codec
 	convs map[*reassembly.Conn]*conn
-	// facts: compute each message's facts (see Pipeline.facts).
-	facts bool
+	// facts: compute each message's facts (see Pipeline.facts); expand: expand the records
+	// a message holds unexpanded first, because a filter reads their warnings (facts count
+	// records without expanding them).
+	facts, expand bool
 	// lent: frames are only lent (Pipeline.lendFrames): those held are copied, and entries get
 	// neither bytes nor field trees.
 	lent bool
@@ -228,7 +230,7 @@ type decoder struct {
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit, lent: p.lendFrames,
-		facts: p.facts || p.filter != nil || p.stats != nil}
+		facts: p.facts || p.filter != nil || p.stats != nil, expand: p.filter != nil}
 	d.holdFunc, d.frameFunc = d.hold, d.frame
 	return d
 }
@@ -295,7 +297,9 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
 	if e.Msg != nil && d.facts {
-		e.Msg.Expand()         // facts, filters and statistics read the records
+		if d.expand {
+			e.Msg.Expand()
+		}
 		facts := e.Msg.Facts() // a raw SASL token's too: its user
 		e.Facts = &facts
 	}
