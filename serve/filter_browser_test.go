@@ -251,6 +251,20 @@ func TestLivePageFilter(t *testing.T) {
 		}
 		c.p.Check(sameOrigin(ts.URL))
 	}
+	// Paused, a new filter still lists what is held (only new messages wait).
+	typed.Eval(`document.getElementById('pause').click()`, nil)
+	typeY(t, typed, exprs[1])
+	waitApplied(t, typed, exprs[1])
+	want := displayFiltered(t, capture, exprs[1])
+	deadline := time.Now().Add(10 * time.Second)
+	for got := listedKeys(typed); !slices.Equal(got, want); got = listedKeys(typed) {
+		if time.Now().After(deadline) {
+			t.Fatalf("paused, -Y %s: the live page lists %v, want %v", exprs[1], got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	typed.Eval(`document.getElementById('pause').click()`, nil)
+
 	// Emptied: every message held.
 	ctx, cancel := context.WithTimeout(typed.Context(), time.Minute)
 	defer cancel()
@@ -261,7 +275,7 @@ func TestLivePageFilter(t *testing.T) {
 	waitApplied(t, typed, "")
 	all := allKeys(t, capture)
 	slices.Sort(all)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for got := listedKeys(typed); !slices.Equal(got, all); got = listedKeys(typed) {
 		if time.Now().After(deadline) {
 			t.Fatalf("emptied, the live page lists %d of %d", len(got), len(all))

@@ -486,10 +486,11 @@
       relist();
     }
     es = new EventSource(withParams(meta.live, params));
-    var pb = $('pause');
+    var pb = $('pause'), held = true; // held: what the server held when the stream opened
+    es.addEventListener('held', function () { held = false; });
     es.onmessage = function (ev) {
       var m = JSON.parse(ev.data);
-      if (paused) {
+      if (paused && !held) {
         queued.push(m);
         if (meta.keep && queued.length > meta.keep) { dropped += queued.length - meta.keep; queued.splice(0, queued.length - meta.keep); }
         pb.textContent = 'resume (' + queued.length + ' waiting)';
