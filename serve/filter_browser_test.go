@@ -120,13 +120,21 @@ func TestPageFilter(t *testing.T) {
 	if got := listedKeys(p); len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("-Y %s and requests: the page lists %v, want %v", last, got, want)
 	}
+	// A link with both opens the list as it was.
+	var both string
+	p.Eval(`location.href`, &both)
+	p3 := b.Open(t, both)
+	waitApplied(t, p3, last)
+	if got := listedKeys(p3); !slices.Equal(got, want) {
+		t.Errorf("the link %s lists %v, want %v", both, got, want)
+	}
 	p.Eval(`(function () { var k = document.getElementById('f-kind'); k.value = ''; k.dispatchEvent(new Event('change')); return true; })()`, nil)
 	filtered := displayFiltered(t, capture, last)
 
 	// The URL carries the filter.
 	var loc string
 	p.Eval(`location.search`, &loc)
-	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("y") != last || q.Get("token") != "s3cret" {
+	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("y") != last || q.Get("token") != "s3cret" || q.Has("kind") {
 		t.Errorf("the URL's query is %q", loc)
 	}
 
