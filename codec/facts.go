@@ -128,7 +128,7 @@ var codecLists = func() (l [8][]string) {
 
 // Facts gathers the message's facts from its field tree.
 func (m *Message) Facts() Facts {
-	var w factsWalk
+	w := factsWalk{m: m}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
 	w.f.Partitions = make(map[string][]int32, len(w.topics))
@@ -212,7 +212,11 @@ func coordinators(body []*Node) []Coordinator {
 // factsWalk gathers facts (Message.Facts): a struct with methods rather than closures, so that
 // a message's walk allocates only what the facts hold.
 type factsWalk struct {
-	f                                   Facts
+	f Facts
+	// m is the message walked; scratch holds the nodes of its records fields left
+	// unexpanded while they are counted.
+	m                                   *Message
+	scratch                             Nodes
 	seenTopics, seenGroups, seenMembers onceSet[string]
 	seenIDs                             onceSet[UUID]
 	seenErrors                          onceSet[int16]
@@ -342,8 +346,14 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			continue
 		}
 		if n.Type == wire.Records || n.Type == wire.CompactRecords {
-			if len(n.Children) > 0 {
+			switch {
+			case len(n.Children) > 0:
 				f.RecordSets = append(f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
+			case n.Unexpanded():
+				r := RecordSet{Topic: s.topic, TopicID: s.id, Partition: s.partition, Bytes: n.Size}
+				if w.m.lazyRecordSet(n, &r, &w.scratch) {
+					f.RecordSets = append(f.RecordSets, r)
+				}
 			}
 			continue
 		}
@@ -440,15 +450,6 @@ func (r *RecordSet) count(nodes []*Node, control bool) {
 			} else if a := childNamed(c, "attributes"); a != nil {
 				r.codec(a)
 			}
-		case wire.RecordData:
-			// A batch decoded header only: its record count.
-			if v, ok := c.Value.(int64); ok {
-				r.Records += int(v)
-				if control {
-					r.Control += int(v)
-				}
-			}
-			continue
 		case wire.RecordBatch:
 			if a := childNamed(c, "attributes"); a != nil {
 				r.codec(a)
@@ -456,9 +457,33 @@ func (r *RecordSet) count(nodes []*Node, control bool) {
 					control = wire.Attributes(v).Has(wire.Control)
 				}
 			}
+			// A batch has the records its header counts, decoded or not: so the counts are
+			// the same whether the batches were decoded whole, header only (summaries,
+			// statistics) or not yet (Message.lazyRecordSet), even where the records cannot
+			// be read (a payload that does not decompress).
+			if n, ok := batchCount(c); ok {
+				r.Records += n
+				if control {
+					r.Control += n
+				}
+				continue
+			}
 		}
 		r.count(c.Children, control)
 	}
+}
+
+// batchCount is the record count a batch's header states (none that is negative): the
+// value of its records array, of its record data decoded header only, or of the recordCount
+// before its compressed records.
+func batchCount(batch *Node) (int, bool) {
+	for _, c := range batch.Children {
+		if c.Name == "recordCount" || c.Name == "records" && (c.Type == wire.Array || c.Type == wire.RecordData) {
+			v, ok := c.Value.(int64)
+			return int(max(v, 0)), ok
+		}
+	}
+	return 0, false
 }
 
 // codec adds the codec an attributes node names to r.Codecs.

@@ -148,3 +148,24 @@ func (m *Message) noteWarnings(i int, ws []Warning) {
 // Reset gives back every node taken from a, to be taken again: nodes and child lists taken
 // before must not be used after it.
 func (a *Nodes) Reset() { a.release() }
+
+// lazyRecordSet counts the records of n, a records field m holds unexpanded, into r without
+// expanding it: from its batches' headers when the decoder can count them (RecordsCounter),
+// else from a decode into scratch. Its warnings are left for the expansion to add. It reports
+// whether the field holds any entry (a record set is counted only then).
+func (m *Message) lazyRecordSet(n *Node, r *RecordSet, scratch *Nodes) bool {
+	for i := range m.lazy {
+		if l := &m.lazy[i]; l.node == n {
+			var children []*Node
+			if c, ok := m.records.(RecordsCounter); ok {
+				children = c.CountRecords(l.data, l.base, scratch)
+			} else {
+				children, _ = m.records.DecodeRecords(l.data, l.base, scratch)
+			}
+			r.count(children, false)
+			scratch.Reset()
+			return len(children) > 0
+		}
+	}
+	return false
+}

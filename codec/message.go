@@ -50,6 +50,14 @@ type RecordsDecoder interface {
 	DecodeRecords(data []byte, base int, nodes *Nodes) ([]*Node, []Warning)
 }
 
+// RecordsCounter is a RecordsDecoder that also decodes a records field only as far as its
+// record counts need: each batch's attributes and the record count its header states, nothing
+// decompressed (legacy message sets, whose wrappers state no count, are decoded whole). Facts
+// count a field left unexpanded (Codec.LazyRecords) this way.
+type RecordsCounter interface {
+	CountRecords(data []byte, base int, nodes *Nodes) []*Node
+}
+
 // New returns a Codec for the given definitions.
 func New(s *schema.Set) *Codec { return &Codec{Schemas: s} }
 
@@ -85,26 +93,46 @@ type Message struct {
 // definition's flexible versions, or the protocol's exceptions. It is empty for frames without
 // a Kafka header (SASL tokens).
 func (m *Message) HeaderReason() string {
-	kind, flexHeader := "request", 2
-	if m.Response {
-		kind, flexHeader = "response", 1
-	}
-	what := fmt.Sprintf("%s header v%d: ", kind, m.HeaderVersion)
-	switch {
-	case m.HeaderFields <= 1:
+	if m.HeaderFields <= 1 {
 		return ""
-	case !m.Response && m.APIKey == KeyControlledShutdown && m.Version == 0:
-		return what + "ControlledShutdown v0 predates the client id"
-	case m.Response && m.APIKey == KeyApiVersions:
-		return what + "ApiVersions responses always use v0, so that a client can read the answer of a broker that does not know the version it asked for"
-	case m.def == nil:
-		return what + fmt.Sprintf("no definition for API key %d, so taken as not flexible", m.APIKey)
 	}
-	flex := m.def.FlexibleVersions
-	if m.HeaderVersion == flexHeader {
-		return what + fmt.Sprintf("%s v%d is flexible (flexible versions %s), so the header ends in a tagged section", m.APIName, m.Version, flex)
+	kind := "request"
+	if m.Response {
+		kind = "response"
 	}
-	return what + fmt.Sprintf("%s v%d is not flexible (flexible versions %s)", m.APIName, m.Version, flex)
+	return fmt.Sprintf("%s header v%d: %s", kind, m.HeaderVersion, headerReason(m.APIName, m.APIKey, m.Version, m.Response, m.def))
+}
+
+// HeaderReason says why version v of API key's requests (or responses) use the header version
+// RequestHeaderVersion (or ResponseHeaderVersion) gives them, as Message.HeaderReason does for
+// a decoded message.
+func (c *Codec) HeaderReason(key, v int16, response bool) string {
+	var def *schema.Message
+	if a := c.Schemas.API(key); a != nil {
+		def = a.Request
+		if response {
+			def = a.Response
+		}
+	}
+	return headerReason(c.APIName(key), key, v, response, def)
+}
+
+// headerReason is the one place that explains the choices of RequestHeaderVersion and
+// ResponseHeaderVersion; name is the API's and def its message's definition (nil when the key
+// has none).
+func headerReason(name string, key, v int16, response bool, def *schema.Message) string {
+	switch {
+	case !response && key == KeyControlledShutdown && v == 0:
+		return "ControlledShutdown v0 predates the client id"
+	case response && key == KeyApiVersions:
+		return "ApiVersions responses always use v0, so that a client can read the answer of a broker that does not know the version it asked for"
+	case def == nil:
+		return fmt.Sprintf("no definition for API key %d, so taken as not flexible", key)
+	}
+	if def.Flexible(v) {
+		return fmt.Sprintf("%s v%d is flexible (flexible versions %s), so the header ends in a tagged section", name, v, def.FlexibleVersions)
+	}
+	return fmt.Sprintf("%s v%d is not flexible (flexible versions %s), so the header has no tagged section", name, v, def.FlexibleVersions)
 }
 
 // Release gives the memory of m's field tree back to c, for the messages c decodes after it:

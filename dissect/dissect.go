@@ -227,8 +227,10 @@ type conn struct {
 type decoder struct {
 	codec *codec.Codec
 	convs map[*reassembly.Conn]*conn
-	// facts: compute each message's facts (see Pipeline.facts).
-	facts bool
+	// facts: compute each message's facts (see Pipeline.facts); expand: expand the records
+	// a message holds unexpanded first, because a filter reads their warnings (facts count
+	// records without expanding them).
+	facts, expand bool
 	// lent: frames are only lent (Pipeline.lendFrames): those held are copied, and entries get
 	// neither bytes nor field trees.
 	lent bool
@@ -241,7 +243,7 @@ type decoder struct {
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit, lent: p.lendFrames,
-		facts: p.facts || p.filter != nil || p.stats != nil}
+		facts: p.facts || p.filter != nil || p.stats != nil, expand: p.filter != nil}
 	d.holdFunc, d.frameFunc = d.hold, d.frame
 	return d
 }
@@ -315,7 +317,9 @@ func (d *decoder) frame(f reassembly.Frame) {
 		ev.spilled = f.Spilled // mapped until the pipeline is done with the entry
 	}
 	if e.Msg != nil && d.facts {
-		e.Msg.Expand()         // facts, filters and statistics read the records
+		if d.expand {
+			e.Msg.Expand()
+		}
 		facts := e.Msg.Facts() // a raw SASL token's too: its user
 		e.Facts = &facts
 	}
@@ -384,6 +388,11 @@ func (p *Pipeline) handle(ev event) {
 		p.notice(ev.notice)
 	case evClose:
 		p.closed(ev.conn)
+		// A renderer that pairs messages itself (serve's filters) learns that no response
+		// will come on this connection any more.
+		if c, ok := p.out.(interface{ Closed(stream int) error }); ok {
+			p.keep(c.Closed(ev.conn.ID))
+		}
 	}
 }
 

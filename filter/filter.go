@@ -10,6 +10,7 @@
 package filter
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 	"github.com/expr-lang/expr/vm/runtime"
 
@@ -224,6 +226,21 @@ func Compile(src string) (*Filter, error) {
 		return nil, err
 	}
 	return &Filter{src: src, prog: prog, bodies: p.bodies}, nil
+}
+
+// Position is where Compile found an expression wrong: Line and Column count from 1 (Column in
+// characters), Offset is the index of that character in the whole expression, from 0.
+type Position struct{ Line, Column, Offset int }
+
+// ErrorAt returns the position an error of Compile names and its message without the position
+// and the marked line (for a page to mark the place itself); ok is false for an error that
+// names no position.
+func ErrorAt(err error) (pos Position, msg string, ok bool) {
+	var fe *file.Error
+	if !errors.As(err, &fe) || fe.Snippet == "" {
+		return Position{}, "", false
+	}
+	return Position{Line: fe.Line, Column: fe.Column + 1, Offset: fe.From}, fe.Message, true
 }
 
 // String returns the expression as given.

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"encoding/binary"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -230,6 +231,34 @@ func TestCompileErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one that says %q", tc.expr, err, tc.want)
 		}
+	}
+}
+
+// ErrorAt gives the position the message shows, and the character there.
+func TestErrorAt(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want Position
+		at   string
+	}{
+		{`api ==`, Position{1, 6, 5}, "="},
+		{`api == "Fetch" &&& x`, Position{1, 18, 17}, "&"},
+		{`latecy_ms > 1`, Position{1, 1, 0}, "l"},
+		{"api == \"Fetch\" &&\n  versio > 3", Position{2, 3, 20}, "v"},
+		{`"é" in topics && fooé`, Position{1, 18, 17}, "f"},
+	} {
+		_, err := Compile(tc.expr)
+		pos, msg, ok := ErrorAt(err)
+		if !ok || pos != tc.want || msg == "" || strings.Contains(msg, "|") {
+			t.Errorf("%q: ErrorAt(%v) = %+v, %q, %v; want %+v", tc.expr, err, pos, msg, ok, tc.want)
+			continue
+		}
+		if got := string([]rune(tc.expr + " ")[pos.Offset:][:1]); tc.at != "" && got != tc.at {
+			t.Errorf("%q: offset %d is at %q, want %q", tc.expr, pos.Offset, got, tc.at)
+		}
+	}
+	if _, _, ok := ErrorAt(errors.New("not expr's")); ok {
+		t.Error("an error without a position has one")
 	}
 }
 

@@ -135,6 +135,16 @@ func TestPageInBrowser(t *testing.T) {
 					t.Fatalf("entry %d: data-frame %d, JSON frame %d", i, frames[i], want[i].Frame)
 				}
 			}
+			// No server to ask: the display filter box says so rather than pretend.
+			var box struct {
+				Disabled    bool
+				Placeholder string
+				Apply       bool
+			}
+			p.Eval(`(function () { var b = document.getElementById('f-y'); return {disabled: b.disabled, placeholder: b.placeholder, apply: !document.getElementById('y-apply').hidden}; })()`, &box)
+			if !box.Disabled || box.Apply || !strings.Contains(box.Placeholder, "needs kdissect serve") || !strings.Contains(box.Placeholder, "-Y on the command line") {
+				t.Errorf("the file page's display filter box: %+v", box)
+			}
 			if deep[name] {
 				seen := map[string]bool{}
 				for i, m := range want {

@@ -57,6 +57,10 @@ const pageFile = `<header>
 <label id="upload" hidden>open a capture <input id="upload-file" type="file"></label>
 <button id="theme" title="light or dark">&#9681;</button>
 </header>
+<div class="ybar"><label for="f-y" title="display filter: the expressions of -Y">-Y</label>
+<input id="f-y" type="search" spellcheck="false" autocomplete="off" aria-label="display filter (-Y)" placeholder="display filter, as -Y takes it: api == &quot;Fetch&quot; &amp;&amp; latency_ms &gt; 1 (Enter applies it)">
+<button id="y-apply" hidden>apply</button>
+<pre id="y-msg"></pre></div>
 <div id="bar" class="bar"></div>
 <details id="notices" class="notices" hidden></details>
 <div id="main">

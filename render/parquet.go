@@ -2,6 +2,7 @@ package render
 
 import (
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -18,16 +19,21 @@ import (
 // as a JSON column (README, "Analysis at scale"). Rows go out a row group at a time, so that
 // memory stays bounded whatever the capture's size.
 //
-// Messages are made into rows as they come, a batch at a time; a goroutine of the renderer's
-// own encodes and compresses the batches, so that the goroutine showing messages, which every
-// message passes through, does little more than for a summary line.
+// Messages are made into rows as they come, a batch at a time, with their facts; the field
+// trees are written by goroutines of the renderer's own, one batch each and several batches at
+// once (the JSON of the trees, with the records that are decoded only then, is most of the
+// work), and one more goroutine hands the batches in order to parquet-go, which encodes and
+// compresses them. So the goroutine showing messages, which every message passes through, does
+// little more than for a summary line.
 type Parquet struct {
 	w *parquet.GenericWriter[parquetRow]
-	// cur is the batch being filled; full takes batches to the writing goroutine, which gives
-	// them back through free and says on done how the writing ended.
-	cur        *rowBatch
-	full, free chan *rowBatch
-	done       chan error
+	// cur is the batch being filled. Full batches go to build, for a builder to write their
+	// field trees, and to order, from which the writing goroutine takes them in the order
+	// they were filled; it gives them back through free and says on done how the writing
+	// ended.
+	cur                *rowBatch
+	build, order, free chan *rowBatch
+	done               chan error
 	// err is the first error writing the file; closed is Close's result, once closed.
 	mu     sync.Mutex
 	err    error
@@ -38,29 +44,34 @@ type Parquet struct {
 	tree     bool
 	file     string
 	software map[int]string
-	// str encodes JSON strings, as the JSON lines do.
-	str *JSON
 	// groupStart is the writer's size when the current row group began (the writing
 	// goroutine's).
 	groupStart int64
 }
 
 // rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
-// next. fields holds the JSON text of their field trees.
+// next. msgs are the messages whose field trees (and warnings, which come with the records
+// decoded for the tree) the rows are still to get; frames counts their bytes. fields holds
+// the JSON text of the field trees; built says when they are written.
 type rowBatch struct {
 	rows   []parquetRow
+	msgs   []*codec.Message
 	n      int
+	frames int
 	fields []byte
+	built  chan struct{}
 }
 
-// parquetBatch is how many rows are collected before they are handed to the writer, unless
-// their field trees take parquetBatchBytes first; parquetBatches is how many batches there
-// are: one filled while the others are written.
+// parquetBatch is how many rows are collected before they are handed on, unless their
+// messages' frames take parquetBatchFrames first (their field trees' JSON is a few times
+// that); there are as many batches as builders and two more: one filled, one written.
 const (
-	parquetBatch      = 256
-	parquetBatchBytes = 2 << 20
-	parquetBatches    = 3
+	parquetBatch       = 256
+	parquetBatchFrames = 128 << 10
 )
+
+// parquetBuilders is the most goroutines writing field trees at once.
+const parquetBuilders = 4
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
 // fast (a few MiB per column), small enough that the writer holds little.
@@ -72,7 +83,7 @@ const parquetPageBytes = 256 << 10
 
 // parquetRowGroupBytes flushes a row group early when its buffered columns grow past it (large
 // field trees).
-const parquetRowGroupBytes = 32 << 20
+const parquetRowGroupBytes = 8 << 20
 
 // parquetRow is one row. The columns are named as in the JSON lines where JSON has the name;
 // pointers are the columns that may be null, pointing at the row's own values (lower case).
@@ -139,10 +150,16 @@ type recordSetRow struct {
 
 // NewParquet writes a Parquet file to w; without tree, the fields column is null.
 func NewParquet(w io.Writer, tree bool) *Parquet {
-	p := &Parquet{tree: tree, software: map[int]string{}, str: NewJSON(io.Discard),
-		full: make(chan *rowBatch, parquetBatches), free: make(chan *rowBatch, parquetBatches), done: make(chan error, 1)}
-	for range parquetBatches {
-		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch)}
+	builders := 1
+	if tree {
+		builders = min(runtime.GOMAXPROCS(0), parquetBuilders)
+	}
+	batches := builders + 2
+	p := &Parquet{tree: tree, software: map[int]string{}, build: make(chan *rowBatch, batches),
+		order: make(chan *rowBatch, batches), free: make(chan *rowBatch, batches), done: make(chan error, 1)}
+	for range batches {
+		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch), msgs: make([]*codec.Message, parquetBatch),
+			built: make(chan struct{}, 1)}
 	}
 	p.cur = <-p.free
 	// A page is compressed alone: a window the size of a page is enough.
@@ -155,7 +172,13 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 		parquet.Compression(&zstdCodec{enc: enc}),
 		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.PageBufferSize(parquetPageBytes),
+		// Bounds of the field trees' JSON would be whole values copied into every page
+		// header and column index (half of a file's bytes) and mean nothing to a query.
+		parquet.SkipPageBounds("fields"), parquet.SkipPageStatistics("fields"),
 		parquet.CreatedBy("kdissect", "", ""))
+	for range builders {
+		go buildFields(p.build)
+	}
 	go p.writeBatches()
 	return p
 }
@@ -228,16 +251,22 @@ func (p *Parquet) Message(e *Entry) error {
 		r.software = s
 		r.ClientSoftware = &r.software
 	}
+	if p.tree {
+		// The builder writes the field tree, then the warnings: its records' come with them.
+		b := p.cur
+		b.msgs[b.n-1] = m
+		b.frames += m.Size
+	} else {
+		warnings(r, m)
+	}
+	return p.written()
+}
+
+// warnings fills the warnings column.
+func warnings(r *parquetRow, m *codec.Message) {
 	for _, w := range m.Warnings {
 		r.Warnings = append(r.Warnings, w.String())
 	}
-	if p.tree {
-		b := p.cur
-		start := len(b.fields)
-		b.fields = p.object(b.fields, m.Fields[min(m.HeaderFields, len(m.Fields)):])
-		r.Fields = b.fields[start:len(b.fields):len(b.fields)]
-	}
-	return p.written()
 }
 
 // facts fills the columns of a message's facts.
@@ -304,23 +333,29 @@ func (p *Parquet) Notice(n *Notice) error {
 	return p.written()
 }
 
-// written hands the batch to the writing goroutine once it is full.
+// written hands the batch on once it is full.
 func (p *Parquet) written() error {
-	if p.cur.n < len(p.cur.rows) && len(p.cur.fields) < parquetBatchBytes {
+	if p.cur.n < len(p.cur.rows) && p.cur.frames < parquetBatchFrames {
 		return nil
 	}
 	return p.handOn()
 }
 
-// handOn hands the batch being filled to the writing goroutine and takes a free one. Once the
-// writing has failed, the error comes back at Close.
+// handOn hands the batch being filled to a builder and to the writing goroutine, and takes a
+// free one. Once the writing has failed, the error comes back at Close.
 func (p *Parquet) handOn() error {
 	if err := p.failure(); err != nil {
 		return err
 	}
-	p.full <- p.cur
+	p.send()
 	p.cur = <-p.free
 	return nil
+}
+
+// send hands the batch being filled on.
+func (p *Parquet) send() {
+	p.build <- p.cur
+	p.order <- p.cur
 }
 
 // failure is the first error writing the file, if any yet.
@@ -330,11 +365,22 @@ func (p *Parquet) failure() error {
 	return p.err
 }
 
-// writeBatches writes the batches that come through full, until it is closed; it says on done
-// how the writing ended.
+// buildFields writes the field trees of the batches that come through build, until it is
+// closed, and says on each batch's built when they are written.
+func buildFields(build <-chan *rowBatch) {
+	f := fieldWriter{str: NewJSON(io.Discard)}
+	for b := range build {
+		f.batch(b)
+		b.built <- struct{}{}
+	}
+}
+
+// writeBatches writes the batches that come through order once they are built, until it is
+// closed; it says on done how the writing ended.
 func (p *Parquet) writeBatches() {
 	var err error
-	for b := range p.full {
+	for b := range p.order {
+		<-b.built
 		if err == nil {
 			if err = p.writeBatch(b); err != nil {
 				p.mu.Lock()
@@ -342,7 +388,7 @@ func (p *Parquet) writeBatches() {
 				p.mu.Unlock()
 			}
 		}
-		b.n, b.fields = 0, b.fields[:0]
+		b.n, b.frames, b.fields = 0, 0, b.fields[:0]
 		p.free <- b
 	}
 	if err == nil {
@@ -354,14 +400,25 @@ func (p *Parquet) writeBatches() {
 // writeBatch hands a batch of rows to the writer, which ends a row group at
 // ParquetRowGroupRows rows, or earlier when it holds much.
 func (p *Parquet) writeBatch(b *rowBatch) error {
-	if _, err := p.w.Write(b.rows[:b.n]); err != nil {
-		return err
-	}
-	if p.w.Size()-p.groupStart > parquetRowGroupBytes {
-		if err := p.w.Flush(); err != nil {
+	// parquet-go ends a page only between the slices it is given (of 64 rows at most): rows
+	// are given in runs of about a page of field trees, so that a page holds little more.
+	rows := b.rows[:b.n]
+	for len(rows) > 0 {
+		n, size := 1, len(rows[0].Fields)
+		for n < len(rows) && size+len(rows[n].Fields) <= parquetPageBytes {
+			size += len(rows[n].Fields)
+			n++
+		}
+		if _, err := p.w.Write(rows[:n]); err != nil {
 			return err
 		}
-		p.groupStart = p.w.Size()
+		rows = rows[n:]
+		if p.w.Size()-p.groupStart > parquetRowGroupBytes {
+			if err := p.w.Flush(); err != nil {
+				return err
+			}
+			p.groupStart = p.w.Size()
+		}
 	}
 	return nil
 }
@@ -381,18 +438,46 @@ func (p *Parquet) Close() error {
 		return *p.closed
 	}
 	if p.cur.n > 0 {
-		p.full <- p.cur
+		p.send()
 	}
-	close(p.full)
+	close(p.build)
+	close(p.order)
 	err := <-p.done
 	p.closed = &err
 	return err
 }
 
+// fieldWriter writes the field trees of a batch's messages as JSON objects; each builder has
+// its own.
+type fieldWriter struct {
+	// str encodes JSON values, as the JSON lines do.
+	str *JSON
+	// msg is the message being written; scratch holds the nodes of its records field being
+	// written, expanded only for that (codec.Message.ExpandRecords).
+	msg     *codec.Message
+	scratch codec.Nodes
+}
+
+// batch writes the field trees and the warnings of the messages of b.
+func (f *fieldWriter) batch(b *rowBatch) {
+	for i, m := range b.msgs[:b.n] {
+		if m == nil {
+			continue
+		}
+		r := &b.rows[i]
+		f.msg = m
+		start := len(b.fields)
+		b.fields = f.object(b.fields, m.Fields[min(m.HeaderFields, len(m.Fields)):])
+		r.Fields = b.fields[start:len(b.fields):len(b.fields)]
+		warnings(r, m)
+		b.msgs[i], f.msg = nil, nil
+	}
+}
+
 // object appends the JSON object of a struct's fields: each field's name and value; a struct
 // is an object, an array or record set an array of its elements. A tagged section without
 // fields is left out.
-func (p *Parquet) object(b []byte, ns []*codec.Node) []byte {
+func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 	b = append(b, '{')
 	first := true
 	for _, n := range ns {
@@ -405,32 +490,50 @@ func (p *Parquet) object(b []byte, ns []*codec.Node) []byte {
 		first = false
 		b = appendJSONString(b, n.Name)
 		b = append(b, ':')
-		b = p.value(b, n)
+		b = f.value(b, n)
 	}
 	return append(b, '}')
 }
 
 // value appends a node's value: a leaf's as in the JSON lines (bytes as text when printable,
 // hex otherwise), an array's or record set's elements in a JSON array, a struct's fields in an
-// object.
-func (p *Parquet) value(b []byte, n *codec.Node) []byte {
-	switch {
-	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0:
-		b = append(b, '[')
-		for i, c := range n.Children {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = p.value(b, c)
+// object. A records field left unexpanded is expanded into scratch nodes, written, and the
+// nodes given back.
+func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
+	if n.Type.IsRecords() {
+		children, lazy := f.msg.ExpandRecords(n, &f.scratch)
+		if len(children) > 0 {
+			b = f.elements(b, children)
 		}
-		return append(b, ']')
+		if lazy {
+			f.scratch.Reset()
+		}
+		if len(children) > 0 {
+			return b
+		}
+	}
+	switch {
+	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0):
+		return f.elements(b, n.Children)
 	case len(n.Children) > 0:
-		return p.object(b, n.Children)
+		return f.object(b, n.Children)
 	}
 	if v, ok := n.Value.([]byte); ok {
 		return appendBytesValue(b, v)
 	}
-	return p.str.value(b, n.Value)
+	return f.str.value(b, n.Value)
+}
+
+// elements appends the values of nodes as a JSON array.
+func (f *fieldWriter) elements(b []byte, nodes []*codec.Node) []byte {
+	b = append(b, '[')
+	for i, c := range nodes {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = f.value(b, c)
+	}
+	return append(b, ']')
 }
 
 // zstdCodec compresses pages with one zstd encoder for the whole file. parquet-go's own codec

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/records"
+	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
 )
 
@@ -221,5 +224,78 @@ func BenchmarkParquet(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestParquetNoFieldBounds: the fields column's pages carry no bounds (whole JSON values
+// copied into page headers and the column index); the other columns keep theirs.
+func TestParquetNoFieldBounds(t *testing.T) {
+	data := writeParquet(t, Options{}, parquetEntries())
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds := map[string]bool{}
+	for _, c := range f.Metadata().RowGroups[0].Columns {
+		s := c.MetaData.Statistics
+		bounds[strings.Join(c.MetaData.PathInSchema, ".")] = len(s.MaxValue) > 0 || len(s.MinValue) > 0
+	}
+	if bounds["fields"] {
+		t.Error("the fields column has bounds")
+	}
+	if !bounds["frame"] || !bounds["api_name"] {
+		t.Errorf("frame or api_name without bounds: %v", bounds)
+	}
+}
+
+// TestParquetLazyRecords: a Fetch response whose records are left unexpanded until the field
+// tree is written (by the builders, several at once) gives the rows of one decoded whole: the
+// field tree, the warnings (from a damaged zstd batch) and the record counts (those the
+// batches' headers state, also of the batch that does not decompress).
+func TestParquetLazyRecords(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := largeFetch(t, 2)
+	frame[len(frame)-10] ^= 0xff // in the zstd batch of the last partition
+	write := func(lazy bool) []parquetRow {
+		c := codec.New(set)
+		c.Records, c.LazyRecords = records.New(records.Options{}), lazy
+		var out bytes.Buffer
+		p := NewParquet(&out, true)
+		for i := range 8 { // a batch each: builders write them at once
+			m := c.DecodeResponse(frame, 1, 16)
+			if m.Unexpanded() != lazy {
+				t.Fatalf("lazy %v: message unexpanded %v", lazy, m.Unexpanded())
+			}
+			f := m.Facts()
+			if err := p.Message(&Entry{Frame: i + 1, FirstFrame: i + 1, Msg: m, Facts: &f}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return readParquet(t, out.Bytes())
+	}
+	eager, lazy := write(false), write(true)
+	if len(eager) != len(lazy) || len(eager) != 8 {
+		t.Fatalf("%d and %d rows", len(eager), len(lazy))
+	}
+	if len(eager[0].Warnings) == 0 || eager[0].Records == 0 || len(eager[0].Fields) < 1<<20 {
+		t.Fatalf("the message does not test much: warnings %v, %d records, %d bytes of fields", eager[0].Warnings,
+			eager[0].Records, len(eager[0].Fields))
+	}
+	for i := range eager {
+		if !bytes.Equal(eager[i].Fields, lazy[i].Fields) {
+			t.Fatalf("row %d: the field trees differ", i)
+		}
+		if !slices.Equal(eager[i].Warnings, lazy[i].Warnings) || eager[i].Records != lazy[i].Records ||
+			eager[i].RecordsBytes != lazy[i].RecordsBytes || !slices.Equal(eager[i].Codecs, lazy[i].Codecs) {
+			t.Fatalf("row %d: warnings %v, %d records (%d bytes, %v); lazily %v, %d (%d, %v)", i, eager[i].Warnings,
+				eager[i].Records, eager[i].RecordsBytes, eager[i].Codecs, lazy[i].Warnings, lazy[i].Records,
+				lazy[i].RecordsBytes, lazy[i].Codecs)
+		}
 	}
 }

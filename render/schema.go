@@ -34,7 +34,9 @@ type Part struct {
 	Name    string `json:"name"` // "Response Header", "DescribeGroupsResponse"
 	Version int16  `json:"version"`
 	// Source is where the part's definition comes from: "built-in", or a file of --schema-dir.
-	Source string         `json:"source"`
+	Source string `json:"source"`
+	// Reason says why the header has its version (codec.Codec.HeaderReason); empty for a body.
+	Reason string         `json:"reason,omitempty"`
 	Fields []*LayoutField `json:"fields"`
 }
 
@@ -83,7 +85,9 @@ func LayoutAt(c *codec.Codec, a *schema.API, m *schema.Message, v int16) (*Layou
 	if m.Type == schema.TypeResponse {
 		header, hv = c.Schemas.ResponseHeader, c.ResponseHeaderVersion(a.Key, v)
 	}
-	return NewLayout(a.Name, m, v, header, hv), nil
+	l := NewLayout(a.Name, m, v, header, hv)
+	l.Header.Reason = c.HeaderReason(a.Key, v, m.Type == schema.TypeResponse)
+	return l, nil
 }
 
 // NewLayout lays out version v of message m (of API api) after the given header definition at

@@ -90,7 +90,7 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 		}
 		fmt.Fprintf(bw, "<details%s><summary>%s %s v%d</summary>\n<h2 id=\"v%d\">%s %s v%d</h2>\n", open,
 			html.EscapeString(l.API), directionTitle(l.Direction), l.Version, l.Version, html.EscapeString(l.API), directionTitle(l.Direction), l.Version)
-		fmt.Fprintf(bw, "<p>%s v%d: %s</p>\n", html.EscapeString(l.Header.Name), l.Header.Version, html.EscapeString(headerReason(l)))
+		fmt.Fprintf(bw, "<p>%s v%d: %s</p>\n", html.EscapeString(l.Header.Name), l.Header.Version, html.EscapeString(l.Header.Reason))
 		bw.WriteString(`<p class="nav">`)
 		if i > 0 {
 			fmt.Fprintf(bw, `<a href="#v%d">&larr; v%d</a> %s`, ls[i-1].Version, ls[i-1].Version, html.EscapeString(changesText(Diff(ls[i-1], l))))
@@ -109,17 +109,6 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 	}
 	bw.WriteString("</div>\n</body>\n</html>\n")
 	return bw.Flush()
-}
-
-// headerReason says why a version uses its header version.
-func headerReason(l *Layout) string {
-	switch {
-	case l.Flexible && l.Direction == "response" && l.Header.Version == 0:
-		return "this response always uses header v0, flexible or not, so that a client that does not yet know the broker's versions can read it."
-	case l.Flexible:
-		return fmt.Sprintf("v%d is a flexible version, and flexible versions use the header with tagged fields (request header v2, response header v1).", l.Version)
-	}
-	return fmt.Sprintf("v%d is not a flexible version, so the header has no tagged fields (request header v1, response header v0).", l.Version)
 }
 
 // changesText sums up a diff: "2 changes: added Topics.TopicId; removed Topics.Name".

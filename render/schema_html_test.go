@@ -46,8 +46,8 @@ func TestLayoutPage(t *testing.T) {
 	page := b.String()
 	for _, want := range []string{
 		`<details open><summary>DescribeGroups Response v6</summary>`,
-		`Response Header v1: v6 is a flexible version`,
-		`Response Header v0: v4 is not a flexible version`,
+		`Response Header v1: DescribeGroups v6 is flexible (flexible versions 5+), so the header ends in a tagged section`,
+		`Response Header v0: DescribeGroups v4 is not flexible (flexible versions 5+), so the header has no tagged section`,
 		`<a href="#v5">&larr; v5</a> 1 change: added Groups.ErrorMessage (compact_nullable_string)`,
 		`<span class="n">GroupInstanceId?</span>`,
 	} {

@@ -1,6 +1,8 @@
 // Package serve serves the workshop page over HTTP: the page of the captures it was given,
 // captures dropped onto the page (dissected in memory, never written anywhere), and, for a
 // live capture, every message pushed to every open page as it completes (Server-Sent Events).
+// Display filters (-Y expressions, package filter) typed into a page are evaluated here, on the
+// messages the server holds, and for a live page on its own event stream (filter.go).
 // It serves nothing else: no file system path is reachable, every response carries a
 // Content-Security-Policy, bodies and headers are bounded, and when a token is set no request
 // without it gets anything.
@@ -15,6 +17,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +26,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -30,6 +35,14 @@ const (
 	DefaultKeep      = 2000     // messages a live page keeps
 	DefaultMaxUpload = 64 << 20 // bytes of one uploaded capture
 )
+
+// Needs is what the pipeline feeding a Server must decode of each message: what the page
+// shows, and the facts display filters ask about (topics with their ids named, groups, errors).
+func Needs() render.Needs {
+	n := render.PageFormat().Needs
+	n.Facts = true
+	return n
+}
 
 // Config says what a Server serves.
 type Config struct {
@@ -60,20 +73,56 @@ type Config struct {
 type Server struct {
 	cfg  Config
 	live bool
+	// evals bounds the display filters evaluated at once over the held messages.
+	evals chan struct{}
 
-	mu      sync.Mutex
-	msgs    [][]byte // the page's messages, encoded for it (render.PageMessages)
-	notices []*render.Notice
-	left    int // messages past MaxMessages (captures) or dropped past Keep (live)
-	subs    map[chan event]bool
-	enc     render.PageMessages
-	file    string
-	closed  bool
+	mu        sync.Mutex
+	msgs      []*held
+	next      int               // the number of the next message to come
+	decisions int               // pairs decided so far (unit.n)
+	open      map[pairKey]*held // requests whose responses may still come
+	notices   []*render.Notice
+	left      int // messages past MaxMessages (captures) or dropped past Keep (live)
+	subs      map[*sub]bool
+	enc       render.PageMessages
+	file      string
+	closed    bool
 }
 
+// held is one message the server holds: encoded for the page, and as the pipeline gave it (its
+// tree and facts: the page's format has the pipeline keep them), for display filters.
+type held struct {
+	seq  int // its number since the server started
+	page []byte
+	e    *render.Entry
+	// other is the other side of its request/response pair, paired as the pipeline pairs
+	// them; open marks a request whose response may still come; decided is the number of the
+	// decision on its pair (0: not decided yet).
+	other   *held
+	open    bool
+	decided int
+}
+
+type pairKey struct {
+	stream int
+	corr   int32
+}
+
+// sub is a page listening to the event stream: with a display filter, it is sent the pairs
+// that match it as they are decided; without one, every message as it comes.
+type sub struct {
+	c chan event
+	f *filter.Filter
+	// slow: it was let go for not keeping up (its channel closed by publish, not by Close).
+	slow bool
+}
+
+// event is what a page listening may be sent: a notice, or a message that came (msg) with the
+// pairs decided by its coming or by the end of a connection (units).
 type event struct {
-	name string // "" for a message, "notice"
-	data []byte
+	notice []byte
+	msg    *held
+	units  []unit
 }
 
 // New returns a Server; live says that messages keep coming (Renderer is fed by a live
@@ -85,7 +134,8 @@ func New(cfg Config, live bool) *Server {
 	if cfg.MaxUpload == 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
-	return &Server{cfg: cfg, live: live, subs: map[chan event]bool{}, enc: render.PageMessages{MaxBytes: cfg.MaxBytes}}
+	return &Server{cfg: cfg, live: live, evals: make(chan struct{}, runtime.GOMAXPROCS(0)), open: map[pairKey]*held{},
+		subs: map[*sub]bool{}, enc: render.PageMessages{MaxBytes: cfg.MaxBytes}}
 }
 
 // Renderer is the output the pipeline writes the captures' or the live capture's messages to.
@@ -102,14 +152,23 @@ func (f *feed) Message(e *render.Entry) error {
 		s.left++
 		return nil
 	}
-	b := s.enc.Append(nil, e, s.file)
-	s.msgs = append(s.msgs, b)
+	h := &held{seq: s.next, page: s.enc.Append(nil, e, s.file), e: e}
+	s.next++
+	s.msgs = append(s.msgs, h)
+	ev := event{msg: h, units: s.pair(h)}
 	if s.live && len(s.msgs) > s.cfg.Keep {
 		n := len(s.msgs) - s.cfg.Keep
+		for _, old := range s.msgs[:n] {
+			if old.open {
+				// Its response has not come, and it will not be held to be paired with.
+				ev.units = append(ev.units, s.alone(old))
+			}
+		}
 		s.left += n
+		clear(s.msgs[:n])
 		s.msgs = append(s.msgs[:0], s.msgs[n:]...)
 	}
-	s.publish(event{data: b})
+	s.publish(ev)
 	return nil
 }
 
@@ -123,7 +182,31 @@ func (f *feed) Notice(n *render.Notice) error {
 		s.notices = s.notices[1:]
 	}
 	b, _ := json.Marshal(map[string]any{"frame": n.Frame, "time": n.Time.UTC(), "stream": n.Stream, "src": n.Src, "dst": n.Dst, "text": n.Text})
-	s.publish(event{name: "notice", data: b})
+	s.publish(event{notice: b})
+	return nil
+}
+
+// Closed is told by the pipeline that a connection ended: the requests held open on it got no
+// response, and are decided alone, in capture order.
+func (f *feed) Closed(stream int) error {
+	s := (*Server)(f)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var left []*held
+	for k, h := range s.open {
+		if k.stream == stream {
+			left = append(left, h)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	slices.SortFunc(left, func(a, b *held) int { return a.seq - b.seq })
+	var ev event
+	for _, h := range left {
+		ev.units = append(ev.units, s.alone(h))
+	}
+	s.publish(ev)
 	return nil
 }
 
@@ -144,10 +227,11 @@ func (f *feed) Close() error { return nil }
 func (s *Server) publish(ev event) {
 	for c := range s.subs {
 		select {
-		case c <- ev:
+		case c.c <- ev:
 		default:
 			delete(s.subs, c)
-			close(c)
+			c.slow = true
+			close(c.c)
 			if s.cfg.Warn != nil {
 				s.cfg.Warn(errors.New("a page did not keep up with the messages and was let go: it can be reloaded"))
 			}
@@ -162,7 +246,7 @@ func (s *Server) Close() {
 	s.closed = true
 	for c := range s.subs {
 		delete(s.subs, c)
-		close(c)
+		close(c.c)
 	}
 }
 
@@ -177,13 +261,15 @@ func (s *Server) Messages() int {
 // connections to the server itself only.
 func CSP() string { return render.PageCSP("'self'") + "; frame-ancestors 'none'" }
 
-// Handler serves the page (/), the event stream (/events, live only) and uploads (/upload),
-// and nothing else.
+// Handler serves the page (/), the event stream (/events, live only), uploads (/upload) and
+// display filters (/filter), and nothing else.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.page)
 	mux.HandleFunc("GET /events", s.events)
 	mux.HandleFunc("POST /upload", s.upload)
+	mux.HandleFunc("GET /filter", s.filter)
+	mux.HandleFunc("POST /filter", s.filter)
 	return s.guard(mux)
 }
 
@@ -245,20 +331,26 @@ func (s *Server) hostAllowed(hostport string) bool {
 // whose stream starts where this snapshot ends.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	msgs := append([][]byte(nil), s.msgs...)
+	msgs := make([][]byte, len(s.msgs))
+	for i, h := range s.msgs {
+		msgs[i] = h.page
+	}
+	next := s.next
 	meta := render.PageMeta{Limit: s.cfg.MaxMessages, LeftOut: s.left, Notices: append([]*render.Notice(nil), s.notices...), Token: s.cfg.Token}
 	s.mu.Unlock()
 	if s.live {
 		meta.Limit, meta.Keep, meta.Dropped = 0, s.cfg.Keep, meta.LeftOut
 		meta.LeftOut = 0
-		meta.Live = "events?after=" + strconv.Itoa(len(msgs))
+		meta.Live, meta.After = "events", next
 	}
 	if s.cfg.MaxUpload > 0 {
 		meta.Upload, meta.MaxUpload = "upload", s.cfg.MaxUpload
 	}
+	meta.Filter, meta.MaxExpr = "filter", MaxExpr
 	if s.cfg.Token != "" {
 		meta.Live = tokenURL(meta.Live, s.cfg.Token)
 		meta.Upload = tokenURL(meta.Upload, s.cfg.Token)
+		meta.Filter = tokenURL(meta.Filter, s.cfg.Token)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	render.WritePage(w, "kdissect", msgs, meta, "'self'")
@@ -275,8 +367,11 @@ func tokenURL(u, token string) string {
 	return u + sep + "token=" + token
 }
 
-// events streams the messages that come after the page's snapshot: the page says how many it
-// has (?after=N); messages that came in between are sent first.
+// events streams the messages that come after the page's snapshot: the page says where its
+// snapshot ended (?after=N, the number of the next message), or, reconnecting, the browser
+// says what it got last (Last-Event-ID); messages that came in between are sent first. With
+// a display filter (?y=EXPR), the stream is the pairs that match it, from the first held, each
+// sent once decided: a request waits for its response, as -Y makes it wait.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !s.live {
 		http.Error(w, "not a live capture", http.StatusNotFound)
@@ -287,39 +382,64 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming not supported", http.StatusInternalServerError)
 		return
 	}
-	c := make(chan event, 4096)
+	q := r.URL.Query()
+	f, ferr := compile(q.Get("y"))
+	if ferr != nil {
+		http.Error(w, ferr.Error, http.StatusBadRequest)
+		return
+	}
+	// Where the page is: the number of the next message it wants (no filter), or of the last
+	// decision it was sent (with one).
+	after, _ := strconv.Atoi(q.Get("after"))
+	if f != nil {
+		after = 0
+	}
+	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil {
+		after = id
+		if f == nil {
+			after++
+		}
+	}
+	c := &sub{c: make(chan event, 4096), f: f}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		http.Error(w, "the capture has ended", http.StatusGone)
 		return
 	}
-	// Messages since the page's snapshot (a count it was given: it may be stale when old
-	// messages were dropped meanwhile, and then it gets what is held).
-	after, _ := strconv.Atoi(r.URL.Query().Get("after"))
-	var backlog [][]byte
-	if after >= 0 && after < len(s.msgs) {
-		backlog = append(backlog, s.msgs[after:]...)
+	var backlog []*held
+	var units []unit
+	if f == nil {
+		for _, h := range s.msgs {
+			if h.seq >= after {
+				backlog = append(backlog, h)
+			}
+		}
+	} else {
+		units = decided(s.msgs, after, false)
 	}
+	dropped := s.left
 	s.subs[c] = true
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		if s.subs[c] {
 			delete(s.subs, c)
-			close(c)
+			close(c.c)
 		}
 		s.mu.Unlock()
 	}()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
-	var buf bytes.Buffer
-	buf.WriteString("retry: 3000\n\n")
-	for _, b := range backlog {
-		writeEvent(&buf, event{data: b})
+	st := &stream{f: f}
+	st.buf.WriteString("retry: 3000\n\n")
+	fmt.Fprintf(&st.buf, "event: start\ndata: {\"dropped\":%d}\n\n", dropped)
+	for _, m := range backlog {
+		st.message(m, m.seq)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	st.decide(units)
+	if _, err := w.Write(st.buf.Bytes()); err != nil {
 		return
 	}
 	fl.Flush()
@@ -334,28 +454,38 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fl.Flush()
-		case ev, ok := <-c:
+		case ev, ok := <-c.c:
 			if !ok {
-				io.WriteString(w, "event: end\ndata: {}\n\n")
+				s.mu.Lock()
+				slow := c.slow
+				s.mu.Unlock()
+				if slow {
+					io.WriteString(w, "event: lost\ndata: {}\n\n")
+				} else {
+					io.WriteString(w, "event: end\ndata: {}\n\n")
+				}
 				fl.Flush()
 				return
 			}
-			buf.Reset()
-			writeEvent(&buf, ev)
+			st.buf.Reset()
+			st.add(ev)
 			// Write what else is waiting in the same write, so a burst costs one flush.
 			for more := true; more; {
 				select {
-				case ev, ok := <-c:
+				case ev, ok := <-c.c:
 					if !ok {
 						more = false
 						break
 					}
-					writeEvent(&buf, ev)
+					st.add(ev)
 				default:
 					more = false
 				}
 			}
-			if _, err := w.Write(buf.Bytes()); err != nil {
+			if st.buf.Len() == 0 {
+				continue
+			}
+			if _, err := w.Write(st.buf.Bytes()); err != nil {
 				return
 			}
 			fl.Flush()
@@ -363,14 +493,66 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// writeEvent writes one Server-Sent Event; the data is one line of JSON.
-func writeEvent(b *bytes.Buffer, ev event) {
-	if ev.name != "" {
-		b.WriteString("event: " + ev.name + "\n")
+// stream writes one page's events: every message as it comes, or with a filter the pairs
+// that match it.
+type stream struct {
+	f      *filter.Filter
+	buf    bytes.Buffer
+	warned bool
+}
+
+func (st *stream) add(ev event) {
+	switch {
+	case ev.notice != nil:
+		st.buf.WriteString("event: notice\ndata: ")
+		st.buf.Write(ev.notice)
+		st.buf.WriteString("\n\n")
+	case st.f == nil:
+		if ev.msg != nil {
+			st.message(ev.msg, ev.msg.seq)
+		}
+	default:
+		st.decide(ev.units)
 	}
-	b.WriteString("data: ")
-	b.Write(ev.data)
-	b.WriteString("\n\n")
+}
+
+// message writes one message's event; id is what the browser says it got last when it
+// reconnects (-1: no id).
+func (st *stream) message(h *held, id int) {
+	if id >= 0 {
+		st.buf.WriteString("id: " + strconv.Itoa(id) + "\n")
+	}
+	st.buf.WriteString("data: ")
+	st.buf.Write(h.page)
+	st.buf.WriteString("\n\n")
+}
+
+// decide writes the messages of the pairs that match the filter; the last event of a pair
+// carries the decision's number, so that a browser reconnecting gets the pairs after it.
+func (st *stream) decide(us []unit) {
+	for _, u := range us {
+		ok, err := st.f.Match(u.req.entry(), u.resp.entry())
+		if err != nil && !st.warned {
+			st.warned = true
+			b, _ := json.Marshal(map[string]string{"text": warning(err)})
+			st.buf.WriteString("event: warning\ndata: ")
+			st.buf.Write(b)
+			st.buf.WriteString("\n\n")
+		}
+		if !ok {
+			continue
+		}
+		if u.req != nil {
+			id := -1
+			if u.resp == nil {
+				id = u.n
+			}
+			st.message(u.req, id)
+		}
+		if u.resp != nil {
+			st.message(u.resp, u.n)
+		}
+	}
 }
 
 // uploadResult is what an upload answers: the messages of the capture, as the page's data.
@@ -383,11 +565,38 @@ type uploadResult struct {
 // upload dissects the capture in the request's body, held in memory and bounded by
 // MaxUpload, and answers with its messages.
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.MaxUpload < 0 || s.cfg.Codec == nil {
-		http.Error(w, "uploads are off", http.StatusForbidden)
+	data, name, ok := s.readCapture(w, r)
+	if !ok {
 		return
 	}
-	name := r.URL.Query().Get("name")
+	out, err := s.dissect(data, name)
+	res := uploadResult{Messages: []json.RawMessage{}}
+	if out == nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	for _, h := range out.msgs {
+		res.Messages = append(res.Messages, h.page)
+	}
+	res.LeftOut = out.left
+	status := http.StatusOK
+	if err != nil {
+		res.Error = err.Error()
+		if len(res.Messages) == 0 {
+			status = http.StatusUnprocessableEntity
+		}
+	}
+	writeJSON(w, status, res)
+}
+
+// readCapture reads a capture sent in a request's body, bounded by MaxUpload; when it cannot,
+// it has answered the request.
+func (s *Server) readCapture(w http.ResponseWriter, r *http.Request) (data []byte, name string, ok bool) {
+	if s.cfg.MaxUpload < 0 || s.cfg.Codec == nil {
+		http.Error(w, "uploads are off", http.StatusForbidden)
+		return nil, "", false
+	}
+	name = r.URL.Query().Get("name")
 	if name == "" {
 		name = "upload"
 	}
@@ -396,49 +605,40 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.ContentLength > s.cfg.MaxUpload {
 		http.Error(w, fmt.Sprintf("%s: %d bytes is over the limit of %d bytes", name, r.ContentLength, s.cfg.MaxUpload), http.StatusRequestEntityTooLarge)
-		return
+		return nil, "", false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			http.Error(w, fmt.Sprintf("%s: over the limit of %d bytes", name, s.cfg.MaxUpload), http.StatusRequestEntityTooLarge)
-			return
+			return nil, "", false
 		}
 		http.Error(w, "reading the upload: "+err.Error(), http.StatusBadRequest)
-		return
+		return nil, "", false
 	}
-	res, status := s.dissect(body, name)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(res)
+	return body, name, true
 }
 
-// dissect runs one uploaded capture through the pipeline into a page's messages.
-func (s *Server) dissect(data []byte, name string) (uploadResult, int) {
-	out := New(Config{MaxMessages: s.cfg.MaxMessages, MaxBytes: s.cfg.MaxBytes}, false)
-	f, _ := render.LookupFormat("html")
-	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Needs: f.Needs, Select: s.cfg.Select, Detect: true, Workers: 1})
+// dissect runs one uploaded capture through the pipeline into a server of its own, which
+// nobody keeps; err says what went wrong with the capture (out is nil when nothing could run).
+func (s *Server) dissect(data []byte, name string) (out *Server, err error) {
+	out = New(Config{MaxMessages: s.cfg.MaxMessages, MaxBytes: s.cfg.MaxBytes}, false)
+	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Needs: Needs(), Select: s.cfg.Select, Detect: true, Workers: 1})
 	if err != nil {
-		return uploadResult{Error: err.Error()}, http.StatusInternalServerError
+		return nil, err
 	}
-	res := uploadResult{Messages: []json.RawMessage{}}
-	status := http.StatusOK
-	if _, err := p.FileFrom(bytes.NewReader(data), name); err != nil {
-		res.Error = err.Error()
-		if s.cfg.Warn != nil {
-			s.cfg.Warn(fmt.Errorf("upload: %w", err))
-		}
+	if _, err = p.FileFrom(bytes.NewReader(data), name); err != nil && s.cfg.Warn != nil {
+		s.cfg.Warn(fmt.Errorf("upload: %w", err))
 	}
-	if err := p.Close(); err != nil && res.Error == "" {
-		res.Error = err.Error()
+	if cerr := p.Close(); cerr != nil && err == nil {
+		err = cerr
 	}
-	for _, m := range out.msgs {
-		res.Messages = append(res.Messages, m)
-	}
-	res.LeftOut = out.left
-	if len(res.Messages) == 0 && res.Error != "" {
-		status = http.StatusUnprocessableEntity
-	}
-	return res, status
+	return out, err
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
 }

@@ -37,7 +37,8 @@ func htmlCodec(t testing.TB) *codec.Codec {
 	return c
 }
 
-// feed runs a capture of pcaps/ through the pipeline into out.
+// feed runs a capture of pcaps/ through the pipeline into out, as serve's pipeline does for
+// format html.
 func feed(t testing.TB, capture string, out render.Renderer, format string) {
 	t.Helper()
 	set, _ := schema.Embedded()
@@ -46,7 +47,11 @@ func feed(t testing.TB, capture string, out render.Renderer, format string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	needs := f.Needs
+	if format == "html" {
+		needs = serve.Needs() // the page's format, as serve's pipeline has it
+	}
+	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Needs: needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,26 +171,29 @@ func TestUpload(t *testing.T) {
 // page says so.
 func TestLivePages(t *testing.T) {
 	b := browsertest.Start(t)
-	var entries []*render.Entry
-	feed(t, "kgo-produce-fetch.pcap", collect{&entries}, "html")
+	rec := &recording{}
+	feed(t, "kgo-produce-fetch.pcap", rec, "html")
+	entries := rec.entries()
 	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries) - 3}, true)
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	defer srv.Close() // ends the event streams, which ts.Close waits for
 	first := b.Open(t, ts.URL+"/")
-	out := srv.Renderer()
 	var second *browsertest.Page
-	for i, e := range entries {
+	rec.replay(srv, func(i int, e *render.Entry) {
 		if i == len(entries)/2 {
 			second = b.Open(t, ts.URL+"/")
 		}
-		out.Message(e)
-		for _, p := range []*browsertest.Page{first, second} {
-			if p == nil {
-				continue
+		if i > 0 {
+			for _, p := range []*browsertest.Page{first, second} {
+				if p != nil {
+					waitFor(t, p, entries[i-1].Frame, i-1, time.Second)
+				}
 			}
-			waitFor(t, p, e.Frame, i, time.Second)
 		}
+	})
+	for _, p := range []*browsertest.Page{first, second} {
+		waitFor(t, p, entries[len(entries)-1].Frame, len(entries)-1, time.Second)
 	}
 	for _, p := range []*browsertest.Page{first, second} {
 		if n := len(listed(p)); n != len(entries)-3 {
@@ -217,18 +225,53 @@ func waitFor(t *testing.T, p *browsertest.Page, frame, i int, limit time.Duratio
 	}
 }
 
-// collect keeps the entries a pipeline writes (their trees stay: the codec is not told to
-// release them).
-type collect struct{ entries *[]*render.Entry }
+// recording keeps what a pipeline writes: its entries (their trees stay: the codec is not told
+// to release them) and, between them, the ends of connections.
+type recording struct{ steps []step }
 
-func (c collect) Message(e *render.Entry) error {
+// step is an entry, or the end of connection closed (e nil).
+type step struct {
+	e      *render.Entry
+	closed int
+}
+
+func (r *recording) Message(e *render.Entry) error {
 	x := *e
-	*c.entries = append(*c.entries, &x)
+	r.steps = append(r.steps, step{e: &x})
 	return nil
 }
-func (c collect) Notice(*render.Notice) error { return nil }
-func (c collect) Flush() error                { return nil }
-func (c collect) Close() error                { return nil }
+func (r *recording) Closed(stream int) error {
+	r.steps = append(r.steps, step{closed: stream})
+	return nil
+}
+func (r *recording) Notice(*render.Notice) error { return nil }
+func (r *recording) Flush() error                { return nil }
+func (r *recording) Close() error                { return nil }
+
+func (r *recording) entries() []*render.Entry {
+	var es []*render.Entry
+	for _, s := range r.steps {
+		if s.e != nil {
+			es = append(es, s.e)
+		}
+	}
+	return es
+}
+
+// replay writes the recording to a server, calling before(i) before its i-th entry.
+func (r *recording) replay(srv *serve.Server, before func(i int, e *render.Entry)) {
+	out := srv.Renderer()
+	i := 0
+	for _, s := range r.steps {
+		if s.e == nil {
+			out.(interface{ Closed(int) error }).Closed(s.closed)
+			continue
+		}
+		before(i, s.e)
+		out.Message(s.e)
+		i++
+	}
+}
 
 // TestHTTP: what the server answers besides the page: nothing else, every response with the
 // policy, the token required when set, a foreign Host refused, uploads bounded.

@@ -41,7 +41,8 @@ func subcommands() []*cli.Command {
 		{Name: "serve", Short: "the workshop page over HTTP: captures, uploads, or a live capture", Usage: "kdissect serve [flags] CAPTURE...\n  kdissect serve --live -i INTERFACE [-p PORTS] [flags]", Run: runServe, Flags: func() *flag.FlagSet { fs, _ := serveFlags(); return fs },
 			About: "Serves the workshop page (the page of --format html) on --listen, 127.0.0.1:8080 by default:\n" +
 				"the page of the captures given, a capture dropped onto the page, or with --live every\n" +
-				"message captured on -i, pushed to every open page as it completes. Ctrl-C stops."},
+				"message captured on -i, pushed to every open page as it completes. The page's -Y box takes\n" +
+				"-Y expressions, evaluated here; the selection flags choose what is served at all. Ctrl-C stops."},
 		{Name: "demo", Short: "dissect a capture built into kdissect", Usage: "kdissect demo [flags]", Run: runDemo, Flags: func() *flag.FlagSet { fs, _ := captureFlags(); return fs },
 			About: "Dissects a capture built into kdissect (a franz-go client and a broker), with the capture\n" +
 				"command's flags: what kdissect does, before you have a capture of your own."},

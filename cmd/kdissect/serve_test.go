@@ -187,8 +187,21 @@ func TestServeLive(t *testing.T) {
 			t.Errorf("message %d: %s", i, e)
 		}
 	}
-	// The README's picture of the live page (with -update): a Produce request selected.
+	// The README's picture of the live page (with -update): filtered by -Y, a Produce request
+	// selected.
 	if *update {
+		first.Eval(`(function () { var b = document.getElementById('f-y'); b.value = 'api == "Produce" && req.Acks == -1'; document.getElementById('y-apply').click(); return true; })()`, nil)
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			var n int
+			first.Eval(`document.getElementById('f-y').getAttribute('data-applied') ? document.querySelectorAll('#rows tr[data-frame]').length : 0`, &n)
+			if n >= 2*records {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the filtered live page lists %d messages", n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		first.Eval(`(function () { var ms = kdissect.messages(); for (var i = ms.length - 1; i >= 0; i--) if (ms[i].api_name === 'Produce' && ms[i].kind === 'request') { kdissect.select(i); break; } var v = Array.prototype.filter.call(document.querySelectorAll('#tree tr'), function (r) { return /value$/.test((r.querySelector('td.f') || {}).textContent || ''); })[0]; if (v) v.click(); return true; })()`, nil)
 		first.Screenshot(filepath.Join("..", "..", "docs", "live.png"), 1400, 860)
 	}

@@ -37,6 +37,8 @@ type Options struct {
 // Decoder decodes records fields. It is safe for concurrent use.
 type Decoder struct {
 	opt Options
+	// counts decodes for CountRecords: headers only, counts only (itself, when opt says so).
+	counts *Decoder
 	// Decompressors are reused: building one (zstd above all) costs more than a small batch.
 	gzipPool, lz4Pool, zstdPool sync.Pool
 }
@@ -47,7 +49,22 @@ func New(opt Options) *Decoder {
 		opt.MaxDecompressed = DefaultMaxDecompressed
 	}
 	opt.MaxDecompressed = min(opt.MaxDecompressed, 1<<40) // keeps the sums below from overflowing
-	return &Decoder{opt: opt}
+	d := &Decoder{opt: opt}
+	d.counts = d
+	if !opt.HeadersOnly || !opt.CountsOnly {
+		opt.HeadersOnly, opt.CountsOnly = true, true
+		d.counts = &Decoder{opt: opt}
+		d.counts.counts = d.counts
+	}
+	return d
+}
+
+// CountRecords implements codec.RecordsCounter: the nodes of a decode with HeadersOnly and
+// CountsOnly, for the record counts of a field that is decoded whole later (its warnings come
+// then, and are not returned here).
+func (d *Decoder) CountRecords(data []byte, base int, nodes *codec.Nodes) []*codec.Node {
+	out, _ := d.counts.DecodeRecords(data, base, nodes)
+	return out
 }
 
 // DecodeRecords implements codec.RecordsDecoder.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
-	"github.com/kdissect/kdissect/render"
 	"github.com/kdissect/kdissect/serve"
 )
 
@@ -84,10 +83,9 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 		cfg.Hosts = []string{"localhost"}
 	}
 	srv := serve.New(cfg, o.Live)
-	f := render.PageFormat()
 
 	if len(files) > 0 {
-		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
+		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
 			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn})
 		if err != nil {
 			return fail("%v", err)
@@ -146,7 +144,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 			fmt.Fprintf(stderr, "kdissect: %v\n", err)
 			return ExitUsage
 		}
-		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
+		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
 			Keys: keys, Flush: true, Warn: warn})
 		if err != nil {
 			r.Close()

@@ -1,8 +1,8 @@
 // The workshop page's script: it reads the messages embedded in #kd-msgs (or sent by a live
 // server), lists them, and draws the selected one: wire diagram, field tree and hex dumps, each
 // field element carrying data-offset and data-size, each byte data-offset, the selected field's
-// bytes the class hl. Nothing here fetches anything unless the page was served with a live or
-// upload endpoint in #kd-meta.
+// bytes the class hl. Nothing here fetches anything unless the page was served with a live,
+// upload or filter endpoint in #kd-meta.
 (function () {
   'use strict';
   var FlagNullable = 1, FlagError = 2, FlagSecret = 4, FlagDecompressed = 8, FlagHeader = 16, FlagPrefixShift = 8;
@@ -25,6 +25,9 @@
   var view = null;     // the drawn message: nodes, panes, selection
   var t0 = null;       // time of the first message, for relative times
   var paused = false, queued = [], dropped = meta.dropped || 0;
+  // The display filter (-Y): the expression applied ('' none); for captures and uploads, the
+  // indexes of msgs it keeps (null: every one). A live page's stream sends only what it keeps.
+  var yApplied = '', yMatch = null, upFile = null, es = null;
 
   // Decoding a message's compact tree (see render.PageMessages).
   function decode(m) {
@@ -76,7 +79,8 @@
     tr.title = m.title;
     return tr;
   }
-  function matches(m) {
+  function matches(m, i) {
+    if (yMatch && !yMatch[i]) return false;
     var kind = $('f-kind').value, api = $('f-api').value, text = $('f-text').value.toLowerCase();
     var stream = $('f-stream').value;
     if (kind && m.kind !== kind) return false;
@@ -101,12 +105,12 @@
     body.textContent = '';
     shown = [];
     for (var i = 0; i < msgs.length; i++) {
-      if (!matches(msgs[i])) continue;
+      if (!matches(msgs[i], i)) continue;
       shown.push(i);
       frag.appendChild(row(i));
     }
     body.appendChild(frag);
-    $('count').textContent = shown.length + ' of ' + msgs.length + ' messages';
+    count();
     if (shown.length && shown.indexOf(cur) < 0) select(shown[0]);
     else if (!shown.length) clearDetail();
     else markRow();
@@ -116,7 +120,7 @@
     for (var i = 0; i < list.length; i++) {
       msgs.push(list[i]);
       var k = msgs.length - 1;
-      if (matches(msgs[k])) { shown.push(k); body.appendChild(row(k)); }
+      if (matches(msgs[k], k)) { shown.push(k); body.appendChild(row(k)); }
     }
     var keep = meta.keep || 0;
     if (keep > 0 && msgs.length > keep) {
@@ -128,9 +132,12 @@
       relist();
     }
     fillAPIs();
-    $('count').textContent = shown.length + ' of ' + msgs.length + ' messages';
+    count();
     if (dropped) $('bar').textContent = dropped + ' older messages were dropped: the page keeps the last ' + keep + '.';
     if (cur < 0 && shown.length) select(shown[0]);
+  }
+  function count() {
+    $('count').textContent = shown.length + ' of ' + msgs.length + ' messages' + (meta.live && yApplied ? ' that match -Y' : '');
   }
   function markRow() {
     var rows = $('rows').querySelectorAll('tr.cur');
@@ -465,15 +472,21 @@
   }
 
   // A served page: messages pushed as they complete, pause and resume, uploads.
-  if (meta.live) {
+  function withParams(u, params) {
+    var q = [];
+    for (var k in params) q.push(k + '=' + encodeURIComponent(params[k]));
+    return q.length ? u + (u.indexOf('?') < 0 ? '?' : '&') + q.join('&') : u;
+  }
+  // listen opens the event stream: from the end of the page's snapshot, or, for a display
+  // filter (or none after one), from the first message the server holds, the list emptied.
+  function listen(params, fresh) {
+    if (es) es.close();
+    if (fresh) {
+      msgs = []; queued = []; cur = -1; view = null; t0 = null;
+      relist();
+    }
+    es = new EventSource(withParams(meta.live, params));
     var pb = $('pause');
-    pb.hidden = false;
-    pb.onclick = function () {
-      paused = !paused;
-      pb.textContent = paused ? 'resume' : 'pause';
-      if (!paused) { append(queued); queued = []; }
-    };
-    var es = new EventSource(meta.live);
     es.onmessage = function (ev) {
       var m = JSON.parse(ev.data);
       if (paused) {
@@ -482,10 +495,21 @@
         pb.textContent = 'resume (' + queued.length + ' waiting)';
       } else append([m]);
     };
+    es.addEventListener('start', function (ev) {
+      if (!fresh) return;
+      fresh = false;
+      dropped = JSON.parse(ev.data).dropped;
+      $('bar').textContent = dropped ? dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.' : '';
+    });
+    es.addEventListener('warning', function (ev) { yWarn(JSON.parse(ev.data).text); });
     es.addEventListener('end', function () {
       es.close();
       pb.hidden = true;
       $('bar').textContent = 'The capture has ended: ' + msgs.length + ' messages.';
+    });
+    es.addEventListener('lost', function () {
+      es.close();
+      $('bar').textContent = 'kdissect let this page go: it did not keep up with the messages. Reload it to go on.';
     });
     es.onerror = function () {
       if (es.readyState === EventSource.CLOSED) $('bar').textContent = 'The connection to kdissect was lost: reload the page.';
@@ -497,6 +521,119 @@
       nd.appendChild(el('div', '', '#' + no.frame + '  ' + no.src + ' \u2192 ' + no.dst + '  ! ' + no.text));
     });
   }
+  if (meta.live) {
+    var pb = $('pause');
+    pb.hidden = false;
+    pb.onclick = function () {
+      paused = !paused;
+      pb.textContent = paused ? 'resume' : 'pause';
+      if (!paused) { append(queued); queued = []; }
+    };
+  }
+
+  // The display filter: the page sends the expression to the server, which compiles it as -Y
+  // does and answers which messages it keeps (or, live, streams only those). An expression that
+  // does not compile is shown red with the server's message, and the list keeps the last
+  // filter that did: a typo must not blank a projected screen.
+  var ybox = $('f-y'), ymsg = $('y-msg'), yAsked = 0, yTimer = null;
+  function yState(cls, text, msgCls) {
+    ybox.className = cls;
+    ymsg.className = msgCls || '';
+    ymsg.textContent = text || '';
+  }
+  function yWarn(text) { yState('warn', '! ' + text, 'note'); }
+  function yAsk(params, body) {
+    var opt = { method: body ? 'POST' : 'GET' };
+    if (body) opt.body = body;
+    if (meta.token) opt.headers = { 'X-Kdissect-Token': meta.token };
+    return fetch(withParams(meta.filter, params), opt).then(function (r) {
+      return r.text().then(function (t) {
+        var res;
+        try { res = JSON.parse(t); } catch (e) { res = { error: t.trim() || r.statusText }; }
+        if (!r.ok) { var err = new Error(res.error || r.statusText); err.res = res; throw err; }
+        return res;
+      });
+    });
+  }
+  function yRefused(e, expr, caret) {
+    var res = e.res || { error: e.message, offset: -1 };
+    var still = yApplied ? 'The list still shows -Y ' + yApplied + '.' : 'The list shows every message.';
+    yState('bad', res.error + '\n' + still, 'bad');
+    if (caret && res.offset >= 0 && document.activeElement === ybox) ybox.setSelectionRange(res.offset, Math.min(res.offset + 1, expr.length));
+  }
+  function yDone(expr, res) {
+    yApplied = expr;
+    ybox.setAttribute('data-applied', expr);
+    if (res && res.warning) yWarn(res.warning);
+    else yState(expr ? 'ok' : '', '');
+    if (history.replaceState && location.protocol !== 'file:') {
+      var p = new URLSearchParams(location.search);
+      if (expr) p.set('y', expr); else p.delete('y');
+      var q = p.toString();
+      history.replaceState(null, '', location.pathname + (q ? '?' + q : '') + location.hash);
+    }
+  }
+  function applyY(expr) {
+    var asked = ++yAsked;
+    clearTimeout(yTimer);
+    expr = expr.trim() ? expr : '';
+    if (!expr && !yApplied) { yDone('', null); return; }
+    if (meta.live) {
+      var go = function () {
+        if (asked !== yAsked) return;
+        listen(expr ? { y: expr } : {}, true);
+        yDone(expr, null);
+      };
+      if (!expr) { go(); return; }
+      yState('', 'applying\u2026', 'note');
+      yAsk({ check: 1, y: expr }).then(go, function (e) {
+        if (asked !== yAsked) return;
+        yRefused(e, expr, true);
+        if (!es) listen({ after: meta.after || 0 }, false);
+      });
+      return;
+    }
+    if (!expr) { yMatch = null; yDone('', null); relist(); return; }
+    yState('', 'applying\u2026', 'note');
+    var ask = upFile ? yAsk({ y: expr, name: upFile.name }, upFile) : yAsk({ y: expr });
+    ask.then(function (res) {
+      if (asked !== yAsked) return;
+      if (res.messages !== msgs.length) throw new Error('the server holds ' + res.messages + ' messages, the page ' + msgs.length + ': reload the page');
+      yMatch = {};
+      for (var i = 0; i < res.match.length; i++) yMatch[res.match[i]] = true;
+      yDone(expr, res);
+      relist();
+    }).catch(function (e) {
+      if (asked === yAsked) yRefused(e, expr, true);
+    });
+  }
+  if (meta.filter) {
+    $('y-apply').hidden = false;
+    $('y-apply').onclick = function () { applyY(ybox.value); };
+    ybox.addEventListener('keydown', function (ev) {
+      if (ev.key === 'Enter') { ev.preventDefault(); applyY(ybox.value); }
+      if (ev.key === 'Escape') { ybox.value = yApplied; yDone(yApplied, null); }
+    });
+    // As it is typed, the expression is compiled (not applied) and the box coloured; emptied,
+    // it is applied at once: every message again.
+    ybox.addEventListener('input', function () {
+      clearTimeout(yTimer);
+      var expr = ybox.value, asked = yAsked;
+      if (!expr.trim()) { if (yApplied) applyY(''); else yState('', ''); return; }
+      yTimer = setTimeout(function () {
+        yAsk({ check: 1, y: expr }).then(function () {
+          if (asked === yAsked && ybox.value === expr) yState('ok', expr === yApplied ? '' : 'Enter applies it.', 'note');
+        }, function (e) {
+          if (asked === yAsked && ybox.value === expr) yRefused(e, expr, false);
+        });
+      }, 250);
+    });
+  } else {
+    // The file page has no server to ask: expressions are for kdissect serve, or -Y.
+    ybox.disabled = true;
+    ybox.placeholder = 'display filter: needs kdissect serve (or -Y on the command line, which chose what this page holds)';
+  }
+
   if (meta.upload) {
     var drop = $('drop'), up = $('upload');
     up.hidden = false;
@@ -506,11 +643,12 @@
       fetch(meta.upload + (meta.upload.indexOf('?') < 0 ? '?' : '&') + 'name=' + encodeURIComponent(file.name), { method: 'POST', body: file, headers: meta.token ? { 'X-Kdissect-Token': meta.token } : {} })
         .then(function (r) { return r.ok ? r.json() : r.text().then(function (t) { throw new Error(t); }); })
         .then(function (res) {
-          msgs = res.messages; cur = -1; t0 = null;
+          msgs = res.messages; cur = -1; t0 = null; yMatch = null; upFile = file;
           $('bar').textContent = file.name + ': ' + msgs.length + ' messages' + (res.left_out ? ', ' + res.left_out + ' more left out' : '') + (res.error ? '; ' + res.error : '');
           $('f-api').length = 1;
           fillAPIs();
           relist();
+          if (yApplied) applyY(yApplied);
         })
         .catch(function (e) { $('bar').textContent = file.name + ': ' + e.message; });
     }
@@ -527,6 +665,10 @@
   fillAPIs();
   relist();
   if (!msgs.length) clearDetail();
+  // A link may carry a filter (?y=EXPR): a teacher shares what the room should look at.
+  var y0 = meta.filter ? new URLSearchParams(location.search).get('y') : null;
+  if (y0) { ybox.value = y0; applyY(y0); }
+  else if (meta.live) listen({ after: meta.after || 0 }, false);
   if (dropped) $('bar').textContent = dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.';
   window.kdissect = { select: select, messages: function () { return msgs; }, view: function () { return view; } };
 })();

@@ -1,0 +1,373 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/filter"
+	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/serve"
+)
+
+// listedKeys are the keys of the messages the page lists, sorted.
+func listedKeys(p *browsertest.Page) []string {
+	var ks []msgKey
+	p.Eval(`Array.prototype.map.call(document.querySelectorAll('#rows tr[data-i]'), function (r) { var m = kdissect.messages()[+r.dataset.i]; return {frame: m.frame, kind: m.kind, stream: m.stream, correlation_id: m.correlation_id}; })`, &ks)
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.String())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// typeY types expr into the page's display filter box, replacing what is there, and presses
+// Enter.
+func typeY(t *testing.T, p *browsertest.Page, expr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
+	defer cancel()
+	p.Eval(`document.getElementById('f-y').value = ''`, nil)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#f-y"), expr+kb.Enter)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitApplied waits until the page says it applies expr (data-applied), and returns what its
+// box and message say.
+func waitApplied(t *testing.T, p *browsertest.Page, expr string) (class, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var st struct{ Applied, Class, Msg string }
+		p.Eval(`(function () { var b = document.getElementById('f-y'); return {applied: b.getAttribute('data-applied') || '', class: b.className, msg: document.getElementById('y-msg').textContent}; })()`, &st)
+		if st.Applied == expr && !strings.Contains(st.Msg, "applying") {
+			return st.Class, st.Msg
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page did not apply %q: %+v", expr, st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitMsg waits until the box has class cls, and returns the message under it.
+func waitMsg(t *testing.T, p *browsertest.Page, cls string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var st struct{ Class, Msg string }
+		p.Eval(`({class: document.getElementById('f-y').className, msg: document.getElementById('y-msg').textContent})`, &st)
+		if st.Class == cls {
+			return st.Msg
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the box is not %q: %+v", cls, st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestPageFilter types -Y expressions into a served capture's page: it lists exactly what -Y
+// shows, with the list's own filters on top; a wrong expression is shown red with its position
+// and the last good filter stays; an empty box shows everything; the filter is in the URL, and
+// a link with it opens filtered; the token is needed and passed on.
+func TestPageFilter(t *testing.T) {
+	const capture = "kgo-filters.pcap"
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Token: "s3cret"}, false)
+	feed(t, capture, srv.Renderer(), "html")
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	all := allKeys(t, capture)
+	slices.Sort(all)
+	p := b.Open(t, ts.URL+"/?token=s3cret")
+	for _, expr := range exprs {
+		typeY(t, p, expr)
+		if class, msg := waitApplied(t, p, expr); class != "ok" || msg != "" {
+			t.Errorf("%s: box %q, message %q", expr, class, msg)
+		}
+		if got, want := listedKeys(p), displayFiltered(t, capture, expr); !slices.Equal(got, want) {
+			t.Errorf("%s: the page lists\n%v\n-Y shows\n%v", expr, got, want)
+		}
+	}
+	// With the list's own filter: both hold.
+	last := exprs[len(exprs)-1]
+	p.Eval(`(function () { var k = document.getElementById('f-kind'); k.value = 'request'; k.dispatchEvent(new Event('change')); return true; })()`, nil)
+	var want []string
+	for _, k := range displayFiltered(t, capture, last) {
+		if strings.Contains(k, " request ") {
+			want = append(want, k)
+		}
+	}
+	if got := listedKeys(p); len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("-Y %s and requests: the page lists %v, want %v", last, got, want)
+	}
+	p.Eval(`(function () { var k = document.getElementById('f-kind'); k.value = ''; k.dispatchEvent(new Event('change')); return true; })()`, nil)
+	filtered := displayFiltered(t, capture, last)
+
+	// The URL carries the filter.
+	var loc string
+	p.Eval(`location.search`, &loc)
+	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("y") != last || q.Get("token") != "s3cret" {
+		t.Errorf("the URL's query is %q", loc)
+	}
+
+	// A wrong expression: red, the position named, the last good filter still applied.
+	bad := `api == "Fetch" &&& x`
+	_, cerr := filter.Compile(bad)
+	pos, _, _ := filter.ErrorAt(cerr)
+	typeY(t, p, bad)
+	msg := waitMsg(t, p, "bad")
+	if !strings.Contains(msg, fmt.Sprintf("(%d:%d)", pos.Line, pos.Column)) || !strings.Contains(msg, cerr.Error()) || !strings.Contains(msg, "still shows -Y "+last) {
+		t.Errorf("a wrong expression: the page says %q; want line %d column %d and %q", msg, pos.Line, pos.Column, cerr)
+	}
+	if got := listedKeys(p); !slices.Equal(got, filtered) {
+		t.Errorf("after a wrong expression the page lists %d messages, want the last filter's %d", len(got), len(filtered))
+	}
+	var caret int
+	p.Eval(`document.getElementById('f-y').selectionStart`, &caret)
+	if caret != pos.Offset {
+		t.Errorf("the caret is at %d, the error at %d", caret, pos.Offset)
+	}
+
+	// Too long: refused, and said so at the box.
+	p.Eval(fmt.Sprintf(`(function () { var b = document.getElementById('f-y'); b.value = 'api == "' + 'x'.repeat(%d) + '"'; document.getElementById('y-apply').click(); return true; })()`, serve.MaxExpr), nil)
+	waitMsg(t, p, "") // applying...
+	if msg := waitMsg(t, p, "bad"); !strings.Contains(msg, fmt.Sprintf("the page takes at most %d", serve.MaxExpr)) {
+		t.Errorf("a long expression: the page says %q", msg)
+	}
+
+	// Emptied: every message again, and no filter in the URL.
+	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
+	p.Eval(`document.getElementById('f-y').value = 'x'`, nil)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#f-y"), kb.End+kb.Backspace)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	waitApplied(t, p, "")
+	if got := listedKeys(p); !slices.Equal(got, all) {
+		t.Errorf("with the box emptied the page lists %d of %d messages", len(got), len(all))
+	}
+	p.Eval(`location.search`, &loc)
+	if strings.Contains(loc, "y=") {
+		t.Errorf("the URL's query is %q", loc)
+	}
+	checkRefusals(t, p, ts.URL)
+
+	// A link with a filter opens filtered.
+	q := exprs[0]
+	p2 := b.Open(t, ts.URL+"/?token=s3cret&y="+url.QueryEscape(q))
+	waitApplied(t, p2, q)
+	if got, want := listedKeys(p2), displayFiltered(t, capture, q); !slices.Equal(got, want) {
+		t.Errorf("a link with -Y %s lists %v, want %v", q, got, want)
+	}
+	p2.Check(sameOrigin(ts.URL))
+}
+
+// TestPageFilterUpload: a filter applies to an uploaded capture (sent again with the
+// expression), and to the next one uploaded.
+func TestPageFilterUpload(t *testing.T) {
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	p := b.Open(t, ts.URL+"/")
+	expr := exprs[1]
+	for _, capture := range []string{"kgo-filters.pcap", "kgo-produce-fetch.pcap"} {
+		upload(t, p, capture)
+		if capture == "kgo-filters.pcap" {
+			typeY(t, p, expr)
+		}
+		want := displayFiltered(t, capture, expr)
+		deadline := time.Now().Add(20 * time.Second)
+		got := listedKeys(p)
+		for !slices.Equal(got, want) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+			got = listedKeys(p)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s uploaded, -Y %s: the page lists %v, want %v", capture, expr, got, want)
+		}
+	}
+	if srv.Messages() != 0 {
+		t.Errorf("the uploads were kept by the server: %d messages", srv.Messages())
+	}
+	p.Check(sameOrigin(ts.URL))
+}
+
+// TestLivePageFilter: a live page with a filter (from its link, or typed mid-way) lists exactly
+// what -Y shows of the messages pushed.
+func TestLivePageFilter(t *testing.T) {
+	const capture = "kgo-filters.pcap"
+	b := browsertest.Start(t)
+	rec := &recording{}
+	feed(t, capture, rec, "html")
+	entries := rec.entries()
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries)}, true)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer srv.Close()
+	linked := b.Open(t, ts.URL+"/?y="+url.QueryEscape(exprs[0]))
+	waitApplied(t, linked, exprs[0])
+	var typed *browsertest.Page
+	rec.replay(srv, func(i int, e *render.Entry) {
+		if i == len(entries)/2 {
+			typed = b.Open(t, ts.URL+"/")
+			typeY(t, typed, exprs[3])
+			waitApplied(t, typed, exprs[3])
+		}
+	})
+	for _, c := range []struct {
+		p    *browsertest.Page
+		expr string
+	}{{linked, exprs[0]}, {typed, exprs[3]}} {
+		want := displayFiltered(t, capture, c.expr)
+		deadline := time.Now().Add(10 * time.Second)
+		got := listedKeys(c.p)
+		for !slices.Equal(got, want) && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			got = listedKeys(c.p)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("live, -Y %s: the page lists\n%v\n-Y shows\n%v", c.expr, got, want)
+		}
+		var count string
+		c.p.Eval(`document.getElementById('count').textContent`, &count)
+		if !strings.Contains(count, "that match -Y") {
+			t.Errorf("the count says %q", count)
+		}
+		c.p.Check(sameOrigin(ts.URL))
+	}
+	// Emptied: every message held.
+	ctx, cancel := context.WithTimeout(typed.Context(), time.Minute)
+	defer cancel()
+	typed.Eval(`document.getElementById('f-y').value = 'x'`, nil)
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#f-y"), kb.End+kb.Backspace)); err != nil {
+		t.Fatal(err)
+	}
+	waitApplied(t, typed, "")
+	all := allKeys(t, capture)
+	slices.Sort(all)
+	deadline := time.Now().Add(10 * time.Second)
+	for got := listedKeys(typed); !slices.Equal(got, all); got = listedKeys(typed) {
+		if time.Now().After(deadline) {
+			t.Fatalf("emptied, the live page lists %d of %d", len(got), len(all))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkRefusals checks the page as Check does, but for the expressions the server refused
+// (400), which Chromium logs as failed loads.
+func checkRefusals(t *testing.T, p *browsertest.Page, base string) {
+	t.Helper()
+	for _, s := range p.Problems() {
+		if !strings.Contains(s, "status of 400 (Bad Request) "+base+"/filter?") {
+			t.Errorf("page problem: %s", s)
+		}
+	}
+	for _, u := range p.Requests() {
+		if !sameOrigin(base)(u) {
+			t.Errorf("the page made a request to %s", u)
+		}
+	}
+}
+
+// upload gives the page a capture of pcaps/ through its file input, as a drop does, and waits
+// until the page has its messages.
+func upload(t *testing.T, p *browsertest.Page, capture string) {
+	t.Helper()
+	path, _ := filepath.Abs(filepath.Join("..", "pcaps", capture))
+	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{path})); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var bar string
+		p.Eval(`document.getElementById('bar').textContent`, &bar)
+		if strings.HasPrefix(bar, capture+": ") && strings.Contains(bar, " messages") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("uploading %s: the page says %q", capture, bar)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var timedCapture = flag.String("capture", "", "TestFilterTiming: a capture to serve and filter in Chromium, timed")
+
+// TestFilterTiming serves the capture -capture names (the first --max-messages 5000 of it),
+// types -Y expressions into its page and reports how long each took to be applied: the
+// server's evaluation, and from Enter to the list redrawn (for the note's measurements;
+// skipped without -capture).
+func TestFilterTiming(t *testing.T) {
+	if *timedCapture == "" {
+		t.Skip("no -capture given")
+	}
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
+	set, _ := schema.Embedded()
+	c, _ := dissect.NewCodec(set, render.PageFormat(), dissect.CodecOptions{})
+	p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: dissect.SelectAll(), Detect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	p.Files([]string{*timedCapture}, nil, func(err error) { t.Log(err) })
+	p.Close()
+	t.Logf("%s: %d messages held, read in %v", *timedCapture, srv.Messages(), time.Since(start))
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	page := b.Open(t, ts.URL+"/")
+	t.Logf("page loaded in %v", page.Took)
+	for _, expr := range []string{`api == "Fetch"`, `"orders" in topics`, `api == "Produce" && req.Acks == -1`, `len(errors) > 0`, `api == "Fetch" && any(resp.Responses, any(.Partitions, .HighWatermark > 1000))`} {
+		start := time.Now()
+		resp, err := http.Get(ts.URL + "/filter?y=" + url.QueryEscape(expr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		server := time.Since(start)
+		// In the page: from apply to the list redrawn (the observer runs after the task that
+		// applies the answer and relists).
+		var took struct {
+			Ms     float64
+			Listed int
+		}
+		js, _ := json.Marshal(expr)
+		page.Eval(fmt.Sprintf(`new Promise(function (done) {
+			var b = document.getElementById('f-y'), e = %s, t0;
+			new MutationObserver(function (_, o) {
+				if (b.getAttribute('data-applied') !== e) return;
+				o.disconnect();
+				done({ms: performance.now() - t0, listed: document.querySelectorAll('#rows tr[data-frame]').length});
+			}).observe(b, {attributes: true});
+			b.value = e; t0 = performance.now(); document.getElementById('y-apply').click();
+		})`, js), &took)
+		t.Logf("-Y %s: %d listed; server %v (GET /filter), page %.0f ms (apply to list redrawn)", expr, took.Listed, server, took.Ms)
+		page.Eval(`(function () { var b = document.getElementById('f-y'); b.value = ''; b.dispatchEvent(new Event('input')); return true; })()`, nil)
+		waitApplied(t, page, "")
+	}
+}
