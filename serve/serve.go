@@ -165,8 +165,9 @@ func (f *feed) Message(e *render.Entry) error {
 			}
 		}
 		s.left += n
-		clear(s.msgs[:n])
-		s.msgs = append(s.msgs[:0], s.msgs[n:]...)
+		k := copy(s.msgs, s.msgs[n:])
+		clear(s.msgs[k:]) // the dropped go, with their trees
+		s.msgs = s.msgs[:k]
 	}
 	s.publish(ev)
 	return nil
