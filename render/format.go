@@ -63,6 +63,10 @@ type Needs struct {
 	// (codec.Message.ExpandRecords), so they may be left unexpanded until then
 	// (codec.Codec.LazyRecords) and a big message is never held as a whole tree.
 	Expands bool
+	// Holds: the renderer still reads an entry after Write has returned (Parquet builds its
+	// field trees on goroutines of its own), so the entry's frame must stay where it is until
+	// then: it is never put in a mapped file that the pipeline unmaps once Write returns.
+	Holds bool
 }
 
 // Lean is what a format reads without the field tree.
@@ -113,7 +117,7 @@ func Formats() []Format {
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
-		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Expands: true}, Records: "full",
+		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Expands: true, Holds: true}, Records: "full",
 			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}
