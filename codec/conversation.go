@@ -27,6 +27,7 @@ type Pending struct {
 // (length-prefixed tokens without Kafka headers). It is not safe for concurrent use.
 type Conversation struct {
 	c       *Codec
+	paged   Paged // the memory of the frames being given (SetPaged)
 	pending map[int32]Pending
 	order   []int32 // correlation ids in the order they were sent, to bound the map
 	saslRaw bool
@@ -75,6 +76,10 @@ type Result struct {
 	Session *SessionStep
 }
 
+// SetPaged says that the frames given from now on are in p (nil: on the heap): their messages
+// give back the memory of their records as they are decoded and written (see Paged).
+func (cv *Conversation) SetPaged(p Paged) { cv.paged = p }
+
 // ClientFrame takes a whole frame sent by the client.
 func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 	if cv.saslRaw {
@@ -83,7 +88,7 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 		}
 		cv.saslRaw = false // a Kafka request: authentication is over
 	}
-	m := cv.c.DecodeRequest(frame)
+	m := cv.c.decodeRequest(frame, cv.paged)
 	r := Result{Msg: m}
 	cv.remember(m.APIKey, m.Version)
 	if len(m.Warnings) == 0 && (!cv.sawRequest || m.CorrelationID > cv.maxCorr) {
@@ -149,7 +154,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		return Result{Msg: m}
 	}
 	cv.forget(corr)
-	m := cv.c.DecodeResponse(frame, p.APIKey, p.Version)
+	m := cv.c.decodeResponse(frame, p.APIKey, p.Version, cv.paged)
 	if p.APIKey == KeySaslHandshake && p.Version == 0 {
 		// SaslHandshake v0 succeeded: the tokens that follow travel without Kafka headers.
 		if n := Find(m.Fields[m.HeaderFields:], "ErrorCode"); n != nil && n.Value == int64(0) {

@@ -25,6 +25,9 @@ type decoder struct {
 	// lazyRecords, when set, receives the records fields instead of their decoding (see
 	// Codec.LazyRecords).
 	lazyRecords *[]lazyRecords
+	// paged, when set, holds the frame: each records field's memory is given back once it is
+	// decoded (a summary's checks read every byte of a big Fetch response once).
+	paged Paged
 }
 
 // Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
@@ -461,6 +464,9 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		var ws []Warning
 		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b), d.nodes)
 		*d.warnings = append(*d.warnings, ws...)
+		if d.paged != nil {
+			d.paged.Evict(b)
+		}
 		n.Value = int64(len(b))
 	default:
 		n.Value = b

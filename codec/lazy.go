@@ -53,32 +53,96 @@ func (m *Message) ExpandRecords(n *Node, scratch *Nodes) (children []*Node, lazy
 	if !n.later {
 		return n.Children, false
 	}
+	if i := m.find(n); i >= 0 {
+		return m.expand(i, scratch), true
+	}
+	return n.Children, false
+}
+
+// find returns the index of n in m.lazy, or -1.
+func (m *Message) find(n *Node) int {
 	// Renderers walk the tree in the order it was decoded: the field is mostly the one after
 	// the last expanded.
 	for k := range m.lazy {
 		i := (m.lazyNext + k) % len(m.lazy)
 		if m.lazy[i].node == n {
 			m.lazyNext = i + 1
-			return m.expand(i, scratch), true
+			return i
 		}
 	}
-	return n.Children, false
+	return -1
+}
+
+// RecordIterator is a RecordsDecoder that can also hand a records field's top-level entries
+// (record batches, legacy messages) over one at a time, keeping none (codec/records does).
+type RecordIterator interface {
+	EachRecord(data []byte, base int, nodes *Nodes, fn func(*Node)) []Warning
+}
+
+// Paged is memory that can give pages back and read them again when they are read: a frame
+// kept in a mapped file (reassembly.Spilled). A message decoded from a frame in paged memory
+// (Conversation.SetPaged) gives back the memory of each records field once it is decoded, and
+// EachRecord that of each record batch once it is handed over.
+type Paged interface {
+	// Evict says that b will not be read again soon.
+	Evict(b []byte)
+}
+
+// EachRecord calls fn with each child of n in order, as ExpandRecords returns them, but a records
+// field that m holds unexpanded is decoded one top-level entry (record batch or legacy message)
+// at a time, into nodes taken from scratch that are given back after fn returns: fn must be
+// done with each entry, its subtree and the values taken from its nodes aside, when it returns.
+// Memory then holds one batch of a records field of any size, not all of them. Warnings go to
+// m.Warnings as with ExpandRecords. lazy reports whether n was such a field.
+func (m *Message) EachRecord(n *Node, scratch *Nodes, fn func(*Node)) (lazy bool) {
+	i := -1
+	if n.later {
+		i = m.find(n)
+	}
+	it, ok := m.records.(RecordIterator)
+	if i < 0 || !ok {
+		children, lazy := m.ExpandRecords(n, scratch)
+		for _, c := range children {
+			fn(c)
+		}
+		if lazy {
+			scratch.Reset()
+		}
+		return lazy
+	}
+	l := &m.lazy[i]
+	ws := it.EachRecord(l.data, l.base, scratch, func(c *Node) {
+		lo, hi := c.Offset-l.base, c.Offset-l.base+c.Size // before the node is given back
+		fn(c)
+		scratch.Reset()
+		if m.paged != nil && lo >= 0 && lo <= hi && hi <= len(l.data) {
+			m.paged.Evict(l.data[lo:hi])
+		}
+	})
+	m.noteWarnings(i, ws)
+	return true
 }
 
 // expand decodes lazy field i into nodes, and puts its warnings in m.Warnings the first time.
 func (m *Message) expand(i int, nodes *Nodes) []*Node {
+	children, ws := m.records.DecodeRecords(m.lazy[i].data, m.lazy[i].base, nodes)
+	m.noteWarnings(i, ws)
+	return children
+}
+
+// noteWarnings puts the warnings of lazy field i in m.Warnings, where a decode without
+// LazyRecords puts them, the first time it is expanded.
+func (m *Message) noteWarnings(i int, ws []Warning) {
 	l := &m.lazy[i]
-	children, ws := m.records.DecodeRecords(l.data, l.base, nodes)
 	if l.done || len(ws) == 0 {
 		l.done = true
-		return children
+		return
 	}
 	l.done = true
 	m.Warnings = append(m.Warnings[:l.warn], append(ws, m.Warnings[l.warn:]...)...)
 	for j := i + 1; j < len(m.lazy); j++ {
 		m.lazy[j].warn += len(ws) // the fields after it keep their warnings after its
 	}
-	return children
 }
 
 // Reset gives back every node taken from a, to be taken again: nodes and child lists taken

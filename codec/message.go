@@ -85,6 +85,8 @@ type Message struct {
 	lazy     []lazyRecords
 	records  RecordsDecoder
 	lazyNext int
+	// paged, when set, holds the frame (Conversation.SetPaged).
+	paged Paged
 }
 
 // HeaderReason says why m's header has the version it has: the API version's place in the
@@ -237,8 +239,11 @@ func (c *Codec) APIName(key int16) string {
 }
 
 // DecodeRequest decodes a whole request frame, size prefix included.
-func (c *Codec) DecodeRequest(frame []byte) *Message {
-	m := &Message{Size: len(frame)}
+func (c *Codec) DecodeRequest(frame []byte) *Message { return c.decodeRequest(frame, nil) }
+
+// decodeRequest is DecodeRequest of a frame that is in paged memory (nil: on the heap).
+func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
+	m := &Message{Size: len(frame), paged: paged}
 	var key, version int16
 	if len(frame) >= 8 {
 		key = int16(binary.BigEndian.Uint16(frame[4:]))
@@ -265,7 +270,12 @@ func (c *Codec) DecodeRequest(frame []byte) *Message {
 // DecodeResponse decodes a whole response frame, size prefix included, as the response to the
 // given API key and version (learnt from the paired request).
 func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
-	m := &Message{Response: true, Size: len(frame), APIKey: key, Version: version, APIName: c.APIName(key)}
+	return c.decodeResponse(frame, key, version, nil)
+}
+
+// decodeResponse is DecodeResponse of a frame that is in paged memory (nil: on the heap).
+func (c *Codec) decodeResponse(frame []byte, key, version int16, paged Paged) *Message {
+	m := &Message{Response: true, Size: len(frame), APIKey: key, Version: version, APIName: c.APIName(key), paged: paged}
 	m.HeaderVersion = c.ResponseHeaderVersion(key, version)
 	var body *schema.Message
 	if a := c.Schemas.API(key); a != nil {
@@ -302,7 +312,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 		a = &Nodes{}
 	}
 	m.nodes = a
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets, paged: m.paged}
 	if c.LazyRecords && !c.Shallow && c.Records != nil {
 		d.lazyRecords, m.records = &m.lazy, c.Records
 	}

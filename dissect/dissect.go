@@ -49,6 +49,10 @@ type Config struct {
 	// RoundPackets is how many segments they are given at a time (0: the default, see
 	// shard.go).
 	Workers, RoundPackets int
+	// SpillOver is the frame size above which frames are kept outside the heap, in mapped
+	// temporary files, when the output keeps no message after writing it (summaries, JSON
+	// lines, diagrams): 0 is 8 MiB, negative never (see reassembly.Options.SpillOver).
+	SpillOver int
 	// Warn is told of problems with single packets and with a capture's TLS secrets; the
 	// reading goes on (nil: they are dropped).
 	Warn func(error)
@@ -90,6 +94,8 @@ type Pipeline struct {
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
 	pending map[pairKey]*render.Entry
+	// heldSpills are the frames outside the heap of entries in pending (event.spilled).
+	heldSpills map[*render.Entry]*reassembly.Spilled
 	// stats, when set, counts every message shown.
 	stats *render.Stats
 	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
@@ -117,6 +123,10 @@ type Pipeline struct {
 	flushEach bool
 }
 
+// spillOver is the frame size above which frames are kept outside the heap when the output
+// allows it (reassembly.Options.SpillOver): a consumer's Fetch responses of many megabytes.
+const spillOver = 8 << 20
+
 // ErrNeedsFile is the error for a capture that comes through a pipe when the output is written
 // only at its end (Config.Batch).
 var ErrNeedsFile = errors.New("a capture from a pipe is dissected as its packets arrive, and this output format is written only at the end: save the capture to a file (tcpdump -w FILE) and dissect the file")
@@ -135,7 +145,7 @@ type request struct {
 
 // New returns a pipeline; it fails on a selection it cannot apply.
 func New(cfg Config) (*Pipeline, error) {
-	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, pending: map[pairKey]*render.Entry{}, keys: cfg.Keys,
+	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, pending: map[pairKey]*render.Entry{}, heldSpills: map[*render.Entry]*reassembly.Spilled{}, keys: cfg.Keys,
 		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend()}
 	if p.keys == nil {
 		p.keys = tlsdec.NewKeyLog()
@@ -199,6 +209,9 @@ type event struct {
 	// the entry's message gives topic ids, to be learnt in capture order.
 	answered bool
 	names    []codec.TopicIDName
+	// spilled holds the entry's frame outside the heap (reassembly.Frame.Spilled), to be
+	// closed once the entry is shown or dropped.
+	spilled *reassembly.Spilled
 }
 
 // conn is what a decoder keeps of a connection: its conversation, the responses that came
@@ -280,6 +293,10 @@ func (d *decoder) frame(f reassembly.Frame) {
 		e.Src, e.Dst = cs.server, cs.client
 	}
 	var res codec.Result
+	if f.Spilled != nil {
+		cv.SetPaged(f.Spilled) // its records' memory goes back as they are decoded and written
+		defer cv.SetPaged(nil)
+	}
 	if f.Dir == reassembly.ToServer {
 		e.Request = true
 		res = cv.ClientFrame(f.Data, request{frame: f.LastPacket, time: f.LastTime})
@@ -296,6 +313,9 @@ func (d *decoder) frame(f reassembly.Frame) {
 		}
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if f.Spilled != nil && !d.lent {
+		ev.spilled = f.Spilled // mapped until the pipeline is done with the entry
+	}
 	if e.Msg != nil && d.facts {
 		if d.expand {
 			e.Msg.Expand()
@@ -357,6 +377,13 @@ func (p *Pipeline) handle(ev event) {
 			p.names.ResolveSession(e.Session)
 		}
 		p.filterPair(e, ev.answered)
+		if ev.spilled != nil {
+			if p.filter != nil && p.held(e) {
+				p.heldSpills[e] = ev.spilled
+			} else {
+				p.keep(ev.spilled.Close())
+			}
+		}
 	case evNotice:
 		p.notice(ev.notice)
 	case evClose:
@@ -382,8 +409,11 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 		k := pairKey{e.Stream, e.Msg.CorrelationID}
 		// A request held with the same correlation id will not be answered now: the client
 		// reused the id. Decide on it alone rather than lose it.
-		if old := p.pending[k]; old != nil && f.match(old, nil) && !f.sel.Responses {
-			p.show(old)
+		if old := p.pending[k]; old != nil {
+			if f.match(old, nil) && !f.sel.Responses {
+				p.show(old)
+			}
+			p.unhold(old)
 		}
 		p.pending[k] = e
 	case e.Request:
@@ -397,6 +427,9 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 			req = p.pending[k]
 			delete(p.pending, k)
 		}
+		if req != nil {
+			defer p.unhold(req)
+		}
 		if !f.match(req, e) {
 			return
 		}
@@ -406,6 +439,19 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 		if !f.sel.Requests {
 			p.show(e)
 		}
+	}
+}
+
+// held reports whether e waits in pending.
+func (p *Pipeline) held(e *render.Entry) bool {
+	return e.Msg != nil && p.pending[pairKey{e.Stream, e.Msg.CorrelationID}] == e
+}
+
+// unhold closes the frame outside the heap of an entry that left pending, if it has one.
+func (p *Pipeline) unhold(e *render.Entry) {
+	if s := p.heldSpills[e]; s != nil {
+		delete(p.heldSpills, e)
+		p.keep(s.Close())
 	}
 }
 
@@ -493,6 +539,7 @@ func (p *Pipeline) closed(c *reassembly.Conn) {
 		if p.filter.match(req, nil) && !p.filter.sel.Responses {
 			p.show(req)
 		}
+		p.unhold(req)
 	}
 }
 
@@ -683,6 +730,16 @@ func Streams(names []string, stdin io.Reader) bool {
 // options are the assembler's options for one capture.
 func (p *Pipeline) options() reassembly.Options {
 	opt := reassembly.Options{IsServerPort: p.cfg.IsServerPort, TLSKeys: p.keys, ManualFlush: true, ReuseFrames: p.lendFrames}
+	if p.lendFrames || p.cfg.Needs.Expands {
+		// The output keeps no entry after writing it (lent frames, or JSON lines and diagrams,
+		// which write records as they decode them): big frames may live in mapped files.
+		switch {
+		case p.cfg.SpillOver == 0:
+			opt.SpillOver = spillOver
+		case p.cfg.SpillOver > 0:
+			opt.SpillOver = p.cfg.SpillOver
+		}
+	}
 	if opt.IsServerPort == nil {
 		opt.IsServerPort = func(uint16) bool { return false }
 	}

@@ -61,6 +61,8 @@ type testRun struct {
 	// save is -w: the file the packets of the messages shown are written to; limit is -c.
 	save  string
 	limit int
+	// spill is Config.SpillOver.
+	spill int
 }
 
 // withWorkers returns the run with workers and perRound set.
@@ -184,7 +186,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 		maxBytes = 0
 	}
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
-		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
+		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound, SpillOver: r.spill,
 		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Batch: extra.Batch, Save: extra.Save}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)

@@ -57,6 +57,10 @@ type Frame struct {
 	// TLS is set on frames decrypted from TLS: the version and cipher suite
 	// ("TLS 1.3 TLS_AES_128_GCM_SHA256").
 	TLS string
+	// Spilled, when set, holds Data: a frame larger than Options.SpillOver, in a temporary file
+	// mapped into memory (see Spilled). The receiver closes it once it is done with Data, or
+	// Data stays mapped; with Options.ReuseFrames the framer closes it after Handler.Frame.
+	Spilled *Spilled
 }
 
 // NoticeKind says what a notice is about.
@@ -126,6 +130,20 @@ type Options struct {
 	// Frames that arrived whole in one segment are then handed over without a copy, and the
 	// buffers that frames spanning segments are assembled in are used again.
 	ReuseFrames bool
+	// SpillOver, when positive, keeps each frame larger than this many bytes outside the heap:
+	// its bytes go to an unlinked temporary file in SpillDir ("": os.TempDir) as they arrive,
+	// and Frame.Data maps the file (Frame.Spilled). Where files cannot be mapped, or a file
+	// cannot be made, frames stay on the heap.
+	SpillOver int
+	SpillDir  string
+}
+
+// spillOver is SpillOver where frames can be spilled, and 0 elsewhere.
+func (opt *Options) spillOver() int {
+	if !spillMaps {
+		return 0
+	}
+	return opt.SpillOver
 }
 
 // withDefaults fills in the options left zero.
@@ -335,6 +353,8 @@ func newFramers(h Handler, c *Conn, opt *Options, pool *framePool) [2]*framer {
 			check:     chk,
 			maxSize:   opt.MaxFrameSize,
 			maxBuffer: opt.MaxFrameBuffer,
+			spillOver: opt.spillOver(),
+			spillDir:  opt.SpillDir,
 			tlsKeys:   opt.TLSKeys,
 			pool:      pool,
 			emit:      func(fr Frame) { fr.Conn, fr.Dir = c, dir; h.Frame(fr) },
@@ -430,7 +450,7 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 		}
 		return
 	}
-	spans := collectSpans(s.a.spans[:0], sg, length, f.base+int64(len(f.buf)))
+	spans := collectSpans(s.a.spans[:0], sg, length, f.base+f.held())
 	s.a.spans = spans
 	if !f.started {
 		f.synced = s.syn[d]
@@ -440,7 +460,7 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	if skip > 0 {
 		f.gap(skip, spans[0].pkt, spans[0].time)
 		// gap moved base; recompute span offsets from the new end of the buffer.
-		spans = collectSpans(spans[:0], sg, length, f.base+int64(len(f.buf)))
+		spans = collectSpans(spans[:0], sg, length, f.base+f.held())
 		s.a.spans = spans
 	}
 	f.add(sg.Fetch(length), spans)
@@ -502,7 +522,7 @@ func (s *stream) finish() {
 	}
 	for d, f := range s.framers {
 		if s.known[d] && s.hasEnd[d] {
-			if lost := int64(s.first[d].Difference(s.end[d])) - (f.base + int64(len(f.buf))); lost > 0 {
+			if lost := int64(s.first[d].Difference(s.end[d])) - (f.base + f.held()); lost > 0 {
 				f.gap(int(lost), s.endPkt[d], s.endTime[d])
 			}
 		}

@@ -55,6 +55,14 @@ type framer struct {
 	// an oversized frame still to pass over.
 	maxBuffer int
 	pass      int64
+	// spillOver, when positive, is the frame size above which a frame is kept in a temporary
+	// file in spillDir (Options.SpillOver); big is that file while the frame arrives, bigSize
+	// the frame's size and bigHave the bytes written so far; bigErr is the first write error.
+	spillOver        int
+	spillDir         string
+	big              *Spilled
+	bigSize, bigHave int
+	bigErr           error
 	// Bytes skipped while looking for a frame, reported as one notice.
 	skipped  int64
 	skipFrom int64
@@ -81,6 +89,11 @@ func (f *framer) add(data []byte, spans []span) {
 		}
 	}
 	f.spans = append(f.spans, spans...)
+	if f.big != nil {
+		if data = f.spill(data); len(data) == 0 {
+			return
+		}
+	}
 	if len(f.buf) > 0 || !f.synced || f.pass > 0 {
 		f.buffer(data)
 		f.cut(false)
@@ -100,8 +113,11 @@ func (f *framer) add(data []byte, spans []span) {
 // write appends bytes that come as a stream rather than as reassembled segments (decrypted
 // TLS, a Stream): all of them were seen at packet pkt, at time t.
 func (f *framer) write(data []byte, pkt int, t time.Time) {
-	f.add(data, []span{{off: f.base + int64(len(f.buf)), pkt: pkt, time: t}})
+	f.add(data, []span{{off: f.base + f.held(), pkt: pkt, time: t}})
 }
+
+// held is how many bytes after base the framer holds: in buf, or in the file of a big frame.
+func (f *framer) held() int64 { return int64(len(f.buf) + f.bigHave) }
 
 // buffer appends data to buf. A frame that spans many packets would make append grow buf by
 // a quarter at a time, copying it over and over; buf grows fourfold instead, up to the size of
@@ -166,12 +182,14 @@ func (f *framer) gap(n int, pkt int, t time.Time) {
 		f.cut(true)
 	}
 	f.reportSkipped()
-	msg := fmt.Sprintf("%d bytes lost (not captured) at stream offset %d", n, f.base+int64(len(f.buf)))
-	if len(f.buf) > 0 {
-		msg += fmt.Sprintf("; the %d bytes buffered before the gap are dropped", len(f.buf))
+	held := f.held()
+	msg := fmt.Sprintf("%d bytes lost (not captured) at stream offset %d", n, f.base+held)
+	if held > 0 {
+		msg += fmt.Sprintf("; the %d bytes buffered before the gap are dropped", held)
 	}
 	f.notice(Notice{Kind: NoticeGap, Packet: pkt, Time: t, Msg: msg})
-	f.base += int64(len(f.buf)) + int64(n)
+	f.dropBig()
+	f.base += held + int64(n)
 	f.buf = f.buf[:0]
 	f.spans = f.spans[:0]
 	f.synced = false
@@ -220,6 +238,11 @@ func (f *framer) cut(eof bool) {
 			continue
 		}
 		if len(f.buf) < 4+size {
+			// Once the checker has seen all the head it will see, its verdict stands and the
+			// rest of the frame can go to a file.
+			if f.spillOver > 0 && 4+size > f.spillOver && len(f.buf) >= 64 {
+				f.startBig(4 + size)
+			}
 			return
 		}
 		f.emitFrame(4 + size)
@@ -327,6 +350,18 @@ func (f *framer) reportSkipped() {
 
 func (f *framer) drop(n int) {
 	f.buf = f.buf[n:]
+	f.advance(n)
+	if len(f.buf) == 0 {
+		f.buf = nil
+		if f.own != nil {
+			f.pool.put(f.own)
+			f.own = nil
+		}
+	}
+}
+
+// advance moves base n bytes on, and drops the spans before it.
+func (f *framer) advance(n int) {
 	f.base += int64(n)
 	// Keep the span that covers the new first byte, at the front, so that the slice keeps its
 	// room for the spans to come.
@@ -336,13 +371,6 @@ func (f *framer) drop(n int) {
 	}
 	if i > 0 {
 		f.spans = f.spans[:copy(f.spans, f.spans[i:])]
-	}
-	if len(f.buf) == 0 {
-		f.buf = nil
-		if f.own != nil {
-			f.pool.put(f.own)
-			f.own = nil
-		}
 	}
 }
 
@@ -413,6 +441,12 @@ func (f *framer) finish() {
 	}
 	f.cut(true)
 	f.reportSkipped()
+	if f.big != nil {
+		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(f.bigHave - 1), Time: f.timeAt(f.bigHave - 1),
+			Msg: fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d of a %d-byte frame", f.bigHave, f.base, f.bigSize)})
+		f.advance(f.bigHave)
+		f.dropBig()
+	}
 	if len(f.buf) > 0 {
 		msg := fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d", len(f.buf), f.base)
 		if len(f.buf) >= 4 {
@@ -428,4 +462,80 @@ func (f *framer) passOver() {
 	n := int(min(int64(len(f.buf)), f.pass))
 	f.drop(n)
 	f.pass -= int64(n)
+}
+
+// startBig moves the frame of n bytes that buf starts with to a temporary file, where the rest
+// of its bytes will go as they come (see spill.go). When no file can be made, the frame stays
+// in buf.
+func (f *framer) startBig(n int) {
+	s, err := newSpilled(f.spillDir)
+	if err != nil {
+		return
+	}
+	f.big, f.bigSize, f.bigHave, f.bigErr = s, n, 0, nil
+	f.writeBig(f.buf)
+	if f.own != nil {
+		f.pool.put(f.own)
+		f.own = nil
+	}
+	f.buf = nil
+}
+
+func (f *framer) writeBig(b []byte) {
+	if err := f.big.write(b); err != nil && f.bigErr == nil {
+		f.bigErr = err
+	}
+	f.bigHave += len(b)
+}
+
+// spill writes the bytes of data that belong to the big frame to its file, emits the frame
+// when it is complete, and returns the bytes after it.
+func (f *framer) spill(data []byte) []byte {
+	n := min(len(data), f.bigSize-f.bigHave)
+	f.writeBig(data[:n])
+	if f.bigHave < f.bigSize {
+		// Only the spans of the frame's first and last bytes will be asked for.
+		if len(f.spans) > 64 {
+			f.advance(0) // the span of the frame's first byte first
+			if k := len(f.spans); k > 3 {
+				f.spans = append(f.spans[:1], f.spans[k-2:]...)
+			}
+		}
+		return nil
+	}
+	f.emitBig()
+	return data[n:]
+}
+
+// emitBig emits the big frame, complete in its file.
+func (f *framer) emitBig() {
+	s, n := f.big, f.bigSize
+	first, last := f.spanAt(0), f.spanAt(n-1)
+	off := f.base
+	f.big, f.bigHave, f.bigSize = nil, 0, 0
+	f.advance(n)
+	err := f.bigErr
+	var data []byte
+	if err == nil {
+		data, err = s.finish()
+	}
+	if err != nil {
+		_ = s.Close()
+		f.notice(Notice{Kind: NoticeSkipped, Packet: first.pkt, Time: first.time,
+			Msg: fmt.Sprintf("frame of %d bytes at stream offset %d could not be kept in a temporary file (%v): passed over, not decoded", n, off, err)})
+		return
+	}
+	fr := Frame{Data: data, Offset: off, FirstPacket: first.pkt, FirstTime: first.time, LastPacket: last.pkt, LastTime: last.time, Spilled: s}
+	f.emit(fr)
+	if f.pool != nil {
+		_ = s.Close() // lent: valid only while emit ran
+	}
+}
+
+// dropBig forgets the big frame being written, if any.
+func (f *framer) dropBig() {
+	if f.big != nil {
+		_ = f.big.Close()
+		f.big, f.bigHave, f.bigSize = nil, 0, 0
+	}
 }

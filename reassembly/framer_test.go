@@ -68,6 +68,7 @@ type harness struct {
 	pkt     int // number of the last packet fed
 	frames  []Frame
 	notices []Notice
+	spilled int // frames that came in temporary files
 }
 
 func newHarness(chk Checker, maxSize int, synced bool) *harness {
@@ -87,8 +88,33 @@ func newHarness(chk Checker, maxSize int, synced bool) *harness {
 func (h *harness) lend() *harness {
 	h.f.pool = &framePool{}
 	h.f.emit = func(fr Frame) {
-		fr.Data = scribble(fr.Data)
+		if fr.Spilled != nil {
+			fr.Data = bytes.Clone(fr.Data) // mapped read-only, and unmapped after emit
+		} else {
+			fr.Data = scribble(fr.Data)
+		}
 		h.frames = append(h.frames, fr)
+	}
+	return h
+}
+
+// spill makes the framer keep frames larger than n bytes in temporary files (Options.SpillOver);
+// the harness keeps copies of their bytes and closes them as a receiver does.
+func (h *harness) spill(t testing.TB, n int) *harness {
+	h.f.spillOver, h.f.spillDir = n, t.TempDir()
+	emit := h.f.emit
+	h.f.emit = func(fr Frame) {
+		if fr.Spilled != nil && h.f.pool == nil {
+			data := bytes.Clone(fr.Data)
+			if err := fr.Spilled.Close(); err != nil {
+				t.Errorf("closing a spilled frame: %v", err)
+			}
+			fr.Data = data
+		}
+		if fr.Spilled != nil {
+			h.spilled++
+		}
+		emit(fr)
 	}
 	return h
 }
@@ -96,14 +122,14 @@ func (h *harness) lend() *harness {
 // data feeds one packet's bytes.
 func (h *harness) data(b []byte) {
 	h.pkt++
-	h.f.add(bytes.Clone(b), []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+	h.f.add(bytes.Clone(b), []span{{off: h.f.base + h.f.held(), pkt: h.pkt, time: pktTime(h.pkt)}})
 }
 
 // packets feeds several packets' bytes in one call, as reassembly does after a wait.
 func (h *harness) packets(bs ...[]byte) {
 	var all []byte
 	var spans []span
-	off := h.f.base + int64(len(h.f.buf))
+	off := h.f.base + h.f.held()
 	for _, b := range bs {
 		h.pkt++
 		spans = append(spans, span{off: off, pkt: h.pkt, time: pktTime(h.pkt)})
@@ -117,7 +143,7 @@ func (h *harness) packets(bs ...[]byte) {
 func (h *harness) lost(n int, next []byte) {
 	h.pkt++
 	h.f.gap(n, h.pkt, pktTime(h.pkt))
-	h.f.add(bytes.Clone(next), []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+	h.f.add(bytes.Clone(next), []span{{off: h.f.base + h.f.held(), pkt: h.pkt, time: pktTime(h.pkt)}})
 }
 
 func (h *harness) end() { h.f.finish() }
@@ -503,8 +529,78 @@ func chaotic(head []byte, synced bool) wire.Verdict {
 	return wire.Verdict(h % 4)
 }
 
+// feedPlan feeds stream to h's framer as plan says (FuzzFramer): pairs of bytes, a chunk's
+// length less one and flags (1: lost, 2: in one call with the next). It returns which bytes
+// were lost, the packet of each byte, and what the framer's first add call got.
+func feedPlan(h *harness, stream, plan []byte) (lost []bool, pktOf []int, firstData []byte) {
+	lost = make([]bool, len(stream))
+	pktOf = make([]int, len(stream))
+	fed := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var group [][]byte
+		flush := func() {
+			if len(group) > 0 {
+				if firstData == nil {
+					firstData = cat(group...)
+				}
+				h.packets(group...)
+				group = nil
+			}
+		}
+		for off, i := 0, 0; off < len(stream); i += 2 {
+			n, flags := 7, byte(0)
+			if i+1 < len(plan) {
+				n, flags = 1+int(plan[i]), plan[i+1]
+			}
+			n = min(n, len(stream)-off)
+			chunk := stream[off : off+n]
+			if flags&1 != 0 && fed {
+				// Lost: reported before the next data, as reassembly does.
+				flush()
+				for j := off; j < off+n; j++ {
+					lost[j] = true
+				}
+				off += n
+				if off >= len(stream) {
+					break
+				}
+				m := min(7, len(stream)-off)
+				if i+3 < len(plan) {
+					m = min(1+int(plan[i+2]), len(stream)-off)
+					i += 2
+				}
+				for j := off; j < off+m; j++ {
+					pktOf[j] = h.pkt + 1
+				}
+				h.lost(n, stream[off:off+m])
+				off += m
+				continue
+			}
+			fed = true
+			for j := off; j < off+n; j++ {
+				pktOf[j] = h.pkt + 1 + len(group)
+			}
+			group = append(group, chunk)
+			if flags&2 == 0 {
+				flush()
+			}
+			off += n
+		}
+		flush()
+		h.end()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		panic("the framer does not come to an end")
+	}
+	return lost, pktOf, firstData
+}
+
 // FuzzFramer feeds arbitrary bytes in arbitrary chunkings, with lost chunks, to a framer with
-// one of the test checkers, lending its frames or not. No panic, no hang, and every frame emitted is exactly 4+size
+// one of the test checkers, lending its frames or not, keeping big ones in temporary files or not. No panic, no hang, and every frame emitted is exactly 4+size
 // bytes, taken from the stream at its offset, from bytes that were not lost, with the packets
 // and times of its first and last bytes.
 func FuzzFramer(f *testing.F) {
@@ -523,6 +619,11 @@ func FuzzFramer(f *testing.F) {
 	f.Add(cat(a, b, c, a, b), []byte{20, 0, 10, 1, 255, 2, 3, 0}, true, uint8(3))
 	f.Add(cat([]byte{0x7f, 0xff, 0xff, 0xff, 'K'}, a, c), []byte{2, 0}, true, uint8(4))
 	f.Add(cat(a, b, c), []byte{1, 2, 1, 2, 1, 2, 9, 0}, false, uint8(5))
+	// Frames over 40 bytes in temporary files (which 6 to 11), lent or not.
+	f.Add(cat(a, b, c, a, b), []byte{20, 0, 10, 1, 255, 2, 3, 0}, true, uint8(6))
+	f.Add(cat(a, b, c, a), []byte{5, 0, 40, 1, 3, 2, 200, 0}, true, uint8(9))
+	f.Add(cat(b[50:], a, b, c), []byte{}, false, uint8(7))
+	f.Add(cat(a, b, b[:100]), []byte{9, 0, 9, 2, 9, 0}, true, uint8(10))
 	f.Fuzz(func(t *testing.T, stream, plan []byte, synced bool, which uint8) {
 		const maxSize = 1 << 16
 		chk := []Checker{testCheck, trusting, chaotic}[int(which)%3]
@@ -530,69 +631,26 @@ func FuzzFramer(f *testing.F) {
 		if which%6 >= 3 {
 			h.lend()
 		}
-		lost := make([]bool, len(stream))
-		pktOf := make([]int, len(stream))
-		fed := false
-		var firstData []byte // what the framer's first add call got
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			var group [][]byte
-			flush := func() {
-				if len(group) > 0 {
-					if firstData == nil {
-						firstData = cat(group...)
-					}
-					h.packets(group...)
-					group = nil
+		if which%12 >= 6 {
+			h.spill(t, 40)
+		}
+		lost, pktOf, firstData := feedPlan(h, stream, plan)
+		if h.spilled > 0 {
+			// Frames in temporary files are the frames, packets and notices of frames on the heap.
+			ref := newHarness(chk, maxSize, synced)
+			if which%6 >= 3 {
+				ref.lend()
+			}
+			feedPlan(ref, stream, plan)
+			if len(ref.frames) != len(h.frames) || ref.noticeText() != h.noticeText() {
+				t.Fatalf("spilling: %d frames, notices %s; on the heap: %d frames, notices %s", len(h.frames), h.noticeText(), len(ref.frames), ref.noticeText())
+			}
+			for i, fr := range ref.frames {
+				g := h.frames[i]
+				if !bytes.Equal(g.Data, fr.Data) || g.Offset != fr.Offset || g.FirstPacket != fr.FirstPacket || g.LastPacket != fr.LastPacket || !g.FirstTime.Equal(fr.FirstTime) || !g.LastTime.Equal(fr.LastTime) {
+					t.Fatalf("frame %d spilled differs from the heap's", i)
 				}
 			}
-			for off, i := 0, 0; off < len(stream); i += 2 {
-				n, flags := 7, byte(0)
-				if i+1 < len(plan) {
-					n, flags = 1+int(plan[i]), plan[i+1]
-				}
-				n = min(n, len(stream)-off)
-				chunk := stream[off : off+n]
-				if flags&1 != 0 && fed {
-					// Lost: reported before the next data, as reassembly does.
-					flush()
-					for j := off; j < off+n; j++ {
-						lost[j] = true
-					}
-					off += n
-					if off >= len(stream) {
-						break
-					}
-					m := min(7, len(stream)-off)
-					if i+3 < len(plan) {
-						m = min(1+int(plan[i+2]), len(stream)-off)
-						i += 2
-					}
-					for j := off; j < off+m; j++ {
-						pktOf[j] = h.pkt + 1
-					}
-					h.lost(n, stream[off:off+m])
-					off += m
-					continue
-				}
-				fed = true
-				for j := off; j < off+n; j++ {
-					pktOf[j] = h.pkt + 1 + len(group)
-				}
-				group = append(group, chunk)
-				if flags&2 == 0 {
-					flush()
-				}
-				off += n
-			}
-			flush()
-			h.end()
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			panic("the framer does not come to an end")
 		}
 
 		// TLS is recognised by the first bytes the framer gets; reassembly hands it whole
@@ -629,8 +687,8 @@ func FuzzFramer(f *testing.F) {
 				t.Fatalf("notice %q in packet %d at %v; %d packets fed", n.Msg, n.Packet, n.Time, h.pkt)
 			}
 		}
-		if len(h.f.buf) != 0 {
-			t.Fatalf("%d bytes left in the buffer at the end", len(h.f.buf))
+		if len(h.f.buf) != 0 || h.f.big != nil {
+			t.Fatalf("%d bytes left in the buffer at the end (a frame in a file: %v)", len(h.f.buf), h.f.big != nil)
 		}
 	})
 }
@@ -675,7 +733,7 @@ func TestFramerDoesNotKeepCallerData(t *testing.T) {
 				for _, p := range chunks(stream, size) {
 					h.pkt++
 					n := copy(scratch, p)
-					h.f.add(scratch[:n], []span{{off: h.f.base + int64(len(h.f.buf)), pkt: h.pkt, time: pktTime(h.pkt)}})
+					h.f.add(scratch[:n], []span{{off: h.f.base + h.f.held(), pkt: h.pkt, time: pktTime(h.pkt)}})
 					for i := range scratch {
 						scratch[i] = 0xee
 					}
@@ -800,5 +858,38 @@ func TestFramePool(t *testing.T) {
 	}
 	if sum != p.bytes {
 		t.Errorf("pool counts %d bytes, holds %d", p.bytes, sum)
+	}
+}
+
+// Frames over Options.SpillOver come through temporary files with the bytes, offsets, packets
+// and notices of frames on the heap: here a big frame that starts a packet right after a frame
+// that ended one, spans hundreds of packets, and is followed by a small frame in its last
+// packet; then one cut short by the end of the stream.
+func TestFramerSpill(t *testing.T) {
+	a, big := tframe('K', 30, 1), tframe('K', 20000, 2)
+	stream := cat(a, a, big, a, big[:5000])
+	run := func(spill int) *harness {
+		h := newHarness(trusting, 1<<20, true)
+		if spill > 0 {
+			h.spill(t, spill)
+		}
+		h.data(stream[:70]) // two frames, ending with the packet
+		for _, c := range chunks(stream[70:], 100) {
+			h.data(c)
+		}
+		h.end()
+		return h
+	}
+	heap, spilled := run(0), run(1000)
+	if spilled.spilled != 1 {
+		t.Fatalf("%d frames came through files, want 1", spilled.spilled)
+	}
+	heap.check(t, []want{{a, 0, 1, 1}, {a, 35, 1, 1}, {big, 70, 2, 202}, {a, 20075, 202, 202}}, []NoticeKind{NoticePartial}, []int{252})
+	spilled.check(t, []want{{a, 0, 1, 1}, {a, 35, 1, 1}, {big, 70, 2, 202}, {a, 20075, 202, 202}}, []NoticeKind{NoticePartial}, []int{252})
+	if heap.noticeText() != spilled.noticeText() {
+		t.Errorf("notices through files: %s; on the heap: %s", spilled.noticeText(), heap.noticeText())
+	}
+	if spilled.f.big != nil {
+		t.Error("the frame cut short is still in its file")
 	}
 }

@@ -44,7 +44,7 @@ func startTLS(f *framer, keys *tlsdec.KeyLog) *tlsConn {
 		}
 		o.tlsc, o.started = t, true
 		o.buf, o.own, o.spans = nil, nil, nil
-		in := &framer{check: o.check, maxSize: o.maxSize, maxBuffer: o.maxBuffer, synced: true, started: true, notice: o.notice, pool: o.pool}
+		in := &framer{check: o.check, maxSize: o.maxSize, maxBuffer: o.maxBuffer, spillOver: o.spillOver, spillDir: o.spillDir, synced: true, started: true, notice: o.notice, pool: o.pool}
 		emit := o.emit
 		in.emit = func(fr Frame) {
 			fr.TLS = t.desc

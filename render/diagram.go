@@ -38,7 +38,7 @@ type Diagram struct {
 	opt   DiagramOptions
 	clock clock
 	// msg is the message being written; scratch holds the records it expands as they are
-	// written (codec.Message.ExpandRecords).
+	// written (codec.Message.EachRecord).
 	msg     *codec.Message
 	scratch codec.Nodes
 }
@@ -210,15 +210,13 @@ func (d *Diagram) walk(g *grid, frame []byte, n *codec.Node, depth int, parent *
 		g.note(d.fieldCol(), fmt.Sprintf("%s(offsets marked d count from the start of the decompressed data: %v)",
 			indent(depth+1), n.Value), styleNote)
 	}
-	children, lazy := n.Children, false
-	if d.msg != nil {
-		children, lazy = d.msg.ExpandRecords(n, &d.scratch)
+	if d.msg != nil && n.Unexpanded() {
+		// One record batch at a time (codec.Message.EachRecord).
+		d.msg.EachRecord(n, &d.scratch, func(c *codec.Node) { d.walk(g, frame, c, depth+1, n, header) })
+		return
 	}
-	for _, c := range children {
+	for _, c := range n.Children {
 		d.walk(g, frame, c, depth+1, n, header)
-	}
-	if lazy {
-		d.scratch.Reset()
 	}
 }
 

@@ -28,7 +28,7 @@ type JSON struct {
 	// file names the capture file the lines come from, when there are several (see File).
 	file string
 	// msg is the message being written; scratch holds the records it expands as they are
-	// written (codec.Message.ExpandRecords); err is the first error writing a line that is
+	// written (codec.Message.EachRecord); err is the first error writing a line that is
 	// written piece by piece.
 	msg     *codec.Message
 	scratch codec.Nodes
@@ -177,42 +177,55 @@ func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = j.nodeStart(b, n.Name, n.Type.String(), n.Offset, n.Size)
-		b = appendPrefix(b, n)
-		if v, ok := n.Value.([]byte); ok {
-			b = j.bytesValue(b, v)
-		} else {
-			b = append(b, `,"value":`...)
-			b = j.value(b, n.Value)
-		}
-		b = appendParts(b, n)
-		if codec.IsErrorCode(n) {
-			if c, ok := n.Value.(int64); ok {
-				if name := codec.ErrorName(int16(c)); name != "" {
-					b = append(b, `,"error":`...)
-					b = j.str(b, name)
-				}
-			}
-		}
-		if n.Note != "" {
-			b = append(b, `,"note":`...)
-			b = j.str(b, n.Note)
-		}
-		children, lazy := n.Children, false
-		if j.msg != nil {
-			children, lazy = j.msg.ExpandRecords(n, &j.scratch)
-		}
-		if len(children) > 0 {
-			b = append(b, `,"fields":`...)
-			b = j.nodes(b, children)
-		}
-		if lazy {
-			j.scratch.Reset()
-		}
-		b = append(b, '}')
-		b = j.spill(b)
+		b = j.node(b, n)
 	}
 	return append(b, ']')
+}
+
+// node appends one node as a JSON object, its children inside it. The records of a records
+// field left unexpanded are decoded and written one batch at a time (codec.Message.EachRecord).
+func (j *JSON) node(b []byte, n *codec.Node) []byte {
+	b = j.nodeStart(b, n.Name, n.Type.String(), n.Offset, n.Size)
+	b = appendPrefix(b, n)
+	if v, ok := n.Value.([]byte); ok {
+		b = j.bytesValue(b, v)
+	} else {
+		b = append(b, `,"value":`...)
+		b = j.value(b, n.Value)
+	}
+	b = appendParts(b, n)
+	if codec.IsErrorCode(n) {
+		if c, ok := n.Value.(int64); ok {
+			if name := codec.ErrorName(int16(c)); name != "" {
+				b = append(b, `,"error":`...)
+				b = j.str(b, name)
+			}
+		}
+	}
+	if n.Note != "" {
+		b = append(b, `,"note":`...)
+		b = j.str(b, n.Note)
+	}
+	if j.msg != nil && n.Unexpanded() {
+		some := false
+		j.msg.EachRecord(n, &j.scratch, func(c *codec.Node) {
+			if some {
+				b = append(b, ',')
+			} else {
+				b = append(b, `,"fields":[`...)
+				some = true
+			}
+			b = j.node(b, c)
+		})
+		if some {
+			b = append(b, ']')
+		}
+	} else if len(n.Children) > 0 {
+		b = append(b, `,"fields":`...)
+		b = j.nodes(b, n.Children)
+	}
+	b = append(b, '}')
+	return j.spill(b)
 }
 
 func (j *JSON) nodeStart(b []byte, name, typ string, off, size int) []byte {

@@ -218,13 +218,8 @@ func TestPageFilterUpload(t *testing.T) {
 func TestLivePageFilter(t *testing.T) {
 	const capture = "kgo-filters.pcap"
 	b := browsertest.Start(t)
-	rec := &recording{}
-	feed(t, capture, rec, "html")
+	rec, srv, ts := liveServer(t, capture, nil)
 	entries := rec.entries()
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries)}, true)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	defer srv.Close()
 	linked := b.Open(t, ts.URL+"/?y="+url.QueryEscape(exprs[0]))
 	waitApplied(t, linked, exprs[0])
 	var typed *browsertest.Page

@@ -65,14 +65,7 @@ func displayFiltered(t testing.TB, capture, expr string) []string {
 	}
 	p.Close()
 	var keys []string
-	for _, line := range bytes.Split(b.Bytes(), []byte("\n")) {
-		if len(line) == 0 || bytes.Contains(line, []byte(`"kind":"notice"`)) {
-			continue
-		}
-		var k msgKey
-		if err := json.Unmarshal(line, &k); err != nil {
-			t.Fatal(err)
-		}
+	for _, k := range jsonLines[msgKey](t, b.Bytes()) {
 		keys = append(keys, k.String())
 	}
 	slices.Sort(keys)
@@ -81,27 +74,14 @@ func displayFiltered(t testing.TB, capture, expr string) []string {
 
 // allKeys are the keys of a capture's messages in the page's order.
 func allKeys(t testing.TB, capture string) []string {
-	var keys []string
-	for _, m := range displayFilteredInOrder(t, capture) {
-		keys = append(keys, m.String())
-	}
-	return keys
-}
-
-func displayFilteredInOrder(t testing.TB, capture string) []msgKey {
 	var b bytes.Buffer
 	f, _ := render.LookupFormat("json")
 	feed(t, capture, f.New(&b, render.Options{}), "json")
-	var out []msgKey
-	for _, line := range bytes.Split(b.Bytes(), []byte("\n")) {
-		if len(line) == 0 || bytes.Contains(line, []byte(`"kind":"notice"`)) {
-			continue
-		}
-		var k msgKey
-		json.Unmarshal(line, &k)
-		out = append(out, k)
+	var keys []string
+	for _, k := range jsonLines[msgKey](t, b.Bytes()) {
+		keys = append(keys, k.String())
 	}
-	return out
+	return keys
 }
 
 type filterAnswer struct {
@@ -269,12 +249,8 @@ func sse(t *testing.T, u string, last string) (<-chan sseMsg, func()) {
 // mid-way (which gets what is held first); a page without one gets every message.
 func TestLiveFilter(t *testing.T) {
 	const capture = "kgo-filters.pcap"
-	rec := &recording{}
-	feed(t, capture, rec, "html")
+	rec, srv, ts := liveServer(t, capture, nil)
 	entries := rec.entries()
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries)}, true)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
 	type page struct {
 		expr string
 		keys <-chan sseMsg
@@ -327,14 +303,8 @@ func TestLiveFilter(t *testing.T) {
 // TestLiveReconnect: a browser that reconnects says what it got last (Last-Event-ID) and is sent
 // what came after, with or without a filter.
 func TestLiveReconnect(t *testing.T) {
-	rec := &recording{}
-	feed(t, "kgo-filters.pcap", rec, "html")
-	entries := rec.entries()
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries)}, true)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	rec, srv, ts := liveServer(t, "kgo-filters.pcap", nil)
 	rec.replay(srv, func(int, *render.Entry) {})
-	defer srv.Close()
 	read := func(u, last string, n int) []sseMsg {
 		keys, stop := sse(t, u, last)
 		defer stop()
@@ -377,12 +347,10 @@ func TestLiveReconnect(t *testing.T) {
 // TestSlowPage: a page that does not read its stream is let go once its queue is full, told so
 // (event lost, not end: the capture goes on), and the server says so.
 func TestSlowPage(t *testing.T) {
-	rec := &recording{}
-	feed(t, "kgo-filters.pcap", rec, "html")
 	warned := make(chan error, 10)
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: 200, Warn: func(err error) { warned <- err }}, true)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+	rec, srv, ts := liveServer(t, "kgo-filters.pcap", func(c *serve.Config, _ int) {
+		c.Keep, c.Warn = 200, func(err error) { warned <- err }
+	})
 	resp, err := http.Get(ts.URL + "/events")
 	if err != nil {
 		t.Fatal(err)
@@ -407,5 +375,4 @@ func TestSlowPage(t *testing.T) {
 	if !bytes.HasSuffix(b, []byte("event: lost\ndata: {}\n\n")) {
 		t.Errorf("the stream ends with %q", b[max(0, len(b)-100):])
 	}
-	srv.Close()
 }

@@ -75,18 +75,24 @@ func jsonMessages(t testing.TB, capture string) []jsonMessage {
 	var b bytes.Buffer
 	f, _ := render.LookupFormat("json")
 	feed(t, capture, f.New(&b, render.Options{}), "json")
-	var out []jsonMessage
-	for _, line := range bytes.Split(b.Bytes(), []byte("\n")) {
+	return jsonLines[jsonMessage](t, b.Bytes())
+}
+
+// jsonLines decodes the message lines of JSON output (notices left out).
+func jsonLines[T any](t testing.TB, out []byte) []T {
+	t.Helper()
+	var ms []T
+	for _, line := range bytes.Split(out, []byte("\n")) {
 		if len(line) == 0 || bytes.Contains(line, []byte(`"kind":"notice"`)) {
 			continue
 		}
-		var m jsonMessage
+		var m T
 		if err := json.Unmarshal(line, &m); err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, m)
+		ms = append(ms, m)
 	}
-	return out
+	return ms
 }
 
 func sameOrigin(base string) func(string) bool {
@@ -171,13 +177,8 @@ func TestUpload(t *testing.T) {
 // page says so.
 func TestLivePages(t *testing.T) {
 	b := browsertest.Start(t)
-	rec := &recording{}
-	feed(t, "kgo-produce-fetch.pcap", rec, "html")
+	rec, srv, ts := liveServer(t, "kgo-produce-fetch.pcap", func(c *serve.Config, n int) { c.Keep = n - 3 })
 	entries := rec.entries()
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: len(entries) - 3}, true)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	defer srv.Close() // ends the event streams, which ts.Close waits for
 	first := b.Open(t, ts.URL+"/")
 	var second *browsertest.Page
 	rec.replay(srv, func(i int, e *render.Entry) {
@@ -256,6 +257,25 @@ func (r *recording) entries() []*render.Entry {
 		}
 	}
 	return es
+}
+
+// liveServer is a live server, with no capture behind it, and the recording of a capture of
+// pcaps/ to replay to it; config adjusts its Config (n: the capture's messages; Keep is n
+// unless it says). The server is closed (its event streams ended) before its listener.
+func liveServer(t *testing.T, capture string, config func(c *serve.Config, n int)) (*recording, *serve.Server, *httptest.Server) {
+	t.Helper()
+	rec := &recording{}
+	feed(t, capture, rec, "html")
+	n := len(rec.entries())
+	cfg := serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Keep: n}
+	if config != nil {
+		config(&cfg, n)
+	}
+	srv := serve.New(cfg, true)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Close) // cleanups run last first: the streams end, then ts.Close waits for none
+	return rec, srv, ts
 }
 
 // replay writes the recording to a server, calling before(i) before its i-th entry.

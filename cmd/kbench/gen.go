@@ -33,6 +33,7 @@ type genOptions struct {
 	kafka   string  // cap the clients' request versions at this Kafka release's; "": the newest
 	backlog int64   // the plain consumers wait for this many bytes of values, then fetch them in big responses; 0: they read from the first record on
 	inner   bool    // running inside the namespace
+	with    string  // a shell command run in the namespace beside tcpdump, interrupted when the capture ends
 }
 
 func genMain(args []string, stdout, stderr io.Writer) error {
@@ -45,6 +46,7 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&o.rate, "rate", 5, "MB/s of record values all producers write together (0: no limit): lower, the batches are smaller and the consumers keep up; lower it too if tcpdump drops packets")
 	fs.StringVar(&o.kafka, "kafka", "", "cap the clients' request versions at those of this Kafka release (e.g. 2.8): older tshark releases know only older versions (default: the newest franz-go speaks)")
 	backlog := fs.String("backlog", "0", "the plain consumers start once the producers have written this much of record values, and fetch up to that much in one response (big Fetch responses, as a consumer catching up gets; no consumer groups then); 0: they read from the first record on")
+	fs.StringVar(&o.with, "with", "", "also run this shell command in the namespace while the workload runs, started before the clients and interrupted (SIGINT) when tcpdump is, e.g. a live capture to measure: -with 'kdissect live -i lo -p 9092-9094 >/dev/null'")
 	fs.BoolVar(&o.inner, "inner", false, "internal: run the workload in the current network namespace")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -161,7 +163,7 @@ func genOuter(o genOptions, stdout, stderr io.Writer) error {
 	}
 	args := in(self, "gen", "-inner", "-o", o.out, "-size", strconv.FormatInt(o.size, 10),
 		"-timeout", o.timeout.String(), "-rate", strconv.FormatFloat(o.rate, 'f', -1, 64), "-kafka", o.kafka,
-		"-backlog", strconv.FormatInt(o.backlog, 10))
+		"-backlog", strconv.FormatInt(o.backlog, 10), "-with", o.with)
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// ip netns exec execs kbench itself, which stops tcpdump and its clients on SIGINT.
@@ -231,6 +233,18 @@ func genInner(o genOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer td.kill()
+	var with *exec.Cmd
+	if o.with != "" {
+		with = exec.Command("sh", "-c", o.with)
+		with.Stdout, with.Stderr = stdout, stderr
+		// Its own process group, so that SIGINT reaches what the shell started.
+		with.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		if err := with.Start(); err != nil {
+			return fmt.Errorf("-with: %w", err)
+		}
+		defer func() { _ = syscall.Kill(-with.Process.Pid, syscall.SIGKILL) }()
+		time.Sleep(time.Second) // a margin for it to start listening
+	}
 
 	cluster, err := kfake.NewCluster(
 		kfake.Ports(brokerPorts...),
@@ -295,6 +309,11 @@ wait:
 		return err
 	}
 	cluster.Close()
+	if with != nil {
+		if err := stopWith(with); err != nil {
+			return err
+		}
+	}
 	tdStats, err := td.stop()
 	if err != nil {
 		return err
@@ -311,6 +330,30 @@ wait:
 	fmt.Fprintf(stdout, "workload: %d producers, %s of record values in %d records produced, %d records consumed\n",
 		numProducers, fmtBytes(w.valueBytes.Load()), w.produced.Load(), w.consumed.Load())
 	return nil
+}
+
+// stopWith interrupts the -with command as tcpdump is, and waits for it.
+func stopWith(cmd *exec.Cmd) error {
+	time.Sleep(300 * time.Millisecond) // let the last packets reach it
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		// Stopped by the interrupt (the shell, or a command that dies of it) is the end asked for.
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && (ws.Signaled() && ws.Signal() == syscall.SIGINT || ws.ExitStatus() == 130) {
+				return nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("-with %q: %w", strings.Join(cmd.Args[2:], " "), err)
+		}
+		return nil
+	case <-time.After(tcpdumpStop):
+		return fmt.Errorf("-with %q did not exit within %v of SIGINT", strings.Join(cmd.Args[2:], " "), tcpdumpStop)
+	}
 }
 
 // tcpdump is a running tcpdump writing one file.

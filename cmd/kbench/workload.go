@@ -187,7 +187,8 @@ func (w *workload) consumer(ctx context.Context, seeds []string, i int) error {
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
-		max := int32(min(2*w.backlog, 1<<30))
+		// franz-go refuses a broker read limit over 1 GiB, and that limit is twice max.
+		max := int32(min(2*w.backlog, 1<<29))
 		opts = append(opts, kgo.FetchMaxBytes(max), kgo.FetchMaxPartitionBytes(max), kgo.BrokerMaxReadBytes(2*max))
 		return w.consume(ctx, seeds, opts)
 	}

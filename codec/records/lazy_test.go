@@ -103,3 +103,90 @@ func TestLazyRecords(t *testing.T) {
 		t.Fatalf("after Expand:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// evictions records what a message gives back of its frame (codec.Paged).
+type evictions struct {
+	frame []byte
+	got   [][2]int // frame offsets: start, end
+}
+
+func (e *evictions) Evict(b []byte) {
+	off := cap(e.frame) - cap(b) // b lies in frame: its capacity runs to the end of frame's
+	e.got = append(e.got, [2]int{off, off + len(b)})
+}
+
+// TestEachRecord: records fields expanded a batch at a time (codec.Message.EachRecord), the nodes
+// of each batch given back before the next, give the tree and the warnings of a decode without
+// LazyRecords; a frame in paged memory gets the bytes of each batch back, in order, once it is
+// handed over, and no byte of anything else.
+func TestEachRecord(t *testing.T) {
+	one, _ := batchSpec{baseTimestamp: t0, codec: "zstd", records: plainRecords(3)}.build(t)
+	two, _ := batchSpec{baseOffset: 3, baseTimestamp: t0, codec: "none", records: headerRecords()}.build(t)
+	three, _ := batchSpec{baseOffset: 9, baseTimestamp: t0, codec: "gzip", records: plainRecords(2)}.build(t)
+	one[30] ^= 1 // a CRC mismatch
+	req := kmsg.ProduceRequest{Version: 9, Acks: -1, TimeoutMillis: 5000, Topics: []kmsg.ProduceRequestTopic{{
+		Topic: "orders", Partitions: []kmsg.ProduceRequestTopicPartition{
+			{Partition: 0, Records: append(append([]byte(nil), one...), two...)}, {Partition: 1, Records: three}}}}}
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kdissect")).AppendRequest(nil, &req, 7)
+	want := treeAndWarnings(interpreter(t).DecodeRequest(frame), func(n *codec.Node) []*codec.Node { return n.Children })
+
+	lazy := interpreter(t)
+	lazy.LazyRecords = true
+	m := lazy.DecodeRequest(frame)
+	var batches [][2]int
+	var scratch codec.Nodes
+	var b strings.Builder
+	var walk func(n *codec.Node, depth int)
+	walk = func(n *codec.Node, depth int) {
+		fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
+		if n.Unexpanded() {
+			m.EachRecord(n, &scratch, func(c *codec.Node) {
+				batches = append(batches, [2]int{c.Offset, c.Offset + c.Size})
+				walk(c, depth+1)
+			})
+			return
+		}
+		for _, c := range n.Children {
+			walk(c, depth+1)
+		}
+	}
+	for _, n := range m.Fields {
+		walk(n, 0)
+	}
+	for _, w := range m.Warnings {
+		b.WriteString(w.String() + "\n")
+	}
+	if got := b.String(); got != want {
+		t.Fatalf("expanded a batch at a time:\n%s\nwant\n%s", got, want)
+	}
+	if len(batches) != 3 {
+		t.Fatalf("%d batches handed over, want 3", len(batches))
+	}
+
+	// The same frame in paged memory: its batches come back, and nothing else.
+	ev := &evictions{frame: frame}
+	cv := lazy.NewConversation()
+	cv.SetPaged(ev)
+	m = cv.ClientFrame(frame, nil).Msg
+	if len(ev.got) != 0 {
+		t.Fatalf("bytes given back before the records were written: %v", ev.got)
+	}
+	for _, n := range m.Fields {
+		codec.Walk([]*codec.Node{n}, func(n *codec.Node, _ int) bool {
+			m.EachRecord(n, &scratch, func(*codec.Node) {})
+			return true
+		})
+	}
+	if fmt.Sprint(ev.got) != fmt.Sprint(batches) {
+		t.Errorf("given back %v, want the batches %v", ev.got, batches)
+	}
+
+	// Decoded at once (not lazily), a records field is given back once decoded.
+	eager := interpreter(t).NewConversation()
+	ev = &evictions{frame: frame}
+	eager.SetPaged(ev)
+	eager.ClientFrame(frame, nil)
+	if len(ev.got) != 2 || ev.got[0][0] != batches[0][0] || ev.got[0][1] != batches[1][1] || ev.got[1] != batches[2] {
+		t.Errorf("decoded at once, given back %v; want the two records fields of %v", ev.got, batches)
+	}
+}

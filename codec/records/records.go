@@ -78,6 +78,19 @@ func (d *Decoder) DecodeRecords(data []byte, base int, nodes *codec.Nodes) ([]*c
 	return out, f.ws
 }
 
+// EachRecord decodes data as DecodeRecords does, but hands each top-level entry (a record
+// batch or a legacy message, with its subtree) to fn as soon as it is decoded, and keeps none:
+// fn may give the nodes back (Nodes.Reset) before it returns. It returns the warnings of all.
+func (d *Decoder) EachRecord(data []byte, base int, nodes *codec.Nodes, fn func(*codec.Node)) []codec.Warning {
+	if nodes == nil {
+		nodes = &codec.Nodes{}
+	}
+	f := &fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed}
+	f.top = space{d: d, b: data, base: base, ws: &f.ws, nodes: nodes, times: &f.times, budget: &f.budget}
+	f.top.each(fn)
+	return f.ws
+}
+
 // Wire sizes.
 const (
 	batchHeader = 61 // baseOffset .. record count
@@ -156,46 +169,52 @@ type msgInfo struct {
 // legacy messages it found, for a wrapper message to complete.
 func (s *space) entries() ([]*codec.Node, []msgInfo) {
 	var out []*codec.Node
+	msgs := s.each(func(n *codec.Node) { out = append(out, n) })
+	return out, msgs
+}
+
+// each decodes the buffer as entries does, handing each entry to emit as it is decoded.
+func (s *space) each(emit func(*codec.Node)) []msgInfo {
 	var msgs []msgInfo
 	b := s.b
 	for p := 0; p < len(b); {
 		rem := len(b) - p
 		if rem < 17 {
-			out = append(out, s.partial(p, -1, -1))
+			emit(s.partial(p, -1, -1))
 			break
 		}
 		length := int64(int32(binary.BigEndian.Uint32(b[p+8:])))
 		magic := int8(b[p+16])
 		if magic < 0 || magic > 2 {
 			s.warn(p, "entry at offset %d: unknown magic %d", s.base+p, magic)
-			out = append(out, s.undecoded(p, len(b)))
+			emit(s.undecoded(p, len(b)))
 			break
 		}
 		if length < minLength[magic] {
 			s.warn(p+8, "entry at offset %d: length %d is less than the %d bytes of a magic %d header", s.base+p, length, minLength[magic], magic)
-			out = append(out, s.undecoded(p, len(b)))
+			emit(s.undecoded(p, len(b)))
 			break
 		}
 		if 12+length > int64(rem) {
-			out = append(out, s.partial(p, magic, length))
+			emit(s.partial(p, magic, length))
 			break
 		}
 		end := p + 12 + int(length)
 		if magic == 2 {
 			if s.dec {
 				s.warn(p, "a magic 2 batch inside a compressed message set")
-				out = append(out, s.undecoded(p, len(b)))
+				emit(s.undecoded(p, len(b)))
 				break
 			}
-			out = append(out, s.batch(p, end))
+			emit(s.batch(p, end))
 		} else {
 			n, m := s.message(p, end, magic)
-			out = append(out, n)
+			emit(n)
 			msgs = append(msgs, m)
 		}
 		p = end
 	}
-	return out, msgs
+	return msgs
 }
 
 // partial is the last entry of the data when it is cut short: normal at the end of a Fetch

@@ -1,0 +1,112 @@
+package reassembly
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"unsafe"
+)
+
+// Big frames outside the heap (Options.SpillOver). A consumer catching up gets Fetch responses
+// of tens of megabytes, several at once on different connections. Held on the heap, each costs
+// its size from its first byte to its last output line, however little of it a renderer looks
+// at. Instead, the framer writes the bytes of a frame larger than SpillOver to an unlinked
+// temporary file as they arrive, and maps the file read-only when the frame is complete: the
+// frame's Data then costs memory only for the pages that are read, and those can be given back
+// (Spilled.Evict) once read. Where files cannot be mapped (spillMaps false), frames stay on
+// the heap.
+
+// Spilled holds a frame's bytes in a temporary file mapped into memory.
+type Spilled struct {
+	file *os.File
+	w    *bufio.Writer
+	size int
+	data []byte
+	// heap: data was read into the heap because the file could not be mapped.
+	heap bool
+}
+
+// newSpilled starts a temporary file in dir ("": the system's). It is unlinked at once: its
+// space goes back when it is closed, or when the process ends, however it ends.
+func newSpilled(dir string) (*Spilled, error) {
+	f, err := os.CreateTemp(dir, "kdissect-frame-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Spilled{file: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
+}
+
+func (s *Spilled) write(b []byte) error {
+	n, err := s.w.Write(b)
+	s.size += n
+	return err
+}
+
+// finish maps the complete file and returns its bytes.
+func (s *Spilled) finish() ([]byte, error) {
+	if err := s.w.Flush(); err != nil {
+		return nil, err
+	}
+	s.w = nil
+	if s.size == 0 {
+		return []byte{}, nil
+	}
+	data, err := mapFile(s.file, s.size)
+	if err != nil {
+		// Correct, if not small: the bytes on the heap.
+		data = make([]byte, s.size)
+		if _, rerr := s.file.ReadAt(data, 0); rerr != nil {
+			return nil, fmt.Errorf("mapping the temporary file: %v; reading it: %v", err, rerr)
+		}
+		s.heap = true
+	}
+	s.data = data
+	return data, nil
+}
+
+// Evict says that b, part of the frame's Data, will not be read again soon: the memory of the
+// pages that lie wholly in it is given back. They read the same if they are read again.
+func (s *Spilled) Evict(b []byte) {
+	if s == nil || s.heap || len(s.data) == 0 || len(b) == 0 {
+		return
+	}
+	start := offsetIn(s.data, b)
+	if start < 0 {
+		return
+	}
+	page := os.Getpagesize()
+	lo := (start + page - 1) / page * page
+	hi := (start + len(b)) / page * page
+	if hi > lo {
+		evict(s.data[lo:hi])
+	}
+}
+
+// offsetIn returns where b starts in data, or -1 when b is not part of data.
+func offsetIn(data, b []byte) int {
+	lo, p := uintptr(unsafe.Pointer(unsafe.SliceData(data))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < lo || p-lo > uintptr(len(data)) || uintptr(len(b)) > uintptr(len(data))-(p-lo) {
+		return -1
+	}
+	return int(p - lo)
+}
+
+// Close unmaps the frame and closes its file: Data must not be read after.
+func (s *Spilled) Close() error {
+	if s == nil {
+		return nil
+	}
+	var err error
+	if s.data != nil && !s.heap {
+		err = unmap(s.data)
+	}
+	s.data = nil
+	if cerr := s.file.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
