@@ -63,6 +63,10 @@ type Needs struct {
 	// (codec.Message.ExpandRecords), so they may be left unexpanded until then
 	// (codec.Codec.LazyRecords) and a big message is never held as a whole tree.
 	Expands bool
+	// Holds: the renderer reads a message after Message returns (Parquet writes field trees
+	// on goroutines of its own), so its frame must stay where it is until the renderer is
+	// closed: on the heap, not in a mapped file that is closed once the message is shown.
+	Holds bool
 }
 
 // Lean is what a format reads without the field tree.
@@ -113,7 +117,7 @@ func Formats() []Format {
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
-		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Expands: true}, Records: "full",
+		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Expands: true, Holds: true}, Records: "full",
 			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}
