@@ -120,13 +120,21 @@ func TestPageFilter(t *testing.T) {
 	if got := listedKeys(p); len(want) == 0 || !slices.Equal(got, want) {
 		t.Errorf("-Y %s and requests: the page lists %v, want %v", last, got, want)
 	}
+	// A link with both opens the list as it was.
+	var both string
+	p.Eval(`location.href`, &both)
+	p3 := b.Open(t, both)
+	waitApplied(t, p3, last)
+	if got := listedKeys(p3); !slices.Equal(got, want) {
+		t.Errorf("the link %s lists %v, want %v", both, got, want)
+	}
 	p.Eval(`(function () { var k = document.getElementById('f-kind'); k.value = ''; k.dispatchEvent(new Event('change')); return true; })()`, nil)
 	filtered := displayFiltered(t, capture, last)
 
 	// The URL carries the filter.
 	var loc string
 	p.Eval(`location.search`, &loc)
-	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("y") != last || q.Get("token") != "s3cret" {
+	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("y") != last || q.Get("token") != "s3cret" || q.Has("kind") {
 		t.Errorf("the URL's query is %q", loc)
 	}
 
@@ -251,6 +259,20 @@ func TestLivePageFilter(t *testing.T) {
 		}
 		c.p.Check(sameOrigin(ts.URL))
 	}
+	// Paused, a new filter still lists what is held (only new messages wait).
+	typed.Eval(`document.getElementById('pause').click()`, nil)
+	typeY(t, typed, exprs[1])
+	waitApplied(t, typed, exprs[1])
+	want := displayFiltered(t, capture, exprs[1])
+	deadline := time.Now().Add(10 * time.Second)
+	for got := listedKeys(typed); !slices.Equal(got, want); got = listedKeys(typed) {
+		if time.Now().After(deadline) {
+			t.Fatalf("paused, -Y %s: the live page lists %v, want %v", exprs[1], got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	typed.Eval(`document.getElementById('pause').click()`, nil)
+
 	// Emptied: every message held.
 	ctx, cancel := context.WithTimeout(typed.Context(), time.Minute)
 	defer cancel()
@@ -261,7 +283,7 @@ func TestLivePageFilter(t *testing.T) {
 	waitApplied(t, typed, "")
 	all := allKeys(t, capture)
 	slices.Sort(all)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for got := listedKeys(typed); !slices.Equal(got, all); got = listedKeys(typed) {
 		if time.Now().After(deadline) {
 			t.Fatalf("emptied, the live page lists %d of %d", len(got), len(all))

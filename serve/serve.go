@@ -439,6 +439,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		st.message(m, m.seq)
 	}
 	st.decide(units)
+	// What follows is new: a paused page holds it back, not what it was sent so far.
+	st.buf.WriteString("event: held\ndata: {}\n\n")
 	if _, err := w.Write(st.buf.Bytes()); err != nil {
 		return
 	}

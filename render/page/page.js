@@ -454,8 +454,25 @@
     root.setAttribute('data-theme', dark ? 'light' : 'dark');
   }
   $('theme').onclick = theme;
-  ['f-kind', 'f-api', 'f-errors'].forEach(function (id) { $(id).onchange = relist; });
-  ['f-text', 'f-stream'].forEach(function (id) { $(id).oninput = relist; });
+  // The list's filters, and on a served page the -Y expression, are in the URL's query (text,
+  // kind, api, stream, errors, y) so that a link opens the list as it was.
+  var listParams = { text: 'f-text', kind: 'f-kind', api: 'f-api', stream: 'f-stream', errors: 'f-errors' };
+  function setURL(name, value) {
+    if (!history.replaceState || location.protocol === 'file:') return;
+    var p = new URLSearchParams(location.search);
+    if (value) p.set(name, value); else p.delete(name);
+    var q = p.toString();
+    history.replaceState(null, '', location.pathname + (q ? '?' + q : '') + location.hash);
+  }
+  function listChanged() {
+    for (var k in listParams) {
+      var e = $(listParams[k]);
+      setURL(k, e.type === 'checkbox' ? (e.checked ? '1' : '') : e.value);
+    }
+    relist();
+  }
+  ['f-kind', 'f-api', 'f-errors'].forEach(function (id) { $(id).onchange = listChanged; });
+  ['f-text', 'f-stream'].forEach(function (id) { $(id).oninput = listChanged; });
 
   if (meta.left_out > 0) {
     $('bar').textContent = 'This page holds the first ' + meta.limit + ' messages; ' + meta.left_out +
@@ -486,10 +503,11 @@
       relist();
     }
     es = new EventSource(withParams(meta.live, params));
-    var pb = $('pause');
+    var pb = $('pause'), held = true; // held: what the server held when the stream opened
+    es.addEventListener('held', function () { held = false; });
     es.onmessage = function (ev) {
       var m = JSON.parse(ev.data);
-      if (paused) {
+      if (paused && !held) {
         queued.push(m);
         if (meta.keep && queued.length > meta.keep) { dropped += queued.length - meta.keep; queued.splice(0, queued.length - meta.keep); }
         pb.textContent = 'resume (' + queued.length + ' waiting)';
@@ -566,12 +584,7 @@
     ybox.setAttribute('data-applied', expr);
     if (res && res.warning) yWarn(res.warning);
     else yState(expr ? 'ok' : '', '');
-    if (history.replaceState && location.protocol !== 'file:') {
-      var p = new URLSearchParams(location.search);
-      if (expr) p.set('y', expr); else p.delete('y');
-      var q = p.toString();
-      history.replaceState(null, '', location.pathname + (q ? '?' + q : '') + location.hash);
-    }
+    setURL('y', expr);
   }
   function applyY(expr) {
     var asked = ++yAsked;
@@ -663,6 +676,16 @@
   }
 
   fillAPIs();
+  if (location.protocol !== 'file:') {
+    var lq = new URLSearchParams(location.search);
+    for (var lk in listParams) {
+      var le = $(listParams[lk]), lv = lq.get(lk);
+      if (lv === null) continue;
+      if (le.type === 'checkbox') le.checked = lv === '1';
+      else if (le.tagName === 'SELECT' && !Array.prototype.some.call(le.options, function (o) { return o.value === lv; })) le.appendChild(el('option', '', lv)).selected = true;
+      else le.value = lv;
+    }
+  }
   relist();
   if (!msgs.length) clearDetail();
   // A link may carry a filter (?y=EXPR): a teacher shares what the room should look at.
