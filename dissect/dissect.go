@@ -730,9 +730,10 @@ func Streams(names []string, stdin io.Reader) bool {
 // options are the assembler's options for one capture.
 func (p *Pipeline) options() reassembly.Options {
 	opt := reassembly.Options{IsServerPort: p.cfg.IsServerPort, TLSKeys: p.keys, ManualFlush: true, ReuseFrames: p.lendFrames}
-	if p.lendFrames || p.cfg.Needs.Expands && !p.cfg.Needs.Holds {
+	if (p.lendFrames || p.cfg.Needs.Expands) && !p.cfg.Needs.Holds {
 		// The output keeps no entry after writing it (lent frames, or JSON lines and diagrams,
-		// which write records as they decode them): big frames may live in mapped files.
+		// which write records as they decode them): big frames may live in mapped files, which
+		// are unmapped once the entry is written.
 		switch {
 		case p.cfg.SpillOver == 0:
 			opt.SpillOver = spillOver

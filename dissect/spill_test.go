@@ -12,8 +12,7 @@ import (
 // in the formats that allow it, with one worker and with three.
 func TestSpilledFramesSameOutput(t *testing.T) {
 	runs := []testRun{{format: "summary"}, {format: "json"}, {format: "diagram", hex: true}, {format: "none", stats: true},
-		{format: "json", sel: func(s *Selection) { s.Responses = true }},
-		{format: "parquet"}} // which holds messages after they are shown: no frame is spilled
+		{format: "json", sel: func(s *Selection) { s.Responses = true }}, {format: "parquet"}}
 	for _, file := range captures(t) {
 		for _, r := range runs {
 			r.ports = capturePorts

@@ -63,9 +63,9 @@ type Needs struct {
 	// (codec.Message.ExpandRecords), so they may be left unexpanded until then
 	// (codec.Codec.LazyRecords) and a big message is never held as a whole tree.
 	Expands bool
-	// Holds: the renderer reads a message after Message returns (Parquet writes field trees
-	// on goroutines of its own), so its frame must stay where it is until the renderer is
-	// closed: on the heap, not in a mapped file that is closed once the message is shown.
+	// Holds: the renderer still reads an entry after Write has returned (Parquet builds its
+	// field trees on goroutines of its own), so the entry's frame must stay where it is until
+	// then: it is never put in a mapped file that the pipeline unmaps once Write returns.
 	Holds bool
 }
 
