@@ -222,18 +222,18 @@ func TestPageFilterUpload(t *testing.T) {
 }
 
 // TestLivePageFilter: a live page with a filter (from its link, or typed mid-way) lists exactly
-// what -Y shows of the messages pushed.
+// what -Y shows of the messages pushed; the server wants a token, which the page passes on.
 func TestLivePageFilter(t *testing.T) {
 	const capture = "kgo-filters.pcap"
 	b := browsertest.Start(t)
-	rec, srv, ts := liveServer(t, capture, nil)
+	rec, srv, ts := liveServer(t, capture, func(c *serve.Config, _ int) { c.Token = "t0k" })
 	entries := rec.entries()
-	linked := b.Open(t, ts.URL+"/?y="+url.QueryEscape(exprs[0]))
+	linked := b.Open(t, ts.URL+"/?token=t0k&y="+url.QueryEscape(exprs[0]))
 	waitApplied(t, linked, exprs[0])
 	var typed *browsertest.Page
 	rec.replay(srv, func(i int, e *render.Entry) {
 		if i == len(entries)/2 {
-			typed = b.Open(t, ts.URL+"/")
+			typed = b.Open(t, ts.URL+"/?token=t0k")
 			typeY(t, typed, exprs[3])
 			waitApplied(t, typed, exprs[3])
 		}
