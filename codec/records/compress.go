@@ -74,10 +74,10 @@ func (d *Decoder) decompress(id wire.Codec, src []byte, limit int64) ([]byte, er
 	case wire.Snappy:
 		return unsnappy(src, limit)
 	case wire.LZ4:
-		out, err := d.unlz4(src, limit)
+		out, err := unlz4(src, limit, lz4Hint(src))
 		if errors.Is(err, lz4.ErrInvalidHeaderChecksum) {
 			if fixed := fixLZ4Checksum(src); fixed != nil {
-				return d.unlz4(fixed, limit)
+				return unlz4(fixed, limit, lz4Hint(fixed))
 			}
 		}
 		return out, err
@@ -172,18 +172,13 @@ func xerialBlock(src []byte, p int) ([]byte, int, error) {
 	return src[p : p+int(size)], p + int(size), nil
 }
 
-func (d *Decoder) unlz4(src []byte, limit int64) ([]byte, error) {
-	zr, _ := d.lz4Pool.Get().(*lz4.Reader)
-	if zr == nil {
-		zr = lz4.NewReader(nil)
+// lz4Hint is the size an lz4 payload's output is expected to have: the content size its frame
+// descriptor states, else four times the payload.
+func lz4Hint(src []byte) int {
+	if len(src) >= 14 && src[4]&lz4ContentSize != 0 {
+		return int(min(binary.LittleEndian.Uint64(src[6:]), 1<<40))
 	}
-	zr.Reset(bytes.NewReader(src))
-	defer d.lz4Pool.Put(zr)
-	hint := 4 * len(src)
-	if len(src) >= 14 && src[4]&0x08 != 0 { // the frame descriptor holds the content size
-		hint = int(min(binary.LittleEndian.Uint64(src[6:]), 1<<40))
-	}
-	return readLimited(zr, limit, hint, len(src))
+	return 4 * len(src)
 }
 
 // fixLZ4Checksum works around Kafka < 0.10, whose lz4 frames (magic 0 message sets) carry a

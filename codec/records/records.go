@@ -40,7 +40,7 @@ type Decoder struct {
 	// counts decodes for CountRecords: headers only, counts only (itself, when opt says so).
 	counts *Decoder
 	// Decompressors are reused: building one (zstd above all) costs more than a small batch.
-	gzipPool, lz4Pool, zstdPool sync.Pool
+	gzipPool, zstdPool sync.Pool
 }
 
 // New returns a Decoder with the given options.
