@@ -38,9 +38,10 @@ const (
 
 // Needs is what the pipeline feeding a Server must decode of each message: what the page
 // shows, and the facts display filters ask about (topics with their ids named, groups, errors).
+// The server keeps each entry it is given, for the filters (Holds).
 func Needs() render.Needs {
 	n := render.PageFormat().Needs
-	n.Facts = true
+	n.Facts, n.Holds = true, true
 	return n
 }
 
@@ -165,8 +166,9 @@ func (f *feed) Message(e *render.Entry) error {
 			}
 		}
 		s.left += n
-		clear(s.msgs[:n])
-		s.msgs = append(s.msgs[:0], s.msgs[n:]...)
+		k := copy(s.msgs, s.msgs[n:])
+		clear(s.msgs[k:]) // the dropped go, with their trees
+		s.msgs = s.msgs[:k]
 	}
 	s.publish(ev)
 	return nil
