@@ -51,7 +51,7 @@ type Config struct {
 	Workers, RoundPackets int
 	// SpillOver is the frame size above which frames are kept outside the heap, in mapped
 	// temporary files, when the output keeps no message after writing it (summaries, JSON
-	// lines, diagrams): 0 is 8 MiB, negative never (see reassembly.Options.SpillOver).
+	// lines, diagrams): 0 is 1 MiB, negative never (see reassembly.Options.SpillOver).
 	SpillOver int
 	// Warn is told of problems with single packets and with a capture's TLS secrets; the
 	// reading goes on (nil: they are dropped).
@@ -124,8 +124,10 @@ type Pipeline struct {
 }
 
 // spillOver is the frame size above which frames are kept outside the heap when the output
-// allows it (reassembly.Options.SpillOver): a consumer's Fetch responses of many megabytes.
-const spillOver = 8 << 20
+// allows it (reassembly.Options.SpillOver): a consumer's Fetch responses of megabytes, several
+// arriving at once on different connections. (At 8 MiB, the frames of 1 to 8 MiB being
+// assembled at once held 10 MB more at peak on a capture of big batches.)
+const spillOver = 1 << 20
 
 // ErrNeedsFile is the error for a capture that comes through a pipe when the output is written
 // only at its end (Config.Batch).

@@ -95,7 +95,9 @@ func BenchmarkLargeFetch(b *testing.B) {
 	for _, f := range formats {
 		b.Run(f.name, func(b *testing.B) {
 			c := codec.New(set)
-			c.Records = records.New(records.Options{})
+			// As the pipeline decodes for these formats (dissect.NewCodec): records are
+			// decoded as they are written.
+			c.Records, c.LazyRecords = records.New(records.Options{}), true
 			var out countWriter
 			r := f.new(&out)
 			b.SetBytes(int64(len(frame)))

@@ -182,8 +182,7 @@ func (j *JSON) nodes(b []byte, ns []*codec.Node) []byte {
 	return append(b, ']')
 }
 
-// node appends one node as a JSON object, its children inside it. The records of a records
-// field left unexpanded are decoded and written one batch at a time (codec.Message.EachRecord).
+// node appends one node as a JSON object, its children inside it.
 func (j *JSON) node(b []byte, n *codec.Node) []byte {
 	b = j.nodeStart(b, n.Name, n.Type.String(), n.Offset, n.Size)
 	b = appendPrefix(b, n)
@@ -207,25 +206,33 @@ func (j *JSON) node(b []byte, n *codec.Node) []byte {
 		b = j.str(b, n.Note)
 	}
 	if j.msg != nil && n.Unexpanded() {
-		some := false
-		j.msg.EachRecord(n, &j.scratch, func(c *codec.Node) {
-			if some {
-				b = append(b, ',')
-			} else {
-				b = append(b, `,"fields":[`...)
-				some = true
-			}
-			b = j.node(b, c)
-		})
-		if some {
-			b = append(b, ']')
-		}
+		b = j.records(b, n)
 	} else if len(n.Children) > 0 {
 		b = append(b, `,"fields":`...)
 		b = j.nodes(b, n.Children)
 	}
 	b = append(b, '}')
 	return j.spill(b)
+}
+
+// records appends the "fields" of a records field left unexpanded, decoded and written one
+// batch at a time (codec.Message.EachRecord). (A closure in node would move node's b to the
+// heap at every call.)
+func (j *JSON) records(b []byte, n *codec.Node) []byte {
+	some := false
+	j.msg.EachRecord(n, &j.scratch, func(c *codec.Node) {
+		if some {
+			b = append(b, ',')
+		} else {
+			b = append(b, `,"fields":[`...)
+			some = true
+		}
+		b = j.node(b, c)
+	})
+	if some {
+		b = append(b, ']')
+	}
+	return b
 }
 
 func (j *JSON) nodeStart(b []byte, name, typ string, off, size int) []byte {
