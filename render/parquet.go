@@ -70,6 +70,9 @@ const (
 	parquetBatchFrames = 128 << 10
 )
 
+// parquetBatchKeep is the most bytes of field trees a batch keeps room for once written.
+const parquetBatchKeep = 4 << 20
+
 // parquetBuilders is the most goroutines writing field trees at once.
 const parquetBuilders = 4
 
@@ -388,6 +391,12 @@ func (p *Parquet) writeBatches() {
 				p.mu.Unlock()
 			}
 		}
+		for i := range b.rows[:b.n] {
+			b.rows[i].Fields = nil
+		}
+		if cap(b.fields) > parquetBatchKeep {
+			b.fields = nil // a big message's: not kept for the batches of small ones
+		}
 		b.n, b.frames, b.fields = 0, 0, b.fields[:0]
 		p.free <- b
 	}
@@ -452,8 +461,8 @@ func (p *Parquet) Close() error {
 type fieldWriter struct {
 	// str encodes JSON values, as the JSON lines do.
 	str *JSON
-	// msg is the message being written; scratch holds the nodes of its records field being
-	// written, expanded only for that (codec.Message.ExpandRecords).
+	// msg is the message being written; scratch holds the nodes of the batch of its records
+	// being written, decoded only for that (codec.Message.EachRecord).
 	msg     *codec.Message
 	scratch codec.Nodes
 }
@@ -497,23 +506,26 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 
 // value appends a node's value: a leaf's as in the JSON lines (bytes as text when printable,
 // hex otherwise), an array's or record set's elements in a JSON array, a struct's fields in an
-// object. A records field left unexpanded is expanded into scratch nodes, written, and the
-// nodes given back.
+// object. A records field left unexpanded is decoded a batch at a time into scratch nodes,
+// each written and its nodes given back (codec.Message.EachRecord).
 func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
-	if n.Type.IsRecords() {
-		children, lazy := f.msg.ExpandRecords(n, &f.scratch)
-		if len(children) > 0 {
-			b = f.elements(b, children)
+	if n.Unexpanded() {
+		start, some := len(b), false
+		b = append(b, '[')
+		f.msg.EachRecord(n, &f.scratch, func(c *codec.Node) {
+			if some {
+				b = append(b, ',')
+			}
+			some = true
+			b = f.value(b, c)
+		})
+		if some {
+			return append(b, ']')
 		}
-		if lazy {
-			f.scratch.Reset()
-		}
-		if len(children) > 0 {
-			return b
-		}
+		b = b[:start] // no entries: the field's value, as a decoded field without children
 	}
 	switch {
-	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0):
+	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0:
 		return f.elements(b, n.Children)
 	case len(n.Children) > 0:
 		return f.object(b, n.Children)
