@@ -168,7 +168,8 @@ type filterAnswer struct {
 
 // filter answers which messages match ?y=EXPR: of those the server holds (GET), or of the
 // capture in the body (POST: an upload, dissected again and forgotten). With ?check=1 it only
-// compiles. An expression that does not compile is answered 400 with where it went wrong.
+// compiles. An expression that does not compile is answered 400 with where it went wrong; a
+// body that is no capture, 422 with what is wrong with it.
 func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	src := q.Get("y")
@@ -190,6 +191,12 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 		out, err := s.dissect(data, name)
 		if out == nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if err != nil && len(out.msgs) == 0 {
+			// Not a capture (or nothing in it could be read): said, as /upload says it, not
+			// answered as a capture none of whose messages match.
+			writeJSON(w, http.StatusUnprocessableEntity, exprError{Error: err.Error(), Message: err.Error(), Offset: -1})
 			return
 		}
 		msgs = out.msgs

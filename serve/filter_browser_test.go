@@ -155,6 +155,19 @@ func TestPageFilter(t *testing.T) {
 	if caret != pos.Offset {
 		t.Errorf("the caret is at %d, the error at %d", caret, pos.Offset)
 	}
+	// Esc puts back the filter applied (not the search box's own Escape, which empties it).
+	escape(t, p)
+	var box struct{ Value, Class, Msg string }
+	p.Eval(`({value: document.getElementById('f-y').value, class: document.getElementById('f-y').className, msg: document.getElementById('y-msg').textContent})`, &box)
+	if box.Value != last || box.Class != "ok" || box.Msg != "" {
+		t.Errorf("after Esc the box is %+v, want %q applied", box, last)
+	}
+	if class, _ := waitApplied(t, p, last); class != "ok" {
+		t.Errorf("after Esc the box is %q", class)
+	}
+	if got := listedKeys(p); !slices.Equal(got, filtered) {
+		t.Errorf("after Esc the page lists %d messages, want the filter's %d", len(got), len(filtered))
+	}
 
 	// Too long: refused, and said so at the box.
 	p.Eval(fmt.Sprintf(`(function () { var b = document.getElementById('f-y'); b.value = 'api == "' + 'x'.repeat(%d) + '"'; document.getElementById('y-apply').click(); return true; })()`, serve.MaxExpr), nil)
@@ -388,4 +401,16 @@ func TestFilterTiming(t *testing.T) {
 		page.Eval(`(function () { var b = document.getElementById('f-y'); b.value = ''; b.dispatchEvent(new Event('input')); return true; })()`, nil)
 		waitApplied(t, page, "")
 	}
+}
+
+// escape presses Esc in the display filter box, and waits a little for what it might start
+// (an emptied box applies at once).
+func escape(t *testing.T, p *browsertest.Page) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#f-y"), kb.Escape)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
 }

@@ -189,6 +189,10 @@ func TestFilterRefused(t *testing.T) {
 	if a, status := askFilter(t, "GET", ts.URL+"/filter?token=s3cret&y=api%3D%3D%22Fetch%22", nil); status != 200 || len(a.Match) == 0 {
 		t.Errorf("with the token: status %d, %+v", status, a)
 	}
+	// A body that is no capture is said to be none, as /upload says it.
+	if a, status := askFilter(t, "POST", ts.URL+"/filter?token=s3cret&name=notes.txt&y=api%3D%3D%22Fetch%22", []byte("garbage, not a capture")); status != 422 || !strings.Contains(a.Error, "notes.txt: not a pcap or pcapng file") {
+		t.Errorf("POST /filter of a text: status %d, %+v", status, a)
+	}
 	// Uploads off: no capture may be sent to be filtered either.
 	srv = serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxUpload: -1}, false)
 	ts2 := httptest.NewServer(srv.Handler())

@@ -553,13 +553,14 @@
   // does and answers which messages it keeps (or, live, streams only those). An expression that
   // does not compile is shown red with the server's message, and the list keeps the last
   // filter that did: a typo must not blank a projected screen.
-  var ybox = $('f-y'), ymsg = $('y-msg'), yAsked = 0, yTimer = null;
+  // yNote: the warning of the filter applied (it failed on some pairs), shown again by Esc.
+  var ybox = $('f-y'), ymsg = $('y-msg'), yAsked = 0, yTimer = null, yNote = '';
   function yState(cls, text, msgCls) {
     ybox.className = cls;
     ymsg.className = msgCls || '';
     ymsg.textContent = text || '';
   }
-  function yWarn(text) { yState('warn', '! ' + text, 'note'); }
+  function yWarn(text) { yNote = text; yState('warn', '! ' + text, 'note'); }
   function yAsk(params, body) {
     var opt = { method: body ? 'POST' : 'GET' };
     if (body) opt.body = body;
@@ -581,6 +582,7 @@
   }
   function yDone(expr, res) {
     yApplied = expr;
+    yNote = '';
     ybox.setAttribute('data-applied', expr);
     if (res && res.warning) yWarn(res.warning);
     else yState(expr ? 'ok' : '', '');
@@ -625,7 +627,15 @@
     $('y-apply').onclick = function () { applyY(ybox.value); };
     ybox.addEventListener('keydown', function (ev) {
       if (ev.key === 'Enter') { ev.preventDefault(); applyY(ybox.value); }
-      if (ev.key === 'Escape') { ybox.value = yApplied; yDone(yApplied, null); }
+      if (ev.key === 'Escape') {
+        // Not the search box's own Escape, which empties it (and so would show everything).
+        ev.preventDefault();
+        clearTimeout(yTimer);
+        yAsked++;
+        ybox.value = yApplied;
+        if (yNote) yWarn(yNote);
+        else yState(yApplied ? 'ok' : '', '');
+      }
     });
     // As it is typed, the expression is compiled (not applied) and the box coloured; emptied,
     // it is applied at once: every message again.
