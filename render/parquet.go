@@ -510,19 +510,10 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 // each written and its nodes given back (codec.Message.EachRecord).
 func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
 	if n.Unexpanded() {
-		start, some := len(b), false
-		b = append(b, '[')
-		f.msg.EachRecord(n, &f.scratch, func(c *codec.Node) {
-			if some {
-				b = append(b, ',')
-			}
-			some = true
-			b = f.value(b, c)
-		})
-		if some {
-			return append(b, ']')
+		if out, some := f.records(b, n); some {
+			return out
 		}
-		b = b[:start] // no entries: the field's value, as a decoded field without children
+		// No entries: the field's value, as a decoded field without children.
 	}
 	switch {
 	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0:
@@ -534,6 +525,22 @@ func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
 		return appendBytesValue(b, v)
 	}
 	return f.str.value(b, n.Value)
+}
+
+// records appends the entries of a records field left unexpanded as a JSON array, or reports
+// that it has none. (A function of its own: the closure would move value's b to the heap in
+// every call.)
+func (f *fieldWriter) records(b []byte, n *codec.Node) ([]byte, bool) {
+	b = append(b, '[')
+	some := false
+	f.msg.EachRecord(n, &f.scratch, func(c *codec.Node) {
+		if some {
+			b = append(b, ',')
+		}
+		some = true
+		b = f.value(b, c)
+	})
+	return append(b, ']'), some
 }
 
 // elements appends the values of nodes as a JSON array.
