@@ -121,6 +121,9 @@ type Pipeline struct {
 	reading   atomic.Pointer[capture.Reader]
 	stopped   atomic.Bool
 	flushEach bool
+	// idleFlush is how long a followed capture may send no packet before the connections are
+	// flushed by the wall clock (see follow).
+	idleFlush time.Duration
 }
 
 // spillOver is the frame size above which frames are kept outside the heap when the output
@@ -148,7 +151,7 @@ type request struct {
 // New returns a pipeline; it fails on a selection it cannot apply.
 func New(cfg Config) (*Pipeline, error) {
 	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, pending: map[pairKey]*render.Entry{}, heldSpills: map[*render.Entry]*reassembly.Spilled{}, keys: cfg.Keys,
-		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend()}
+		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush}
 	if p.keys == nil {
 		p.keys = tlsdec.NewKeyLog()
 	}
@@ -790,7 +793,7 @@ func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error)
 	if r.Streaming() {
 		p.flushEach = true
 		defer func() { p.flushEach = false }()
-		next = follow(r, func(now time.Time) { flush(func() { asm.Flush(now) }) })
+		next = follow(r, p.idleFlush, func(now time.Time) { flush(func() { asm.Flush(now) }) })
 	}
 	return p.readSegments(r, name, next, func(seg *capture.Segment) {
 		p.setStart(seg.Info.Timestamp)

@@ -18,6 +18,8 @@ import (
 
 // idleFlush is how long, by the wall clock, no packet arrives before the connections are
 // flushed: the interval at which the capture's clock flushes them (reassembly.FlushInterval).
+// Pipeline.idleFlush is this, except in tests that must tell a message shown by its packet
+// from one shown by the wall clock.
 const idleFlush = reassembly.FlushInterval
 
 // nextResult is what r.Next returned.
@@ -27,13 +29,13 @@ type nextResult struct {
 }
 
 // follow returns a function that does what r.Next does, except that while it waits for a
-// packet, every idleFlush it calls idle with the time the capture's clock would show: the last
+// packet, every interval it calls idle with the time the capture's clock would show: the last
 // packet's time plus the wall time since it arrived. r.Next runs on a goroutine of its own, one
 // call at a time, the next call only once the function is called again (a Segment is valid
 // until the next call), until it returns an error that is not a *capture.PacketError; after
 // that the function must not be called again. The goroutine ends with that error, so a caller
 // that stops r (Reader.Stop makes a waiting Next return io.EOF) reads until the end.
-func follow(r *capture.Reader, idle func(now time.Time)) func() (*capture.Segment, error) {
+func follow(r *capture.Reader, interval time.Duration, idle func(now time.Time)) func() (*capture.Segment, error) {
 	results := make(chan nextResult)
 	resume := make(chan struct{})
 	go func() {
@@ -49,14 +51,14 @@ func follow(r *capture.Reader, idle func(now time.Time)) func() (*capture.Segmen
 	}()
 	waiting := false // the goroutine waits for resume
 	var last, arrived time.Time
-	timer := time.NewTimer(idleFlush)
+	timer := time.NewTimer(interval)
 	timer.Stop()
 	return func() (*capture.Segment, error) {
 		if waiting {
 			resume <- struct{}{}
 			waiting = false
 		}
-		timer.Reset(idleFlush)
+		timer.Reset(interval)
 		for {
 			select {
 			case res := <-results:
@@ -71,7 +73,7 @@ func follow(r *capture.Reader, idle func(now time.Time)) func() (*capture.Segmen
 				if !last.IsZero() {
 					idle(last.Add(time.Since(arrived)))
 				}
-				timer.Reset(idleFlush)
+				timer.Reset(interval)
 			}
 		}
 	}
