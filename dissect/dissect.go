@@ -271,6 +271,7 @@ func place(f reassembly.Frame) codec.Place {
 func (d *decoder) hold(f reassembly.Frame) reassembly.Frame {
 	if d.lent {
 		f.Data = bytes.Clone(f.Data)
+		f.Spilled = nil // the framer closes it once the frame is handed over
 	}
 	return f
 }

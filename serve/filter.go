@@ -205,7 +205,7 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 		msgs = slices.Clone(s.msgs)
 		s.mu.Unlock()
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), evalTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.evalTimeout)
 	defer cancel()
 	select {
 	case s.evals <- struct{}{}:
@@ -222,9 +222,10 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 	if len(msgs) > 0 {
 		base = msgs[0].seq
 	}
-	for i, u := range us {
-		if i%256 == 0 && ctx.Err() != nil {
-			http.Error(w, fmt.Sprintf("the filter took longer than %v over %d messages", evalTimeout, len(msgs)), http.StatusServiceUnavailable)
+	for _, u := range us {
+		// Asked at every pair: one pair may take tens of milliseconds (a loop over a range).
+		if ctx.Err() != nil {
+			http.Error(w, fmt.Sprintf("the filter took longer than %v over %d messages", s.evalTimeout, len(msgs)), http.StatusServiceUnavailable)
 			return
 		}
 		ok := true

@@ -380,3 +380,43 @@ func TestSlowPage(t *testing.T) {
 		t.Errorf("the stream ends with %q", b[max(0, len(b)-100):])
 	}
 }
+
+// TestFilterTimeout: an expression slow on every pair is stopped at the bound, by /filter and
+// by a filtered stream judging the messages held when it opened, and the page is told so.
+func TestFilterTimeout(t *testing.T) {
+	const slow = `all(1..999000, {# > 0})` // tens of milliseconds a pair
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	feed(t, "kgo-filters.pcap", srv.Renderer(), "html")
+	serve.SetEvalTimeout(srv, time.Millisecond)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	if a, status := askFilter(t, "GET", ts.URL+"/filter?y="+url.QueryEscape(slow), nil); status != 503 || !strings.Contains(a.Error, "the filter took longer than 1ms over 108 messages") {
+		t.Errorf("/filter: status %d, %+v", status, a)
+	}
+
+	rec, lsrv, lts := liveServer(t, "kgo-filters.pcap", nil)
+	rec.replay(lsrv, func(int, *render.Entry) {})
+	serve.SetEvalTimeout(lsrv, time.Millisecond)
+	resp, err := http.Get(lts.URL + "/events?y=" + url.QueryEscape(slow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var warning string
+	for event := ""; sc.Scan(); {
+		line := sc.Text()
+		if e, ok := strings.CutPrefix(line, "event: "); ok {
+			event = e
+		}
+		if event == "warning" && strings.HasPrefix(line, "data: ") {
+			warning += line
+		}
+		if event == "held" {
+			break
+		}
+	}
+	if !strings.Contains(warning, "the filter took longer than 1ms over the ") || !strings.Contains(warning, "pairs held") {
+		t.Errorf("the stream's warnings: %q", warning)
+	}
+}

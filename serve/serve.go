@@ -10,6 +10,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -74,8 +75,10 @@ type Config struct {
 type Server struct {
 	cfg  Config
 	live bool
-	// evals bounds the display filters evaluated at once over the held messages.
-	evals chan struct{}
+	// evals bounds the display filters evaluated at once over the held messages (by /filter,
+	// and by a filtered stream over what was held when it opened); each within evalTimeout.
+	evals       chan struct{}
+	evalTimeout time.Duration
 
 	mu        sync.Mutex
 	msgs      []*held
@@ -135,7 +138,7 @@ func New(cfg Config, live bool) *Server {
 	if cfg.MaxUpload == 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
-	return &Server{cfg: cfg, live: live, evals: make(chan struct{}, runtime.GOMAXPROCS(0)), open: map[pairKey]*held{},
+	return &Server{cfg: cfg, live: live, evals: make(chan struct{}, runtime.GOMAXPROCS(0)), evalTimeout: evalTimeout, open: map[pairKey]*held{},
 		subs: map[*sub]bool{}, enc: render.PageMessages{MaxBytes: cfg.MaxBytes}}
 }
 
@@ -440,7 +443,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	for _, m := range backlog {
 		st.message(m, m.seq)
 	}
-	st.decide(units)
+	if err := s.judge(r.Context(), st, units); err != nil {
+		if r.Context().Err() != nil {
+			return // the page went
+		}
+		st.warn(err.Error())
+	}
 	// What follows is new: a paused page holds it back, not what it was sent so far.
 	st.buf.WriteString("event: held\ndata: {}\n\n")
 	if _, err := w.Write(st.buf.Bytes()); err != nil {
@@ -472,7 +480,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			st.buf.Reset()
-			st.add(ev)
+			st.add(r.Context(), ev)
 			// Write what else is waiting in the same write, so a burst costs one flush.
 			for more := true; more; {
 				select {
@@ -481,7 +489,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 						more = false
 						break
 					}
-					st.add(ev)
+					st.add(r.Context(), ev)
 				default:
 					more = false
 				}
@@ -505,7 +513,27 @@ type stream struct {
 	warned bool
 }
 
-func (st *stream) add(ev event) {
+// judge writes the pairs held when a filtered stream opened that match its filter: an
+// evaluation over many pairs, bounded as /filter's are (Server.evals, evalTimeout).
+func (s *Server) judge(ctx context.Context, st *stream, us []unit) error {
+	if len(us) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.evalTimeout)
+	defer cancel()
+	select {
+	case s.evals <- struct{}{}:
+		defer func() { <-s.evals }()
+	case <-ctx.Done():
+		return fmt.Errorf("the server was busy with other filters for %v: the messages it held are not shown, new ones are", s.evalTimeout)
+	}
+	if !st.decide(ctx, us) {
+		return fmt.Errorf("the filter took longer than %v over the %d pairs held: the rest of them are not shown, new ones are", s.evalTimeout, len(us))
+	}
+	return nil
+}
+
+func (st *stream) add(ctx context.Context, ev event) {
 	switch {
 	case ev.notice != nil:
 		st.buf.WriteString("event: notice\ndata: ")
@@ -516,7 +544,7 @@ func (st *stream) add(ev event) {
 			st.message(ev.msg, ev.msg.seq)
 		}
 	default:
-		st.decide(ev.units)
+		st.decide(ctx, ev.units)
 	}
 }
 
@@ -532,16 +560,17 @@ func (st *stream) message(h *held, id int) {
 }
 
 // decide writes the messages of the pairs that match the filter; the last event of a pair
-// carries the decision's number, so that a browser reconnecting gets the pairs after it.
-func (st *stream) decide(us []unit) {
+// carries the decision's number, so that a browser reconnecting gets the pairs after it. It
+// stops when ctx is done (false).
+func (st *stream) decide(ctx context.Context, us []unit) bool {
 	for _, u := range us {
+		if ctx.Err() != nil {
+			return false
+		}
 		ok, err := st.f.Match(u.req.entry(), u.resp.entry())
 		if err != nil && !st.warned {
 			st.warned = true
-			b, _ := json.Marshal(map[string]string{"text": warning(err)})
-			st.buf.WriteString("event: warning\ndata: ")
-			st.buf.Write(b)
-			st.buf.WriteString("\n\n")
+			st.warn(warning(err))
 		}
 		if !ok {
 			continue
@@ -557,6 +586,15 @@ func (st *stream) decide(us []unit) {
 			st.message(u.resp, u.n)
 		}
 	}
+	return true
+}
+
+// warn writes a warning event: the page shows it under its -Y box.
+func (st *stream) warn(text string) {
+	b, _ := json.Marshal(map[string]string{"text": text})
+	st.buf.WriteString("event: warning\ndata: ")
+	st.buf.Write(b)
+	st.buf.WriteString("\n\n")
 }
 
 // uploadResult is what an upload answers: the messages of the capture, as the page's data.
