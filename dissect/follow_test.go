@@ -146,7 +146,6 @@ func (w *stampedWriter) String() string {
 	return w.buf.String()
 }
 
-
 // showsFrame reports whether the output shows a message or notice of the packet.
 func (w *stampedWriter) showsFrame(t testing.TB, format string, packet int) bool {
 	for _, s := range w.shownAt(t, format) {
