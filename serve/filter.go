@@ -182,12 +182,27 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, filterAnswer{Expr: src, Match: []int{}})
 		return
 	}
-	var msgs []*held
+	var data []byte
+	var name string
 	if r.Method == http.MethodPost {
-		data, name, ok := s.readCapture(w, r)
-		if !ok {
+		var ok bool
+		if data, name, ok = s.readCapture(w, r); !ok {
 			return
 		}
+	}
+	// The slot is taken before an upload is dissected: each dissection holds the whole
+	// capture's trees until it is answered.
+	wait, cancelWait := context.WithTimeout(r.Context(), s.evalTimeout)
+	defer cancelWait()
+	select {
+	case s.evals <- struct{}{}:
+		defer func() { <-s.evals }()
+	case <-wait.Done():
+		http.Error(w, "the server is busy with other filters: try again", http.StatusServiceUnavailable)
+		return
+	}
+	var msgs []*held
+	if r.Method == http.MethodPost {
 		out, err := s.dissect(data, name)
 		if out == nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -207,13 +222,6 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.evalTimeout)
 	defer cancel()
-	select {
-	case s.evals <- struct{}{}:
-		defer func() { <-s.evals }()
-	case <-ctx.Done():
-		http.Error(w, "the server is busy with other filters: try again", http.StatusServiceUnavailable)
-		return
-	}
 	ans := filterAnswer{Expr: src, Match: []int{}, Messages: len(msgs)}
 	s.mu.Lock()
 	us := decided(msgs, 0, !s.live)

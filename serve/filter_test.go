@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -418,5 +419,30 @@ func TestFilterTimeout(t *testing.T) {
 	}
 	if !strings.Contains(warning, "the filter took longer than 1ms over the ") || !strings.Contains(warning, "pairs held") {
 		t.Errorf("the stream's warnings: %q", warning)
+	}
+}
+
+// TestFilterUploadWaits: an upload sent to be filtered waits for an evaluation slot before it
+// is dissected (a dissection holds the capture's trees), and is refused, undissected, when
+// none comes free in time.
+func TestFilterUploadWaits(t *testing.T) {
+	var warned atomic.Int32 // uploads dissected with a problem
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Warn: func(error) { warned.Add(1) }}, false)
+	serve.SetEvalTimeout(srv, 50*time.Millisecond)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	data, err := os.ReadFile(filepath.Join("..", "pcaps", "kgo-filters.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := data[:len(data)/2] // dissected, it warns: truncated
+	give := serve.TakeEvals(srv)
+	a, status := askFilter(t, "POST", ts.URL+"/filter?name=cut.pcap&y=true", cut)
+	give()
+	if status != 503 || !strings.Contains(a.Error, "busy") || warned.Load() != 0 {
+		t.Errorf("all slots taken: status %d, %+v; %d warnings", status, a, warned.Load())
+	}
+	if a, status := askFilter(t, "POST", ts.URL+"/filter?name=cut.pcap&y=true", cut); status != 200 || len(a.Match) == 0 || warned.Load() != 1 {
+		t.Errorf("a slot free: status %d, %+v; %d warnings", status, a, warned.Load())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
@@ -369,7 +370,7 @@ func tokenURL(u, token string) string {
 	if strings.Contains(u, "?") {
 		sep = "&"
 	}
-	return u + sep + "token=" + token
+	return u + sep + "token=" + url.QueryEscape(token)
 }
 
 // events streams the messages that come after the page's snapshot: the page says where its

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +361,39 @@ func TestHTTP(t *testing.T) {
 	resp.Body.Close()
 	if want := len(jsonMessages(t, "kgo-produce-fetch.pcap")); len(res.Messages) != want || res.Error != "" {
 		t.Errorf("upload: %d messages, want %d; error %q", len(res.Messages), want, res.Error)
+	}
+}
+
+// TestTokenInURLs: a token with characters that mean something in a query (+ & # %) is passed
+// on escaped in the URLs the page is given, so that the page's own requests carry it whole.
+func TestTokenInURLs(t *testing.T) {
+	const token = "a+b&c#d%e"
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Token: token}, false)
+	feed(t, "kgo-produce-fetch.pcap", srv.Renderer(), "html")
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	get := func(u string) (int, string) {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, page := get(ts.URL + "/?token=" + url.QueryEscape(token))
+	if status != 200 {
+		t.Fatalf("the page: %d", status)
+	}
+	m := regexp.MustCompile(`"filter":("[^"]*")`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the page names no filter URL")
+	}
+	var filterURL string
+	if err := json.Unmarshal([]byte(m[1]), &filterURL); err != nil {
+		t.Fatal(err)
+	}
+	if status, body := get(ts.URL + "/" + filterURL + "&y=true"); status != 200 || !strings.Contains(body, `"match":[0,`) {
+		t.Errorf("%s: %d %s", filterURL, status, body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"sync"
@@ -110,9 +111,9 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	url := "http://" + ln.Addr().String() + "/"
+	page := "http://" + ln.Addr().String() + "/"
 	if o.Token != "" {
-		url += "?token=" + o.Token
+		page += "?token=" + url.QueryEscape(o.Token)
 	}
 	hs := srv.HTTPServer()
 
@@ -169,9 +170,9 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 			r.Close()
 			fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP)\n", st.Packets, st.TCP)
 		}
-		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, ports, url)
+		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, ports, page)
 	} else {
-		fmt.Fprintf(stderr, "kdissect: serving %d messages on %s\n", srv.Messages(), url)
+		fmt.Fprintf(stderr, "kdissect: serving %d messages on %s\n", srv.Messages(), page)
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
