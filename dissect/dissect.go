@@ -394,10 +394,8 @@ func (p *Pipeline) handle(ev event) {
 		p.notice(ev.notice)
 	case evClose:
 		p.closed(ev.conn)
-		// A renderer that pairs messages itself (serve's filters) learns that no response
-		// will come on this connection any more.
-		if c, ok := p.out.(interface{ Closed(stream int) error }); ok {
-			p.keep(c.Closed(ev.conn.ID))
+		if c, ok := p.out.(render.ConnCloser); ok {
+			p.keep(c.ConnClosed(ev.conn.ID))
 		}
 	}
 }

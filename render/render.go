@@ -75,6 +75,14 @@ type Renderer interface {
 	Flush() error
 }
 
+// ConnCloser is a Renderer that pairs messages itself (serve's display filters) and so must
+// know when a connection ends: no response will come on it any more. The pipeline calls
+// ConnClosed, with the connection's stream number, after the connection's last message.
+type ConnCloser interface {
+	Renderer
+	ConnClosed(stream int) error
+}
+
 // Discard is the renderer of --format none: it shows nothing (statistics only).
 type Discard struct{}
 

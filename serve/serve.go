@@ -192,9 +192,12 @@ func (f *feed) Notice(n *render.Notice) error {
 	return nil
 }
 
-// Closed is told by the pipeline that a connection ended: the requests held open on it got no
+// The pipeline tells a server's renderer when each connection ends.
+var _ render.ConnCloser = (*feed)(nil)
+
+// ConnClosed is told by the pipeline that a connection ended: the requests held open on it got no
 // response, and are decided alone, in capture order.
-func (f *feed) Closed(stream int) error {
+func (f *feed) ConnClosed(stream int) error {
 	s := (*Server)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()

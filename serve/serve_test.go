@@ -243,7 +243,7 @@ func (r *recording) Message(e *render.Entry) error {
 	r.steps = append(r.steps, step{e: &x})
 	return nil
 }
-func (r *recording) Closed(stream int) error {
+func (r *recording) ConnClosed(stream int) error {
 	r.steps = append(r.steps, step{closed: stream})
 	return nil
 }
@@ -286,7 +286,7 @@ func (r *recording) replay(srv *serve.Server, before func(i int, e *render.Entry
 	i := 0
 	for _, s := range r.steps {
 		if s.e == nil {
-			out.(interface{ Closed(int) error }).Closed(s.closed)
+			out.(render.ConnCloser).ConnClosed(s.closed)
 			continue
 		}
 		before(i, s.e)
