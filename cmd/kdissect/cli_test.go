@@ -299,7 +299,7 @@ func TestSilentRuns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := kdissect(t, append(tt.args, tt.file)...)
 			st := countPackets(t, tt.file)
-			want := append(tt.want, fmt.Sprintf("kdissect: no Kafka message shown: read %d packets (%d TCP) in 1 file", st.Packets, st.TCP))
+			want := append(tt.want, fmt.Sprintf("kdissect: %s: no Kafka message shown: read %d packets (%d TCP) in 1 file", tt.file, st.Packets, st.TCP))
 			if code != cli.ExitOK {
 				t.Errorf("exit %d", code)
 			}
@@ -325,6 +325,15 @@ func TestSilentRuns(t *testing.T) {
 	// A run that shows messages says nothing more.
 	if _, errOut, _ := kdissect(t, "--format", "summary", kafka); errOut != "" {
 		t.Errorf("stderr %q on a run that shows messages", errOut)
+	}
+	// -o DIR/ reads the captures at once, their notes mixed: each note names its capture, and
+	// one connection is one.
+	pg := pcap("other-postgres.pcap")
+	_, errOut, code := kdissect(t, "--format", "summary", "-o", t.TempDir()+"/", httpFile, pg)
+	for _, w := range []string{"kdissect: " + httpFile + ": no Kafka message shown", "kdissect: " + pg + ": no Kafka message shown", " 1 TCP connection to port 5432;"} {
+		if code != cli.ExitOK || !strings.Contains(errOut, w) {
+			t.Errorf("exit %d, stderr %q lacks %q", code, errOut, w)
+		}
 	}
 }
 

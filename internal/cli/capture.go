@@ -121,6 +121,10 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	}
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
+		if len(files) == 1 && files[0] != "-" {
+			// -o DIR/ runs a file at a time, its notes mixed with the others': name it.
+			why = files[0] + ": " + why
+		}
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
