@@ -299,7 +299,7 @@ func TestSilentRuns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, code := kdissect(t, append(tt.args, tt.file)...)
 			st := countPackets(t, tt.file)
-			want := append(tt.want, fmt.Sprintf("kdissect: %s: no Kafka message shown: read %d packets (%d TCP) in 1 file", tt.file, st.Packets, st.TCP))
+			want := append(tt.want, fmt.Sprintf("kdissect: no Kafka message shown: read %d packets (%d TCP) in 1 file", st.Packets, st.TCP))
 			if code != cli.ExitOK {
 				t.Errorf("exit %d", code)
 			}
