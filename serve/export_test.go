@@ -1,6 +1,10 @@
 package serve
 
-import "time"
+import (
+	"time"
+
+	"github.com/kdissect/kdissect/render"
+)
 
 // SetEvalTimeout sets how long one evaluation of a display filter over the held messages may
 // take (a test's short bound).
@@ -17,4 +21,22 @@ func TakeEvals(s *Server) (give func()) {
 			<-s.evals
 		}
 	}
+}
+
+// UploadNeeds is what /upload decodes of each message of a capture.
+func UploadNeeds() render.Needs { return uploadNeeds() }
+
+// UploadHeld dissects data as /upload does, and says how many messages it found and how many
+// entries (decoded trees) its dissection held until it was answered.
+func UploadHeld(s *Server, data []byte) (msgs, entries int, err error) {
+	out, err := s.dissect(data, "upload", uploadNeeds())
+	if out == nil {
+		return 0, 0, err
+	}
+	for _, h := range out.msgs {
+		if h.e != nil {
+			entries++
+		}
+	}
+	return len(out.msgs), entries, err
 }

@@ -192,18 +192,14 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 	}
 	// The slot is taken before an upload is dissected: each dissection holds the whole
 	// capture's trees until it is answered.
-	wait, cancelWait := context.WithTimeout(r.Context(), s.evalTimeout)
-	defer cancelWait()
-	select {
-	case s.evals <- struct{}{}:
-		defer func() { <-s.evals }()
-	case <-wait.Done():
-		http.Error(w, "the server is busy with other filters: try again", http.StatusServiceUnavailable)
+	release, ok := s.slot(w, r)
+	if !ok {
 		return
 	}
+	defer release()
 	var msgs []*held
 	if r.Method == http.MethodPost {
-		out, err := s.dissect(data, name)
+		out, err := s.dissect(data, name, Needs())
 		if out == nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

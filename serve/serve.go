@@ -92,6 +92,9 @@ type Server struct {
 	enc       render.PageMessages
 	file      string
 	closed    bool
+	// pageOnly: only the page's encoding of each message is held, not its entry (an upload's
+	// server, which answers the page and filters nothing).
+	pageOnly bool
 }
 
 // held is one message the server holds: encoded for the page, and as the pipeline gave it (its
@@ -157,9 +160,13 @@ func (f *feed) Message(e *render.Entry) error {
 		s.left++
 		return nil
 	}
-	h := &held{seq: s.next, page: s.enc.Append(nil, e, s.file), e: e}
+	h := &held{seq: s.next, page: s.enc.Append(nil, e, s.file)}
 	s.next++
 	s.msgs = append(s.msgs, h)
+	if s.pageOnly {
+		return nil
+	}
+	h.e = e
 	ev := event{msg: h, units: s.pair(h)}
 	if s.live && len(s.msgs) > s.cfg.Keep {
 		n := len(s.msgs) - s.cfg.Keep
@@ -609,13 +616,20 @@ type uploadResult struct {
 }
 
 // upload dissects the capture in the request's body, held in memory and bounded by
-// MaxUpload, and answers with its messages.
+// MaxUpload, and answers with its messages. The dissection takes one of the evaluation slots
+// that display filters take (Server.evals): each holds a capture's messages until it is
+// answered, so a room uploading at once is dissected a few at a time, not all together.
 func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 	data, name, ok := s.readCapture(w, r)
 	if !ok {
 		return
 	}
-	out, err := s.dissect(data, name)
+	release, ok := s.slot(w, r)
+	if !ok {
+		return
+	}
+	defer release()
+	out, err := s.dissect(data, name, uploadNeeds())
 	res := uploadResult{Messages: []json.RawMessage{}}
 	if out == nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -633,6 +647,28 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, status, res)
+}
+
+// uploadNeeds is what an upload shown (not filtered) needs of each message: what the page
+// shows, no facts, and no entry kept past its encoding.
+func uploadNeeds() render.Needs { return render.PageFormat().Needs }
+
+// busy is what a request that found no free evaluation slot in time is answered (503): the
+// page shows it.
+const busy = "the server is busy with other uploads and filters: try again in a moment"
+
+// slot takes one of the evaluation slots, waiting at most evalTimeout; when none comes free it
+// has answered the request (503). release gives the slot back.
+func (s *Server) slot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	wait, cancel := context.WithTimeout(r.Context(), s.evalTimeout)
+	defer cancel()
+	select {
+	case s.evals <- struct{}{}:
+		return func() { <-s.evals }, true
+	case <-wait.Done():
+		http.Error(w, busy, http.StatusServiceUnavailable)
+		return nil, false
+	}
 }
 
 // readCapture reads a capture sent in a request's body, bounded by MaxUpload; when it cannot,
@@ -667,10 +703,13 @@ func (s *Server) readCapture(w http.ResponseWriter, r *http.Request) (data []byt
 }
 
 // dissect runs one uploaded capture through the pipeline into a server of its own, which
-// nobody keeps; err says what went wrong with the capture (out is nil when nothing could run).
-func (s *Server) dissect(data []byte, name string) (out *Server, err error) {
+// nobody keeps, decoding what needs asks for (Needs: entries held for filters; uploadNeeds:
+// the page's encoding only); err says what went wrong with the capture (out is nil when
+// nothing could run).
+func (s *Server) dissect(data []byte, name string, needs render.Needs) (out *Server, err error) {
 	out = New(Config{MaxMessages: s.cfg.MaxMessages, MaxBytes: s.cfg.MaxBytes}, false)
-	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Needs: Needs(), Select: s.cfg.Select, Detect: true, Workers: 1})
+	out.pageOnly = !needs.Holds
+	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Needs: needs, Select: s.cfg.Select, Detect: true, Workers: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -172,6 +172,23 @@ func TestUpload(t *testing.T) {
 		t.Errorf("the upload was kept by the server: %d messages", srv.Messages())
 	}
 	p.Check(sameOrigin(ts.URL))
+
+	// The server busy with other uploads and filters: the page says so, and keeps what it lists.
+	serve.SetEvalTimeout(srv, 50*time.Millisecond)
+	give := serve.TakeEvals(srv)
+	defer give()
+	path, _ = filepath.Abs(filepath.Join("..", "pcaps", "kgo-filters.pcap"))
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{path})); err != nil {
+		t.Fatal(err)
+	}
+	var bar string
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(bar, "busy") && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		p.Eval(`document.getElementById('bar').textContent`, &bar)
+	}
+	if !strings.HasPrefix(bar, "kgo-filters.pcap: the server is busy") || !strings.Contains(bar, "try again") {
+		t.Errorf("an upload refused as busy: the page says %q", bar)
+	}
+	checkList(t, p, want)
 }
 
 // TestLivePages: a live server pushes each message to the open pages as it comes; a page opened
