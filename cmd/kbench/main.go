@@ -28,7 +28,7 @@ const usage = `kbench: kdissect's benchmark harness.
 Usage:
   kbench gen -o FILE.pcap [-size 200MB] [-timeout 10m]   make a large realistic capture (root)
   kbench run [-n 3] [-double] [-kdissect BIN] FILE.pcap   time floor, kdissect and tshark on FILE
-  kbench floor FILE                                       the floor program alone (run uses it)
+  kbench floor [-count] FILE                              the floor program alone (run uses it; -count: bytes counted, not read)
   kbench help                                             this text
 
 Run "kbench gen -h" or "kbench run -h" for their flags.
