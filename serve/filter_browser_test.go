@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,11 +205,19 @@ func TestPageFilter(t *testing.T) {
 }
 
 // TestPageFilterUpload: a filter applies to an uploaded capture (sent again with the
-// expression), and to the next one uploaded.
+// expression), and to the next one uploaded; Enter on the expression already applied sends
+// nothing.
 func TestPageFilterUpload(t *testing.T) {
 	b := browsertest.Start(t)
 	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
-	ts := httptest.NewServer(srv.Handler())
+	var posted atomic.Int32 // captures sent to /filter
+	h := srv.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/filter" {
+			posted.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	defer ts.Close()
 	p := b.Open(t, ts.URL+"/")
 	expr := exprs[1]
@@ -216,6 +225,15 @@ func TestPageFilterUpload(t *testing.T) {
 		upload(t, p, capture)
 		if capture == "kgo-filters.pcap" {
 			typeY(t, p, expr)
+			waitApplied(t, p, expr)
+			// Enter again, and after Esc: the answer is the one listed.
+			for range 2 {
+				typeY(t, p, expr)
+				escape(t, p)
+			}
+			if class, msg := waitApplied(t, p, expr); class != "ok" || msg != "" || posted.Load() != 1 {
+				t.Errorf("Enter on the expression applied: box %q, message %q; the capture was sent %d times", class, msg, posted.Load())
+			}
 		}
 		want := displayFiltered(t, capture, expr)
 		deadline := time.Now().Add(20 * time.Second)
@@ -322,17 +340,20 @@ func checkRefusals(t *testing.T, p *browsertest.Page, base string) {
 	}
 }
 
-// upload gives the page a capture of pcaps/ through its file input, as a drop does, and waits
-// until the page has its messages.
-func upload(t *testing.T, p *browsertest.Page, capture string) {
+// upload gives the page a capture of pcaps/ (or the file named) through its file input, as a
+// drop does, and waits until the page has its messages.
+func upload(t *testing.T, p *browsertest.Page, capture string, file ...string) {
 	t.Helper()
 	path, _ := filepath.Abs(filepath.Join("..", "pcaps", capture))
+	if len(file) > 0 { // a capture outside pcaps/ (TestFilterTiming's)
+		path, _ = filepath.Abs(file[0])
+	}
 	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{path})); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var bar string
 		p.Eval(`document.getElementById('bar').textContent`, &bar)
@@ -400,6 +421,29 @@ func TestFilterTiming(t *testing.T) {
 		t.Logf("-Y %s: %d listed; server %v (GET /filter), page %.0f ms (apply to list redrawn)", expr, took.Listed, server, took.Ms)
 		page.Eval(`(function () { var b = document.getElementById('f-y'); b.value = ''; b.dispatchEvent(new Event('input')); return true; })()`, nil)
 		waitApplied(t, page, "")
+	}
+
+	// The capture uploaded onto the page of an empty server: each Enter of a new expression
+	// sends it again, an Enter of the one applied does not.
+	empty := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
+	ets := httptest.NewServer(empty.Handler())
+	defer ets.Close()
+	up := b.Open(t, ets.URL+"/")
+	start = time.Now()
+	upload(t, up, filepath.Base(*timedCapture), *timedCapture)
+	t.Logf("uploaded in %v", time.Since(start))
+	for _, expr := range []string{`api == "Fetch"`, `api == "Fetch"`, `"orders" in topics`, `"orders" in topics`} {
+		var ms float64
+		js, _ := json.Marshal(expr)
+		up.Eval(fmt.Sprintf(`new Promise(function (done) {
+			var b = document.getElementById('f-y'), e = %s, t0;
+			var check = function () {
+				if (b.getAttribute('data-applied') === e && document.getElementById('y-msg').textContent.indexOf('applying') < 0) done(performance.now() - t0);
+				else setTimeout(check, 5);
+			};
+			b.value = e; t0 = performance.now(); document.getElementById('y-apply').click(); check();
+		})`, js), &ms)
+		t.Logf("uploaded, Enter on -Y %s: %.0f ms to applied", expr, ms)
 	}
 }
 

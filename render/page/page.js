@@ -609,6 +609,9 @@
       return;
     }
     if (!expr) { yMatch = null; yDone('', null); relist(); return; }
+    // The expression the list shows, over the same messages: its answer is known (an uploaded
+    // capture is not sent and dissected again for it).
+    if (expr === yApplied && yMatch) { yDone(expr, yNote ? { warning: yNote } : null); return; }
     yState('', 'applying\u2026', 'note');
     var ask = upFile ? yAsk({ y: expr, name: upFile.name }, upFile) : yAsk({ y: expr });
     ask.then(function (res) {
