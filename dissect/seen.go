@@ -77,8 +77,12 @@ func (c Seen) Explain(shown int, ports []string, filtered bool) string {
 	for _, p := range sortedPorts(c.TLS) {
 		why = append(why, fmt.Sprintf("TLS seen on port %d (%d connections): try -p %d --tls-keylog FILE", p, c.TLS[p], p))
 	}
-	return fmt.Sprintf("no Kafka message shown: read %d packets (%d TCP) in %s, %d TCP connections%s; %s",
-		c.Packets, c.TCP, files, conns, portSummary(c.Conns), strings.Join(why, "; "))
+	connections := "connections"
+	if conns == 1 {
+		connections = "connection"
+	}
+	return fmt.Sprintf("no Kafka message shown: read %d packets (%d TCP) in %s, %d TCP %s%s; %s",
+		c.Packets, c.TCP, files, conns, connections, portSummary(c.Conns), strings.Join(why, "; "))
 }
 
 // portSummary lists the server ports of the connections, the busiest first, at most 8.

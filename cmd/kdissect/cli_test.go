@@ -326,6 +326,15 @@ func TestSilentRuns(t *testing.T) {
 	if _, errOut, _ := kdissect(t, "--format", "summary", kafka); errOut != "" {
 		t.Errorf("stderr %q on a run that shows messages", errOut)
 	}
+	// -o DIR/ reads the captures at once, their notes mixed: each note names its capture, and
+	// one connection is one.
+	pg := pcap("other-postgres.pcap")
+	_, errOut, code := kdissect(t, "--format", "summary", "-o", t.TempDir()+"/", httpFile, pg)
+	for _, w := range []string{"kdissect: " + httpFile + ": no Kafka message shown", "kdissect: " + pg + ": no Kafka message shown", " 1 TCP connection to port 5432;"} {
+		if code != cli.ExitOK || !strings.Contains(errOut, w) {
+			t.Errorf("exit %d, stderr %q lacks %q", code, errOut, w)
+		}
+	}
 }
 
 // TestSeveralFiles: with several files, text formats print a header before each file's output,

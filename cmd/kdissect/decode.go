@@ -23,7 +23,7 @@ func decodeFlags() (*flag.FlagSet, *decodeOptions) {
 	fs := flag.NewFlagSet("kdissect decode", flag.ContinueOnError)
 	registerCommon(fs, &o.Common, render.Formats()[0].Name)
 	// decode has no --stats: no format hint mentions it.
-	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), " or ", false)
+	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), " or ", false) + " (parquet to stdout when it is not a terminal: > FILE.parquet)"
 	fs.StringVar(&o.api, "api", "", "decode the frames as responses of this API (name or key)")
 	fs.IntVar(&o.version, "api-version", -1, "the API version of the responses (with --api)")
 	cli.HideDefault(fs, "api-version", "api-key")
@@ -61,6 +61,9 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		}
 		key, version = a.Key, int16(o.version)
 	}
+	// decode has no -o: stdout is its only output, so a binary format goes there (Output
+	// still refuses a terminal).
+	o.ToFile = true
 	_, out, err := o.Output(stdout, stderr)
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)

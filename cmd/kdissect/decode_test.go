@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kdissect/kdissect/internal/cli"
 )
 
 type jsonLine map[string]any
@@ -85,4 +88,26 @@ func spaced(b []byte) string {
 		s.WriteString(" \n\t"[i/8%3 : i/8%3+1])
 	}
 	return s.String()
+}
+
+// TestDecodeParquet: decode has no -o, so --format parquet goes to stdout (when it is not a
+// terminal), one row per frame; it was refused with advice to give -o, which decode lacks.
+func TestDecodeParquet(t *testing.T) {
+	var frames []byte
+	for corr := range int32(3) {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = 12
+		frames = append(frames, kmsg.NewRequestFormatter(kmsg.FormatterClientID("cli")).AppendRequest(nil, req, corr)...)
+	}
+	out, errOut, code := kdissectStdin(t, frames, "decode", "--format", "parquet")
+	if code != cli.ExitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := parquet.OpenFile(strings.NewReader(out), int64(len(out)))
+	if err != nil {
+		t.Fatalf("not a Parquet file: %v", err)
+	}
+	if f.NumRows() != 3 {
+		t.Errorf("%d rows, want 3 (one per frame)", f.NumRows())
+	}
 }

@@ -18,8 +18,8 @@ func TestPageCommands(t *testing.T) {
 		t.Errorf("stderr %q does not say what the page left out", errOut)
 	}
 	dir := filepath.Join(t.TempDir(), "site")
-	_, errOut, code = kdissect(t, "schema", "--site", dir)
-	if code != 0 || !strings.Contains(errOut, "wrote ") {
+	_, errOut, code = kdissect(t, "schema", "--site", dir+"/")
+	if code != 0 || !strings.Contains(errOut, "wrote ") || !strings.Contains(errOut, "(open "+dir+"/index.html)") {
 		t.Fatalf("schema --site: exit %d, stderr %s", code, errOut)
 	}
 	for _, f := range []string{"index.html", "errors.html", "Fetch-request.html", "Fetch-response.html"} {

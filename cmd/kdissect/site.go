@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 
 	flag "github.com/spf13/pflag"
 
@@ -20,6 +21,6 @@ func (o *schemaOptions) writeSite(cmd *cli.Command, fs *flag.FlagSet, c *codec.C
 	if err != nil {
 		return cmd.Failed(stderr, "schema --site: %v", err)
 	}
-	fmt.Fprintf(stderr, "kdissect: wrote %d pages to %s (open %s/index.html)\n", n, o.site, o.site)
+	fmt.Fprintf(stderr, "kdissect: wrote %d pages to %s (open %s)\n", n, o.site, filepath.Join(o.site, "index.html"))
 	return cli.ExitOK
 }

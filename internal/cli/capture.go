@@ -37,6 +37,9 @@ type Capture struct {
 	// OutPath is -o; dest, when set, is the file the output goes to instead of stdout.
 	OutPath string
 	dest    io.Writer
+	// named: this run is one capture of -o DIR/, whose notes are mixed with the others': the
+	// note that nothing was shown names the capture.
+	named bool
 }
 
 // Where the messages go: -o FILE, -o DIR (one file per capture, written in parallel), or
@@ -121,6 +124,9 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	}
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
+		if o.named {
+			why = files[0] + ": " + why
+		}
 		fmt.Fprintf(stderr, "kdissect: %s\n", why)
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
@@ -215,6 +221,7 @@ func (o *Capture) runEach(cmd *Command, f render.Format, files []string, stdin i
 	return Each(files, parallel, stdout, stderr, func(i int, stdout, stderr io.Writer) int {
 		oc := *o
 		oc.NoProgress = true
+		oc.named = true
 		oc.Workers = max(1, o.Workers/parallel)
 		return oc.runFile(cmd, outs[i], files[i:i+1], stdin, stdout, stderr)
 	})
