@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -457,4 +458,44 @@ func escape(t *testing.T, p *browsertest.Page) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
+}
+
+// TestPageFilterUnfinished: an expression the server could not finish in time is shown as a
+// warning (yellow), not as a wrong expression (red), and the list keeps its filter; the caret
+// of a wrong expression is on the character named, past an emoji (two UTF-16 units in the box).
+func TestPageFilterUnfinished(t *testing.T) {
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	feed(t, "kgo-filters.pcap", srv.Renderer(), "html")
+	serve.SetEvalTimeout(srv, time.Millisecond)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	p := b.Open(t, ts.URL+"/")
+	all := listedKeys(p)
+	typeY(t, p, `all(1..999000, {# > 0})`)
+	msg := waitMsg(t, p, "warn")
+	if !strings.Contains(msg, "the filter took longer than 1ms") || !strings.Contains(msg, "The list shows every message.") {
+		t.Errorf("a filter past its time: the page says %q", msg)
+	}
+	if got := listedKeys(p); !slices.Equal(got, all) {
+		t.Errorf("a filter past its time: the page lists %d of %d messages", len(got), len(all))
+	}
+
+	bad := `client_id == "😀" &&& x`
+	_, cerr := filter.Compile(bad)
+	pos, _, _ := filter.ErrorAt(cerr)
+	js, _ := json.Marshal(bad)
+	p.Eval(`(function () { var b = document.getElementById('f-y'); b.focus(); b.value = `+string(js)+`; document.getElementById('y-apply').click(); return true; })()`, nil)
+	waitMsg(t, p, "bad")
+	var caret struct{ Start, End int }
+	p.Eval(`({start: document.getElementById('f-y').selectionStart, end: document.getElementById('f-y').selectionEnd})`, &caret)
+	at := len(utf16.Encode([]rune(bad)[:pos.Offset]))
+	if pos.Offset <= strings.Index(bad, "😀") || caret.Start != at || caret.End != at+1 {
+		t.Errorf("%s: the caret is at %d-%d, the error (character %d) at unit %d", bad, caret.Start, caret.End, pos.Offset, at)
+	}
+	for _, s := range p.Problems() {
+		if !strings.Contains(s, ts.URL+"/filter?") || !strings.Contains(s, "status of 400") && !strings.Contains(s, "status of 503") {
+			t.Errorf("page problem: %s", s)
+		}
+	}
 }
