@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,6 +145,15 @@ func TestPageInBrowser(t *testing.T) {
 			p.Eval(`(function () { var b = document.getElementById('f-y'); return {disabled: b.disabled, placeholder: b.placeholder, apply: !document.getElementById('y-apply').hidden}; })()`, &box)
 			if !box.Disabled || box.Apply || !strings.Contains(box.Placeholder, "needs kdissect serve") || !strings.Contains(box.Placeholder, "-Y on the command line") {
 				t.Errorf("the file page's display filter box: %+v", box)
+			}
+			if name == "kgo-filters.pcap" {
+				// A link with a filter (as a served page's): the page says why it shows everything.
+				lp := b.Open(t, url+"?y="+neturl.QueryEscape(`api == "Fetch"`))
+				var msg string
+				lp.Eval(`document.getElementById('y-msg').textContent`, &msg)
+				if !strings.Contains(msg, `no kdissect serve to evaluate -Y api == "Fetch"`) || !strings.Contains(msg, "every message") {
+					t.Errorf("the file page opened with ?y=: it says %q", msg)
+				}
 			}
 			if deep[name] {
 				seen := map[string]bool{}

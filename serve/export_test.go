@@ -29,7 +29,7 @@ func UploadNeeds() render.Needs { return uploadNeeds() }
 // UploadHeld dissects data as /upload does, and says how many messages it found and how many
 // entries (decoded trees) its dissection held until it was answered.
 func UploadHeld(s *Server, data []byte) (msgs, entries int, err error) {
-	out, err := s.dissect(data, "upload", uploadNeeds())
+	out, err := s.dissect(data, "upload", holdPages)
 	if out == nil {
 		return 0, 0, err
 	}

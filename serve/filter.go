@@ -199,7 +199,7 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	var msgs []*held
 	if r.Method == http.MethodPost {
-		out, err := s.dissect(data, name, Needs())
+		out, err := s.dissect(data, name, holdEntries)
 		if out == nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -204,11 +206,19 @@ func TestPageFilter(t *testing.T) {
 }
 
 // TestPageFilterUpload: a filter applies to an uploaded capture (sent again with the
-// expression), and to the next one uploaded.
+// expression), and to the next one uploaded; Enter on the expression already applied sends
+// nothing.
 func TestPageFilterUpload(t *testing.T) {
 	b := browsertest.Start(t)
 	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
-	ts := httptest.NewServer(srv.Handler())
+	var posted atomic.Int32 // captures sent to /filter
+	h := srv.Handler()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/filter" {
+			posted.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	defer ts.Close()
 	p := b.Open(t, ts.URL+"/")
 	expr := exprs[1]
@@ -216,6 +226,15 @@ func TestPageFilterUpload(t *testing.T) {
 		upload(t, p, capture)
 		if capture == "kgo-filters.pcap" {
 			typeY(t, p, expr)
+			waitApplied(t, p, expr)
+			// Enter again, and after Esc: the answer is the one listed.
+			for range 2 {
+				typeY(t, p, expr)
+				escape(t, p)
+			}
+			if class, msg := waitApplied(t, p, expr); class != "ok" || msg != "" || posted.Load() != 1 {
+				t.Errorf("Enter on the expression applied: box %q, message %q; the capture was sent %d times", class, msg, posted.Load())
+			}
 		}
 		want := displayFiltered(t, capture, expr)
 		deadline := time.Now().Add(20 * time.Second)
@@ -322,17 +341,20 @@ func checkRefusals(t *testing.T, p *browsertest.Page, base string) {
 	}
 }
 
-// upload gives the page a capture of pcaps/ through its file input, as a drop does, and waits
-// until the page has its messages.
-func upload(t *testing.T, p *browsertest.Page, capture string) {
+// upload gives the page a capture of pcaps/ (or the file named) through its file input, as a
+// drop does, and waits until the page has its messages.
+func upload(t *testing.T, p *browsertest.Page, capture string, file ...string) {
 	t.Helper()
 	path, _ := filepath.Abs(filepath.Join("..", "pcaps", capture))
+	if len(file) > 0 { // a capture outside pcaps/ (TestFilterTiming's)
+		path, _ = filepath.Abs(file[0])
+	}
 	ctx, cancel := context.WithTimeout(p.Context(), time.Minute)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS("#upload-file"), []string{path})); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		var bar string
 		p.Eval(`document.getElementById('bar').textContent`, &bar)
@@ -401,6 +423,29 @@ func TestFilterTiming(t *testing.T) {
 		page.Eval(`(function () { var b = document.getElementById('f-y'); b.value = ''; b.dispatchEvent(new Event('input')); return true; })()`, nil)
 		waitApplied(t, page, "")
 	}
+
+	// The capture uploaded onto the page of an empty server: each Enter of a new expression
+	// sends it again, an Enter of the one applied does not.
+	empty := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
+	ets := httptest.NewServer(empty.Handler())
+	defer ets.Close()
+	up := b.Open(t, ets.URL+"/")
+	start = time.Now()
+	upload(t, up, filepath.Base(*timedCapture), *timedCapture)
+	t.Logf("uploaded in %v", time.Since(start))
+	for _, expr := range []string{`api == "Fetch"`, `api == "Fetch"`, `"orders" in topics`, `"orders" in topics`} {
+		var ms float64
+		js, _ := json.Marshal(expr)
+		up.Eval(fmt.Sprintf(`new Promise(function (done) {
+			var b = document.getElementById('f-y'), e = %s, t0;
+			var check = function () {
+				if (b.getAttribute('data-applied') === e && document.getElementById('y-msg').textContent.indexOf('applying') < 0) done(performance.now() - t0);
+				else setTimeout(check, 5);
+			};
+			b.value = e; t0 = performance.now(); document.getElementById('y-apply').click(); check();
+		})`, js), &ms)
+		t.Logf("uploaded, Enter on -Y %s: %.0f ms to applied", expr, ms)
+	}
 }
 
 // escape presses Esc in the display filter box, and waits a little for what it might start
@@ -413,4 +458,44 @@ func escape(t *testing.T, p *browsertest.Page) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
+}
+
+// TestPageFilterUnfinished: an expression the server could not finish in time is shown as a
+// warning (yellow), not as a wrong expression (red), and the list keeps its filter; the caret
+// of a wrong expression is on the character named, past an emoji (two UTF-16 units in the box).
+func TestPageFilterUnfinished(t *testing.T) {
+	b := browsertest.Start(t)
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	feed(t, "kgo-filters.pcap", srv.Renderer(), "html")
+	serve.SetEvalTimeout(srv, time.Millisecond)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	p := b.Open(t, ts.URL+"/")
+	all := listedKeys(p)
+	typeY(t, p, `all(1..999000, {# > 0})`)
+	msg := waitMsg(t, p, "warn")
+	if !strings.Contains(msg, "the filter took longer than 1ms") || !strings.Contains(msg, "The list shows every message.") {
+		t.Errorf("a filter past its time: the page says %q", msg)
+	}
+	if got := listedKeys(p); !slices.Equal(got, all) {
+		t.Errorf("a filter past its time: the page lists %d of %d messages", len(got), len(all))
+	}
+
+	bad := `client_id == "😀" &&& x`
+	_, cerr := filter.Compile(bad)
+	pos, _, _ := filter.ErrorAt(cerr)
+	js, _ := json.Marshal(bad)
+	p.Eval(`(function () { var b = document.getElementById('f-y'); b.focus(); b.value = `+string(js)+`; document.getElementById('y-apply').click(); return true; })()`, nil)
+	waitMsg(t, p, "bad")
+	var caret struct{ Start, End int }
+	p.Eval(`({start: document.getElementById('f-y').selectionStart, end: document.getElementById('f-y').selectionEnd})`, &caret)
+	at := len(utf16.Encode([]rune(bad)[:pos.Offset]))
+	if pos.Offset <= strings.Index(bad, "😀") || caret.Start != at || caret.End != at+1 {
+		t.Errorf("%s: the caret is at %d-%d, the error (character %d) at unit %d", bad, caret.Start, caret.End, pos.Offset, at)
+	}
+	for _, s := range p.Problems() {
+		if !strings.Contains(s, ts.URL+"/filter?") || !strings.Contains(s, "status of 400") && !strings.Contains(s, "status of 503") {
+			t.Errorf("page problem: %s", s)
+		}
+	}
 }

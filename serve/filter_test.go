@@ -422,58 +422,38 @@ func TestFilterTimeout(t *testing.T) {
 	}
 }
 
-// TestFilterUploadWaits: an upload sent to be filtered waits for an evaluation slot before it
-// is dissected (a dissection holds the capture's trees), and is refused, undissected, when
-// none comes free in time.
-func TestFilterUploadWaits(t *testing.T) {
-	var warned atomic.Int32 // uploads dissected with a problem
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Warn: func(error) { warned.Add(1) }}, false)
-	serve.SetEvalTimeout(srv, 50*time.Millisecond)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
+// TestUploadsWait: a capture sent to be shown (/upload) or filtered (POST /filter) is
+// dissected in one of the evaluation slots, so a room uploading at once is dissected a few at a
+// time (a dissection holds the capture's messages until it is answered); with none free in
+// time it is refused, undissected, with words the page shows. A capture shown decodes what the
+// page shows and holds no entry.
+func TestUploadsWait(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "pcaps", "kgo-filters.pcap"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut := data[:len(data)/2] // dissected, it warns: truncated
-	give := serve.TakeEvals(srv)
-	a, status := askFilter(t, "POST", ts.URL+"/filter?name=cut.pcap&y=true", cut)
-	give()
-	if status != 503 || !strings.Contains(a.Error, "busy") || warned.Load() != 0 {
-		t.Errorf("all slots taken: status %d, %+v; %d warnings", status, a, warned.Load())
-	}
-	if a, status := askFilter(t, "POST", ts.URL+"/filter?name=cut.pcap&y=true", cut); status != 200 || len(a.Match) == 0 || warned.Load() != 1 {
-		t.Errorf("a slot free: status %d, %+v; %d warnings", status, a, warned.Load())
-	}
-}
-
-// TestUploadWaits: an upload is dissected in one of the evaluation slots filters take, so a
-// room uploading at once is dissected a few at a time; with none free in time it is refused,
-// undissected, with words the page shows. It decodes what the page shows and holds no entry.
-func TestUploadWaits(t *testing.T) {
-	var warned atomic.Int32 // uploads dissected with a problem
-	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Warn: func(error) { warned.Add(1) }}, false)
-	serve.SetEvalTimeout(srv, 50*time.Millisecond)
-	ts := httptest.NewServer(srv.Handler())
-	defer ts.Close()
-	data, err := os.ReadFile(filepath.Join("..", "pcaps", "kgo-filters.pcap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut := data[:len(data)/2] // dissected, it warns: truncated
-	give := serve.TakeEvals(srv)
-	a, status := askFilter(t, "POST", ts.URL+"/upload?name=cut.pcap", cut)
-	give()
-	if status != 503 || !strings.Contains(a.Error, "busy") || !strings.Contains(a.Error, "try again") || warned.Load() != 0 {
-		t.Errorf("all slots taken: status %d, %q; %d warnings", status, a.Error, warned.Load())
-	}
-	if _, status := askFilter(t, "POST", ts.URL+"/upload?name=cut.pcap", cut); status != 200 || warned.Load() != 1 {
-		t.Errorf("a slot free: status %d; %d warnings", status, warned.Load())
+	for _, path := range []string{"/upload?name=cut.pcap", "/filter?name=cut.pcap&y=true"} {
+		var warned atomic.Int32 // uploads dissected with a problem
+		srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Warn: func(error) { warned.Add(1) }}, false)
+		serve.SetEvalTimeout(srv, 50*time.Millisecond)
+		ts := httptest.NewServer(srv.Handler())
+		give := serve.TakeEvals(srv)
+		a, status := askFilter(t, "POST", ts.URL+path, cut)
+		give()
+		if status != 503 || !strings.Contains(a.Error, "busy") || !strings.Contains(a.Error, "try again") || warned.Load() != 0 {
+			t.Errorf("%s, all slots taken: status %d, %q; %d warnings", path, status, a.Error, warned.Load())
+		}
+		if _, status := askFilter(t, "POST", ts.URL+path, cut); status != 200 || warned.Load() != 1 {
+			t.Errorf("%s, a slot free: status %d; %d warnings", path, status, warned.Load())
+		}
+		ts.Close()
 	}
 
 	if n, want := serve.UploadNeeds(), render.PageFormat().Needs; n != want || n.Facts || n.Holds {
 		t.Errorf("an upload decodes %+v, the page needs %+v", n, want)
 	}
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
 	msgs, entries, err := serve.UploadHeld(srv, data)
 	if err != nil || msgs != 108 || entries != 0 {
 		t.Errorf("an upload of 108 messages: %d messages, %d entries held to the end, %v", msgs, entries, err)

@@ -92,10 +92,19 @@ type Server struct {
 	enc       render.PageMessages
 	file      string
 	closed    bool
-	// pageOnly: only the page's encoding of each message is held, not its entry (an upload's
-	// server, which answers the page and filters nothing).
-	pageOnly bool
+	// hold is what is held of each message: for an upload's server (dissect), only what its
+	// one answer reads.
+	hold holding
 }
+
+// holding says what a Server holds of each message.
+type holding int
+
+const (
+	holdAll     holding = iota // its page encoding and its entry: captures, live
+	holdPages                  // its page encoding only: an upload shown (/upload)
+	holdEntries                // its entry only: an upload filtered (POST /filter)
+)
 
 // held is one message the server holds: encoded for the page, and as the pipeline gave it (its
 // tree and facts: the page's format has the pipeline keep them), for display filters.
@@ -160,10 +169,13 @@ func (f *feed) Message(e *render.Entry) error {
 		s.left++
 		return nil
 	}
-	h := &held{seq: s.next, page: s.enc.Append(nil, e, s.file)}
+	h := &held{seq: s.next}
+	if s.hold != holdEntries {
+		h.page = s.enc.Append(nil, e, s.file)
+	}
 	s.next++
 	s.msgs = append(s.msgs, h)
-	if s.pageOnly {
+	if s.hold == holdPages {
 		return nil
 	}
 	h.e = e
@@ -629,7 +641,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	out, err := s.dissect(data, name, uploadNeeds())
+	out, err := s.dissect(data, name, holdPages)
 	res := uploadResult{Messages: []json.RawMessage{}}
 	if out == nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -703,12 +715,15 @@ func (s *Server) readCapture(w http.ResponseWriter, r *http.Request) (data []byt
 }
 
 // dissect runs one uploaded capture through the pipeline into a server of its own, which
-// nobody keeps, decoding what needs asks for (Needs: entries held for filters; uploadNeeds:
-// the page's encoding only); err says what went wrong with the capture (out is nil when
-// nothing could run).
-func (s *Server) dissect(data []byte, name string, needs render.Needs) (out *Server, err error) {
+// nobody keeps, holding what hold says (holdPages: to be shown; holdEntries: to be filtered);
+// err says what went wrong with the capture (out is nil when nothing could run).
+func (s *Server) dissect(data []byte, name string, hold holding) (out *Server, err error) {
 	out = New(Config{MaxMessages: s.cfg.MaxMessages, MaxBytes: s.cfg.MaxBytes}, false)
-	out.pageOnly = !needs.Holds
+	out.hold = hold
+	needs := Needs()
+	if hold == holdPages {
+		needs = uploadNeeds()
+	}
 	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Needs: needs, Select: s.cfg.Select, Detect: true, Workers: 1})
 	if err != nil {
 		return nil, err

@@ -569,17 +569,23 @@
       return r.text().then(function (t) {
         var res;
         try { res = JSON.parse(t); } catch (e) { res = { error: t.trim() || r.statusText }; }
-        if (!r.ok) { var err = new Error(res.error || r.statusText); err.res = res; throw err; }
+        if (!r.ok) { var err = new Error(res.error || r.statusText); err.res = res; err.status = r.status; throw err; }
         return res;
       });
     });
   }
+  // yRefused says why an expression was not applied: red when it is wrong; yellow when the
+  // server could not finish it (503: past the time bound, or busy), which is no fault of it.
   function yRefused(e, expr, caret) {
     var res = e.res || { error: e.message, offset: -1 };
     var still = yApplied ? 'The list still shows -Y ' + yApplied + '.' : 'The list shows every message.';
+    if (e.status === 503) { yState('warn', '! ' + res.error + '\n' + still, 'note'); return; }
     yState('bad', res.error + '\n' + still, 'bad');
-    if (caret && res.offset >= 0 && document.activeElement === ybox) ybox.setSelectionRange(res.offset, Math.min(res.offset + 1, expr.length));
+    if (caret && res.offset >= 0 && document.activeElement === ybox) ybox.setSelectionRange(units(expr, res.offset), units(expr, res.offset + 1));
   }
+  // units is where the character chars of s (the server counts characters, as -Y does) is in
+  // the box, which counts UTF-16 units: an emoji is two.
+  function units(s, chars) { return Array.from(s).slice(0, chars).join('').length; }
   function yDone(expr, res) {
     yApplied = expr;
     yNote = '';
@@ -609,6 +615,9 @@
       return;
     }
     if (!expr) { yMatch = null; yDone('', null); relist(); return; }
+    // The expression the list shows, over the same messages: its answer is known (an uploaded
+    // capture is not sent and dissected again for it).
+    if (expr === yApplied && yMatch) { yDone(expr, yNote ? { warning: yNote } : null); return; }
     yState('', 'applying\u2026', 'note');
     var ask = upFile ? yAsk({ y: expr, name: upFile.name }, upFile) : yAsk({ y: expr });
     ask.then(function (res) {
@@ -655,6 +664,11 @@
     // The file page has no server to ask: expressions are for kdissect serve, or -Y.
     ybox.disabled = true;
     ybox.placeholder = 'display filter: needs kdissect serve (or -Y on the command line, which chose what this page holds)';
+    // A link to this page with a filter (?y=, as a served page's link has): say why it is not
+    // applied, rather than look unfiltered with no word.
+    var yLinked = new URLSearchParams(location.search).get('y');
+    if (yLinked) yState('', 'This page is a file, with no kdissect serve to evaluate -Y ' + yLinked + ': it shows every message it holds. ' +
+      'Serve it (kdissect serve CAPTURE) or write the page with -Y on the command line.', 'note');
   }
 
   if (meta.upload) {
