@@ -95,6 +95,8 @@ func TestBadValues(t *testing.T) {
 		{[]string{"live", "-i", "lo", "--duration", "-1s"}, "--duration -1s: cannot be negative"},
 		{[]string{"live", "-i", "lo", "-p", ""}, "--port: empty value"},
 		{[]string{"live", "-i", ""}, "--interface: empty value"},
+		// live has no -o: Parquet is refused for what it is, not with advice to give -o.
+		{[]string{"live", "-i", "lo", "--format", "parquet"}, "--format parquet writes its output only at the end"},
 	} {
 		out, errOut, code := kdissect(t, tt.args...)
 		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "kdissect: "+tt.msg) || !strings.Contains(errOut, "--help' for usage.") {

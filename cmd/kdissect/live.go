@@ -10,6 +10,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/cli"
+	"github.com/kdissect/kdissect/render"
 )
 
 type liveOptions struct {
@@ -27,6 +28,13 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	o := &liveOptions{}
 	fs := flag.NewFlagSet("kdissect live", flag.ContinueOnError)
 	registerCommon(fs, &o.Common, "summary")
+	var shown []render.Format // live shows each message as it completes
+	for _, f := range render.Formats() {
+		if !f.Batch {
+			shown = append(shown, f)
+		}
+	}
+	fs.Lookup("format").Usage = "output format: " + render.ListFormats(shown, ", or ", true)
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
@@ -68,12 +76,14 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
+	// A format written only at the end is refused before Output, whose advice for Parquet
+	// (give -o) does not apply: live has no -o.
+	if f, err := o.LookupFormat(); err == nil && f.Batch {
+		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
+	}
 	f, inner, err := o.Output(stdout, stderr)
 	if err != nil {
 		return fail("%v", err)
-	}
-	if f.Batch {
-		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
 	}
 
 	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write}
