@@ -89,3 +89,41 @@ func TestOutputErrors(t *testing.T) {
 		t.Error("the capture was overwritten")
 	}
 }
+
+// TestOutputOfNoCapture: an input that is not a capture leaves no output file behind its
+// error (exit 1), with -o FILE and with -o DIR/; a capture read beside it keeps its file, and
+// one that is cut short keeps what it gave.
+func TestOutputOfNoCapture(t *testing.T) {
+	a := pcap("kgo-produce-fetch.pcap")
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("these are notes, not packets\n"), 0o644)
+	data, _ := os.ReadFile(a)
+	cut := filepath.Join(dir, "cut.pcap")
+	os.WriteFile(cut, data[:3000], 0o644)
+	for _, tt := range []struct {
+		args []string
+		gone []string // output files that must not exist
+		kept []string // output files that must, not empty
+	}{
+		{[]string{"--format", "json", "-o", filepath.Join(dir, "one.jsonl"), text}, []string{"one.jsonl"}, nil},
+		{[]string{"--format", "parquet", "-o", filepath.Join(dir, "one.parquet"), text}, []string{"one.parquet"}, nil},
+		{[]string{"--format", "summary", "-o", filepath.Join(dir, "each") + "/", text, a, cut},
+			[]string{"each/notes.txt"}, []string{"each/kgo-produce-fetch.txt", "each/cut.txt"}},
+	} {
+		_, errOut, code := kdissectStdin(t, nil, tt.args...)
+		if code != cli.ExitFailure || !strings.Contains(errOut, text+": not a pcap or pcapng file") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and the file named", tt.args, code, errOut)
+		}
+		for _, g := range tt.gone {
+			if _, err := os.Stat(filepath.Join(dir, g)); err == nil {
+				t.Errorf("%v: %s left behind", tt.args, g)
+			}
+		}
+		for _, k := range tt.kept {
+			if st, err := os.Stat(filepath.Join(dir, k)); err != nil || st.Size() == 0 {
+				t.Errorf("%v: %s: %v", tt.args, k, err)
+			}
+		}
+	}
+}

@@ -40,6 +40,8 @@ type Capture struct {
 	// named: this run is one capture of -o DIR/, whose notes are mixed with the others': the
 	// note that nothing was shown names the capture.
 	named bool
+	// opened counts the captures Run opened as captures: with none, -o's file is removed.
+	opened int
 }
 
 // Where the messages go: -o FILE, -o DIR (one file per capture, written in parallel), or
@@ -122,6 +124,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 			fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), o.Write)
 		}
 	}
+	o.opened = p.Seen().Files
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
 		if o.named {
@@ -198,8 +201,8 @@ func (o *Capture) runFile(cmd *Command, path string, files []string, stdin io.Re
 	if err := out.Close(); err != nil && status == ExitOK {
 		status = cmd.Failed(stderr, "writing %s: %v", path, err)
 	}
-	if status == ExitUsage {
-		os.Remove(path) // nothing was read: leave nothing behind
+	if status == ExitUsage || status != ExitOK && oc.opened == 0 {
+		os.Remove(path) // nothing was read (not a capture, or not at all): leave nothing behind
 	}
 	return status
 }
