@@ -729,7 +729,13 @@ func (s *Server) dissect(data []byte, name string, hold holding) (out *Server, e
 		return nil, err
 	}
 	if _, err = p.FileFrom(bytes.NewReader(data), name); err != nil && s.cfg.Warn != nil {
-		s.cfg.Warn(fmt.Errorf("upload: %w", err))
+		// The pipeline's error begins with the capture's name, which is "upload" for a
+		// capture sent without one: say so once.
+		if name != "upload" {
+			s.cfg.Warn(fmt.Errorf("upload: %w", err))
+		} else {
+			s.cfg.Warn(err)
+		}
 	}
 	if cerr := p.Close(); cerr != nil && err == nil {
 		err = cerr

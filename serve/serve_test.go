@@ -414,3 +414,26 @@ func TestTokenInURLs(t *testing.T) {
 		t.Errorf("%s: %d %s", filterURL, status, body)
 	}
 }
+
+// TestUploadWarning: a capture that cannot be read is named once in the server's warning,
+// whether the page gave its file name or not.
+func TestUploadWarning(t *testing.T) {
+	for _, tt := range []struct{ query, want string }{
+		{"", "upload: "},
+		{"?name=cut.pcap", "upload: cut.pcap: "},
+	} {
+		var warned []string
+		srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), Warn: func(err error) { warned = append(warned, err.Error()) }}, false)
+		ts := httptest.NewServer(srv.Handler())
+		res, err := http.Post(ts.URL+"/upload"+tt.query, "application/octet-stream", strings.NewReader("abc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		ts.Close()
+		srv.Close()
+		if len(warned) != 1 || !strings.HasPrefix(warned[0], tt.want) || strings.Count(warned[0], "upload") != 1 {
+			t.Errorf("upload%s of 3 bytes (status %d): warnings %q, want one that starts %q and says upload once", tt.query, res.StatusCode, warned, tt.want)
+		}
+	}
+}
