@@ -71,6 +71,25 @@ func TestFlagErrors(t *testing.T) {
 }
 
 // TestBadValues: negative and empty values are refused with a message, in every subcommand.
+// TestMissingCapture: a capture that does not exist is named, and a name that reads like a
+// mistyped subcommand says there is no such subcommand either; a path does not.
+func TestMissingCapture(t *testing.T) {
+	for _, tt := range []struct {
+		arg, want string
+		hint      bool
+	}{
+		{"shema", "kdissect: open shema: no such file or directory", true},
+		{"./shema", "kdissect: open ./shema: no such file or directory", false},
+		{"nofile.pcap", "kdissect: open nofile.pcap: no such file or directory", false},
+	} {
+		out, errOut, code := kdissect(t, tt.arg)
+		hint := strings.Contains(errOut, `nor is there a subcommand "shema": kdissect --help lists them`)
+		if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, tt.want) || hint != tt.hint {
+			t.Errorf("kdissect %s: exit %d, stdout %q, stderr %q; want exit 1, %q, a subcommand hint %v", tt.arg, code, out, errOut, tt.want, tt.hint)
+		}
+	}
+}
+
 func TestBadValues(t *testing.T) {
 	file := pcap("kgo-produce-fetch.pcap")
 	for _, tt := range []struct {

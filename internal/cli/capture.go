@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -109,7 +110,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
 			return
 		}
-		status = cmd.Failed(stderr, "%v", err)
+		status = cmd.Failed(stderr, "%v%s", err, notSubcommand(cmd.prog, err))
 	})
 	done()
 	if err != nil {
@@ -259,4 +260,14 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 	}
 	shown, _ := p.Shown()
 	fmt.Fprintf(stderr, "kdissect: %d packets read (%d TCP), %d Kafka messages shown\n", seen.Packets, seen.TCP, shown)
+}
+
+// notSubcommand is what to add to the error of a capture that does not exist when its name
+// reads like a mistyped subcommand ("kdissect shema"): a word, not a path.
+func notSubcommand(p *Program, err error) string {
+	var pe *fs.PathError
+	if p == nil || !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || strings.ContainsAny(pe.Path, "./\\") {
+		return ""
+	}
+	return fmt.Sprintf(" (nor is there a subcommand %q: %s --help lists them)", pe.Path, p.Name)
 }

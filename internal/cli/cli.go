@@ -229,7 +229,12 @@ func runHelp(cmd *Command, args []string, stdin io.Reader, stdout, stderr io.Wri
 			c.Help(stdout, c.Flags())
 			return ExitOK
 		}
-		return cmd.UsageError(stderr, "no subcommand %q", fs.Arg(0))
+		names := make([]string, len(p.Subcommands))
+		for i, c := range p.Subcommands {
+			names[i] = c.Name
+		}
+		fmt.Fprintf(stderr, "%s: no subcommand %q; there are %s\nRun '%s --help' for usage.\n", p.Name, fs.Arg(0), strings.Join(names, ", "), p.Name)
+		return ExitUsage
 	}
 	return cmd.UsageError(stderr, "one subcommand at most, got %q", fs.Args())
 }

@@ -135,7 +135,7 @@ func TestProgram(t *testing.T) {
 		{[]string{"--nope"}, ExitUsage, "", "", "p: unknown flag: --nope\nRun 'p --help' for usage.\n"},
 		{[]string{"help", "sub"}, ExitOK, "", "Usage:\n  p sub\n  p sub --all\n\nDoes sub.\n\nFlags:\n  -d, --dir string   a directory\n", ""},
 		{[]string{"--help"}, ExitOK, "", "Usage:\n  p \n\nDoes .\n\nSubcommands (p SUBCOMMAND --help for each):\n  p sub                                sub things\n  p help [SUBCOMMAND]                  this text, or a subcommand's\n\nFlags:\n  -d, --dir string   a directory\n", ""},
-		{[]string{"help", "x"}, ExitUsage, "", "", "p: no subcommand \"x\"\nRun 'p help --help' for usage.\n"},
+		{[]string{"help", "x"}, ExitUsage, "", "", "p: no subcommand \"x\"; there are sub, help\nRun 'p --help' for usage.\n"},
 	} {
 		ran = ""
 		var out, errs bytes.Buffer
