@@ -88,8 +88,17 @@ func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
 	if flags&lz4VersionMask != lz4Version {
 		return nil, 0, errLZ4Version
 	}
+	// The format's reserved bits (FLG bit 1; BD bits 7 and 0-3) must be zero: a frame with
+	// one set is of a format this reader does not know.
+	if flags&0x02 != 0 || bd&0x8f != 0 {
+		return nil, 0, fmt.Errorf("lz4: reserved bits set in the frame descriptor (%02x %02x)", flags, bd)
+	}
 	hc := p + 2
+	contentSize := int64(-1) // the frame's decompressed size, when its descriptor states it
 	if flags&lz4ContentSize != 0 {
+		if len(src)-hc >= 8 {
+			contentSize = int64(binary.LittleEndian.Uint64(src[hc:]) & (1<<63 - 1))
+		}
 		hc += 8
 	}
 	if flags&lz4DictionaryID != 0 {
@@ -147,6 +156,11 @@ func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
 		} else if out, err = lz4Block(block, out, start, blockMax, flags&lz4Independent != 0, limit); err != nil {
 			return nil, 0, err
 		}
+	}
+	// The stated size is checked, never used to size anything: a frame that says otherwise
+	// than its blocks is damaged.
+	if contentSize >= 0 && int64(len(out)-start) != contentSize {
+		return nil, 0, fmt.Errorf("lz4: the frame holds %d bytes, its descriptor says %d", len(out)-start, contentSize)
 	}
 	if flags&lz4ContentSum != 0 {
 		if len(src)-p < 4 {

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/pierrec/lz4/v4"
@@ -81,11 +83,18 @@ func TestLZ4(t *testing.T) {
 		t.Fatalf("dependent blocks: %q, %v", out, err)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
-	for name, frame := range frames {
+	// In a fixed order, so that each frame gets the same cuts and changes in every run.
+	for _, name := range slices.Sorted(maps.Keys(frames)) {
+		frame := frames[name]
 		check := func(what string, src []byte) {
 			want, werr := lz4Reference(src)
 			got, gerr := unlz4(src, 64<<20, lz4Hint(src))
-			// (The reader returns what it read before an error; unlz4 returns nothing.)
+			// (The reader returns what it read before an error; unlz4 returns nothing.) A
+			// changed magic number the format does not define may be one the reader takes
+			// (see FuzzLZ4).
+			if werr == nil && gerr == errLZ4Magic {
+				return
+			}
 			if (werr == nil) != (gerr == nil) || werr == nil && !bytes.Equal(got, want) {
 				t.Errorf("%s, %s: %d bytes, %v; the lz4 package: %d bytes, %v", name, what, len(got), gerr, len(want), werr)
 			}
