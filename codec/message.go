@@ -117,22 +117,61 @@ func (c *Codec) HeaderReason(key, v int16, response bool) string {
 	return headerReason(c.APIName(key), key, v, response, def)
 }
 
-// headerReason is the one place that explains the choices of RequestHeaderVersion and
-// ResponseHeaderVersion; name is the API's and def its message's definition (nil when the key
-// has none).
+// headerReason explains the rule headerRuleOf finds for version v of the API named name; def
+// is the message's definition (nil when the key has none).
 func headerReason(name string, key, v int16, response bool, def *schema.Message) string {
-	switch {
-	case !response && key == KeyControlledShutdown && v == 0:
+	switch headerRuleOf(key, v, response, def != nil && def.Flexible(v)) {
+	case headerNoClientID:
 		return "ControlledShutdown v0 predates the client id"
-	case response && key == KeyApiVersions:
+	case headerAlwaysV0:
 		return "ApiVersions responses always use v0, so that a client can read the answer of a broker that does not know the version it asked for"
+	}
+	switch {
 	case def == nil:
 		return fmt.Sprintf("no definition for API key %d, so taken as not flexible", key)
-	}
-	if def.Flexible(v) {
+	case def.Flexible(v):
 		return fmt.Sprintf("%s v%d is flexible (flexible versions %s), so the header ends in a tagged section", name, v, def.FlexibleVersions)
 	}
 	return fmt.Sprintf("%s v%d is not flexible (flexible versions %s), so the header has no tagged section", name, v, def.FlexibleVersions)
+}
+
+// headerRule is why an API version's requests or responses have the header version they have.
+type headerRule int
+
+const (
+	headerPlain      headerRule = iota // not flexible: request header v1, response header v0
+	headerFlexible                     // flexible: the header ends in tagged fields (v2, v1)
+	headerNoClientID                   // ControlledShutdown v0 requests: v0, no client id
+	headerAlwaysV0                     // ApiVersions responses: v0 whatever the version
+)
+
+// headerRuleOf is the one place that holds the protocol's exceptions to "flexible versions
+// use the flexible header"; flexible says whether version v is flexible.
+func headerRuleOf(key, v int16, response, flexible bool) headerRule {
+	switch {
+	case !response && key == KeyControlledShutdown && v == 0:
+		return headerNoClientID
+	case response && key == KeyApiVersions:
+		return headerAlwaysV0
+	case flexible:
+		return headerFlexible
+	}
+	return headerPlain
+}
+
+// version is the header version the rule gives requests (or responses).
+func (r headerRule) version(response bool) int {
+	switch {
+	case r == headerNoClientID || r == headerAlwaysV0:
+		return 0
+	case response && r == headerFlexible:
+		return 1
+	case response:
+		return 0
+	case r == headerFlexible:
+		return 2
+	}
+	return 1
 }
 
 // Release gives the memory of m's field tree back to c, for the messages c decodes after it:
@@ -177,25 +216,20 @@ var errShortHeader = errors.New("frame too short for a Kafka request header")
 // RequestHeaderVersion is the request header version an API version uses: 2 for flexible
 // versions, 1 otherwise, and 0 for ControlledShutdown v0, which predates the client id.
 func (c *Codec) RequestHeaderVersion(key, version int16) int {
-	if key == KeyControlledShutdown && version == 0 {
-		return 0
-	}
-	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
-		return 2
-	}
-	return 1
+	return headerRuleOf(key, version, false, c.flexible(key, version)).version(false)
 }
 
 // ResponseHeaderVersion is 1 for flexible versions and 0 otherwise; ApiVersions responses
 // always use 0 so that a client can read the broker's answer whatever version it asked for.
 func (c *Codec) ResponseHeaderVersion(key, version int16) int {
-	if key == KeyApiVersions {
-		return 0
-	}
-	if a := c.Schemas.API(key); a != nil && a.Flexible(version) {
-		return 1
-	}
-	return 0
+	return headerRuleOf(key, version, true, c.flexible(key, version)).version(true)
+}
+
+// flexible reports whether version v of API key is flexible (false for a key without a
+// definition).
+func (c *Codec) flexible(key, v int16) bool {
+	a := c.Schemas.API(key)
+	return a != nil && a.Flexible(v)
 }
 
 // parseRequestHeader reads the header of a request frame (size prefix included).
