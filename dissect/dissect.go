@@ -93,7 +93,7 @@ type Pipeline struct {
 	scanCodec *codec.Codec
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
-	pending map[pairKey]*render.Entry
+	pending Pending[*render.Entry]
 	// heldSpills are the frames outside the heap of entries in pending (event.spilled).
 	heldSpills map[*render.Entry]*reassembly.Spilled
 	// stats, when set, counts every message shown.
@@ -136,12 +136,6 @@ const spillOver = 1 << 20
 // only at its end (Config.Batch).
 var ErrNeedsFile = errors.New("a capture from a pipe is dissected as its packets arrive, and this output format is written only at the end: save the capture to a file (tcpdump -w FILE) and dissect the file")
 
-// pairKey finds a held request: its connection and correlation id.
-type pairKey struct {
-	stream int
-	corr   int32
-}
-
 // request is what a conversation remembers of a request: where it was seen.
 type request struct {
 	frame int
@@ -150,7 +144,7 @@ type request struct {
 
 // New returns a pipeline; it fails on a selection it cannot apply.
 func New(cfg Config) (*Pipeline, error) {
-	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, pending: map[pairKey]*render.Entry{}, heldSpills: map[*render.Entry]*reassembly.Spilled{}, keys: cfg.Keys,
+	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, heldSpills: map[*render.Entry]*reassembly.Spilled{}, keys: cfg.Keys,
 		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush}
 	if p.keys == nil {
 		p.keys = tlsdec.NewKeyLog()
@@ -409,17 +403,15 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 		return
 	}
 	switch {
-	case e.Request && f.pairOnly() && !e.NoResponse && e.Msg != nil && e.Msg.APIKey >= 0:
-		k := pairKey{e.Stream, e.Msg.CorrelationID}
-		// A request held with the same correlation id will not be answered now: the client
-		// reused the id. Decide on it alone rather than lose it.
-		if old := p.pending[k]; old != nil {
+	case f.pairOnly() && AwaitsResponse(e):
+		// A request held with the same correlation id will not be answered now: decide on it
+		// alone rather than lose it.
+		if old, ok := p.pending.Hold(e, e); ok {
 			if f.match(old, nil) && !f.sel.Responses {
 				p.show(old)
 			}
 			p.unhold(old)
 		}
-		p.pending[k] = e
 	case e.Request:
 		if f.match(e, nil) && !f.sel.Responses {
 			p.show(e)
@@ -427,9 +419,7 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 	default:
 		var req *render.Entry
 		if answered && e.Msg != nil {
-			k := pairKey{e.Stream, e.Msg.CorrelationID}
-			req = p.pending[k]
-			delete(p.pending, k)
+			req, _ = p.pending.Answer(e)
 		}
 		if req != nil {
 			defer p.unhold(req)
@@ -448,7 +438,7 @@ func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
 
 // held reports whether e waits in pending.
 func (p *Pipeline) held(e *render.Entry) bool {
-	return e.Msg != nil && p.pending[pairKey{e.Stream, e.Msg.CorrelationID}] == e
+	return e.Msg != nil && p.pending.Holds(e, e)
 }
 
 // unhold closes the frame outside the heap of an entry that left pending, if it has one.
@@ -531,13 +521,7 @@ func (p *Pipeline) notice(n reassembly.Notice) {
 // closed decides on the requests the filter still holds for a connection that ended: they got
 // no response in the capture, so they are judged alone, in capture order.
 func (p *Pipeline) closed(c *reassembly.Conn) {
-	var left []*render.Entry
-	for k, req := range p.pending {
-		if k.stream == c.ID {
-			delete(p.pending, k)
-			left = append(left, req)
-		}
-	}
+	left := p.pending.Closed(c.ID)
 	slices.SortFunc(left, func(a, b *render.Entry) int { return a.Frame - b.Frame })
 	for _, req := range left {
 		if p.filter.match(req, nil) && !p.filter.sel.Responses {

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/render"
 )
@@ -49,24 +50,21 @@ func (s *Server) pair(h *held) []unit {
 	if e.Msg == nil {
 		return []unit{s.alone(h)}
 	}
-	k := pairKey{e.Stream, e.Msg.CorrelationID}
 	switch {
-	case e.Request && !e.NoResponse && e.Msg.APIKey >= 0:
+	case dissect.AwaitsResponse(e):
 		var us []unit
-		if old := s.open[k]; old != nil {
+		if old, ok := s.open.Hold(e, h); ok {
 			// The client reused the id: the old request will not be answered now.
 			us = append(us, s.alone(old))
 		}
 		h.open = true
-		s.open[k] = h
 		return us
 	case e.Request:
 		return []unit{s.alone(h)}
 	}
 	var req *held
 	if e.RequestFrame > 0 { // its request was captured
-		if req = s.open[k]; req != nil {
-			delete(s.open, k)
+		if req, _ = s.open.Answer(e); req != nil {
 			req.open = false
 			req.other, h.other = h, req
 		}
@@ -78,9 +76,7 @@ func (s *Server) pair(h *held) []unit {
 func (s *Server) alone(h *held) unit {
 	if h.open {
 		h.open = false
-		if k := (pairKey{h.e.Stream, h.e.Msg.CorrelationID}); s.open[k] == h {
-			delete(s.open, k)
-		}
+		s.open.Forget(h.e, h)
 	}
 	if h.e.Request {
 		return s.decide(h, nil)

@@ -83,9 +83,9 @@ type Server struct {
 
 	mu        sync.Mutex
 	msgs      []*held
-	next      int               // the number of the next message to come
-	decisions int               // pairs decided so far (unit.n)
-	open      map[pairKey]*held // requests whose responses may still come
+	next      int                    // the number of the next message to come
+	decisions int                    // pairs decided so far (unit.n)
+	open      dissect.Pending[*held] // requests whose responses may still come
 	notices   []*render.Notice
 	left      int // messages past MaxMessages (captures) or dropped past Keep (live)
 	subs      map[*sub]bool
@@ -120,11 +120,6 @@ type held struct {
 	decided int
 }
 
-type pairKey struct {
-	stream int
-	corr   int32
-}
-
 // sub is a page listening to the event stream: with a display filter, it is sent the pairs
 // that match it as they are decided; without one, every message as it comes.
 type sub struct {
@@ -151,7 +146,7 @@ func New(cfg Config, live bool) *Server {
 	if cfg.MaxUpload == 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
-	return &Server{cfg: cfg, live: live, evals: make(chan struct{}, runtime.GOMAXPROCS(0)), evalTimeout: evalTimeout, open: map[pairKey]*held{},
+	return &Server{cfg: cfg, live: live, evals: make(chan struct{}, runtime.GOMAXPROCS(0)), evalTimeout: evalTimeout,
 		subs: map[*sub]bool{}, enc: render.PageMessages{MaxBytes: cfg.MaxBytes}}
 }
 
@@ -220,12 +215,7 @@ func (f *feed) ConnClosed(stream int) error {
 	s := (*Server)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var left []*held
-	for k, h := range s.open {
-		if k.stream == stream {
-			left = append(left, h)
-		}
-	}
+	left := s.open.Closed(stream)
 	if len(left) == 0 {
 		return nil
 	}
