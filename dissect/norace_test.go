@@ -1,5 +1,0 @@
-//go:build !race
-
-package dissect
-
-const raceEnabled = false
