@@ -93,9 +93,7 @@ type Pipeline struct {
 	scanCodec *codec.Codec
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
-	pending Pending[*render.Entry]
-	// heldSpills are the frames outside the heap of entries in pending (event.spilled).
-	heldSpills map[*render.Entry]*reassembly.Spilled
+	pending Pending[heldRequest]
 	// stats, when set, counts every message shown.
 	stats *render.Stats
 	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
@@ -144,7 +142,7 @@ type request struct {
 
 // New returns a pipeline; it fails on a selection it cannot apply.
 func New(cfg Config) (*Pipeline, error) {
-	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, heldSpills: map[*render.Entry]*reassembly.Spilled{}, keys: cfg.Keys,
+	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, keys: cfg.Keys,
 		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush}
 	if p.keys == nil {
 		p.keys = tlsdec.NewKeyLog()
@@ -376,13 +374,8 @@ func (p *Pipeline) handle(ev event) {
 		if e.Session != nil {
 			p.names.ResolveSession(e.Session)
 		}
-		p.filterPair(e, ev.answered)
-		if ev.spilled != nil {
-			if p.filter != nil && p.held(e) {
-				p.heldSpills[e] = ev.spilled
-			} else {
-				p.keep(ev.spilled.Close())
-			}
+		if !p.filterPair(heldRequest{e, ev.spilled}, ev.answered) && ev.spilled != nil {
+			p.keep(ev.spilled.Close())
 		}
 	case evNotice:
 		p.notice(ev.notice)
@@ -394,58 +387,59 @@ func (p *Pipeline) handle(ev event) {
 	}
 }
 
+// heldRequest is a request held until its response comes (Pipeline.pending), with its frame
+// when that is outside the heap, closed once the request is let go.
+type heldRequest struct {
+	e       *render.Entry
+	spilled *reassembly.Spilled
+}
+
 // filterPair shows an entry, or holds a request until its response lets the filter decide on
-// the pair.
-func (p *Pipeline) filterPair(e *render.Entry, answered bool) {
-	f := p.filter
+// the pair; it reports whether it held it (the entry's frame is then closed when it is let go).
+func (p *Pipeline) filterPair(h heldRequest, answered bool) (held bool) {
+	f, e := p.filter, h.e
 	if f == nil {
 		p.show(e)
-		return
+		return false
 	}
 	switch {
 	case f.pairOnly() && AwaitsResponse(e):
 		// A request held with the same correlation id will not be answered now: decide on it
 		// alone rather than lose it.
-		if old, ok := p.pending.Hold(e, e); ok {
-			if f.match(old, nil) && !f.sel.Responses {
-				p.show(old)
+		if old, ok := p.pending.Hold(e, h); ok {
+			if f.match(old.e, nil) && !f.sel.Responses {
+				p.show(old.e)
 			}
 			p.unhold(old)
 		}
+		return true
 	case e.Request:
 		if f.match(e, nil) && !f.sel.Responses {
 			p.show(e)
 		}
-	default:
-		var req *render.Entry
-		if answered && e.Msg != nil {
-			req, _ = p.pending.Answer(e)
-		}
-		if req != nil {
-			defer p.unhold(req)
-		}
-		if !f.match(req, e) {
-			return
-		}
-		if req != nil && !f.sel.Responses {
-			p.show(req)
-		}
-		if !f.sel.Requests {
-			p.show(e)
-		}
+		return false
 	}
+	var req heldRequest
+	if answered && e.Msg != nil {
+		req, _ = p.pending.Answer(e)
+		defer p.unhold(req)
+	}
+	if !f.match(req.e, e) {
+		return false
+	}
+	if req.e != nil && !f.sel.Responses {
+		p.show(req.e)
+	}
+	if !f.sel.Requests {
+		p.show(e)
+	}
+	return false
 }
 
-// held reports whether e waits in pending.
-func (p *Pipeline) held(e *render.Entry) bool {
-	return e.Msg != nil && p.pending.Holds(e, e)
-}
-
-// unhold closes the frame outside the heap of an entry that left pending, if it has one.
-func (p *Pipeline) unhold(e *render.Entry) {
-	if s := p.heldSpills[e]; s != nil {
-		delete(p.heldSpills, e)
-		p.keep(s.Close())
+// unhold closes the frame outside the heap of a request let go from pending, if it has one.
+func (p *Pipeline) unhold(h heldRequest) {
+	if h.spilled != nil {
+		p.keep(h.spilled.Close())
 	}
 }
 
@@ -522,10 +516,10 @@ func (p *Pipeline) notice(n reassembly.Notice) {
 // no response in the capture, so they are judged alone, in capture order.
 func (p *Pipeline) closed(c *reassembly.Conn) {
 	left := p.pending.Closed(c.ID)
-	slices.SortFunc(left, func(a, b *render.Entry) int { return a.Frame - b.Frame })
+	slices.SortFunc(left, func(a, b heldRequest) int { return a.e.Frame - b.e.Frame })
 	for _, req := range left {
-		if p.filter.match(req, nil) && !p.filter.sel.Responses {
-			p.show(req)
+		if p.filter.match(req.e, nil) && !p.filter.sel.Responses {
+			p.show(req.e)
 		}
 		p.unhold(req)
 	}
