@@ -48,6 +48,35 @@ type Nodes struct {
 	nodeSlab, ptrSlab int
 	// inflated holds the decompressed data of the compressed payloads among the nodes.
 	inflated []Inflated
+	// spare is the buffer of a payload decompressed for EachRecord, once its batch's nodes are
+	// given back: the next payload is decompressed into it (InflateBuffer).
+	spare []byte
+}
+
+// InflateBuffer returns a buffer to decompress a payload into, which the caller then owns:
+// one that EachRecord gave back, or nil. So a records field read a batch at a time costs one
+// buffer, not one per batch (and the memory of each to clear and collect).
+func (a *Nodes) InflateBuffer() []byte {
+	if a == nil {
+		return nil
+	}
+	b := a.spare
+	a.spare = nil
+	return b
+}
+
+// maxSpareInflated bounds the buffer a Nodes keeps for decompressed payloads, so that one large
+// batch does not leave its memory held for the small ones after it.
+const maxSpareInflated = 4 << 20
+
+// recycleInflated keeps the largest buffer of the payloads decompressed into a, within
+// maxSpareInflated, for InflateBuffer; it is called only once their nodes are given back.
+func (a *Nodes) recycleInflated() {
+	for _, in := range a.inflated {
+		if c := cap(in.Data); c > cap(a.spare) && c <= maxSpareInflated {
+			a.spare = in.Data
+		}
+	}
 }
 
 // Inflated is one compressed payload of a message (a node of type wire.CompressedRecords) and

@@ -91,8 +91,9 @@ type Paged interface {
 // EachRecord calls fn with each child of n in order, as ExpandRecords returns them, but a records
 // field that m holds unexpanded is decoded one top-level entry (record batch or legacy message)
 // at a time, into nodes taken from scratch that are given back after fn returns: fn must be
-// done with each entry, its subtree and the values taken from its nodes aside, when it returns.
-// Memory then holds one batch of a records field of any size, not all of them. Warnings go to
+// done with each entry and its subtree when it returns, and keep no bytes value of its nodes
+// uncopied, since the next batch is decompressed into the same buffer. Memory then holds one
+// batch of a records field of any size, not all of them. Warnings go to
 // m.Warnings as with ExpandRecords. lazy reports whether n was such a field.
 func (m *Message) EachRecord(n *Node, scratch *Nodes, fn func(*Node)) (lazy bool) {
 	i := -1
@@ -114,6 +115,7 @@ func (m *Message) EachRecord(n *Node, scratch *Nodes, fn func(*Node)) (lazy bool
 	ws := it.EachRecord(l.data, l.base, scratch, func(c *Node) {
 		lo, hi := c.Offset-l.base, c.Offset-l.base+c.Size // before the node is given back
 		fn(c)
+		scratch.recycleInflated()
 		scratch.Reset()
 		if m.paged != nil && lo >= 0 && lo <= hi && hi <= len(l.data) {
 			m.paged.Evict(l.data[lo:hi])

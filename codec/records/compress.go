@@ -37,7 +37,7 @@ func (s *space) compressed(p, end int, id wire.Codec, what string, decode func(*
 		return n
 	}
 	limit := min(s.d.opt.MaxDecompressed, *s.budget)
-	out, err := s.d.decompress(id, s.b[p:end], limit)
+	out, err := s.d.decompress(id, s.b[p:end], limit, s.nodes.InflateBuffer())
 	if err != nil {
 		if limit < s.d.opt.MaxDecompressed && errors.As(err, new(errTooBig)) {
 			err = fmt.Errorf("%w, what remains of the %d bytes allowed for all the batches of one field", err, fieldBudget*s.d.opt.MaxDecompressed)
@@ -66,28 +66,29 @@ func (e errTooBig) Error() string {
 var errSnappyShort = errors.New("xerial snappy framing cut short")
 
 // decompress returns the decompressed form of src for codec id (gzip to zstd), never more than
-// limit bytes and never allocating much more than that.
-func (d *Decoder) decompress(id wire.Codec, src []byte, limit int64) ([]byte, error) {
+// limit bytes and never allocating much more than that; it is written into spare when spare
+// has room.
+func (d *Decoder) decompress(id wire.Codec, src []byte, limit int64, spare []byte) ([]byte, error) {
 	switch id {
 	case wire.Gzip:
-		return d.gunzip(src, limit)
+		return d.gunzip(src, limit, spare)
 	case wire.Snappy:
-		return unsnappy(src, limit)
+		return unsnappy(src, limit, spare)
 	case wire.LZ4:
-		out, err := unlz4(src, limit, lz4Hint(src))
+		out, err := unlz4(src, limit, lz4Hint(src), spare)
 		if errors.Is(err, lz4.ErrInvalidHeaderChecksum) {
 			if fixed := fixLZ4Checksum(src); fixed != nil {
-				return unlz4(fixed, limit, lz4Hint(fixed))
+				return unlz4(fixed, limit, lz4Hint(fixed), spare)
 			}
 		}
 		return out, err
 	case wire.Zstd:
-		return d.unzstd(src, limit)
+		return d.unzstd(src, limit, spare)
 	}
 	return nil, fmt.Errorf("unknown codec %d", id)
 }
 
-func (d *Decoder) gunzip(src []byte, limit int64) ([]byte, error) {
+func (d *Decoder) gunzip(src []byte, limit int64, spare []byte) ([]byte, error) {
 	zr, _ := d.gzipPool.Get().(*gzip.Reader)
 	var err error
 	if zr == nil {
@@ -104,7 +105,7 @@ func (d *Decoder) gunzip(src []byte, limit int64) ([]byte, error) {
 	if len(src) >= 18 {
 		hint = int(binary.LittleEndian.Uint32(src[len(src)-4:]))
 	}
-	return readLimited(zr, limit, hint, len(src))
+	return readLimited(zr, limit, hint, len(src), spare)
 }
 
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
@@ -112,7 +113,7 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 // unsnappy decodes raw snappy, or the xerial framing (magic, version and compatible version,
 // then blocks of int32 length + raw snappy) that Kafka's Java client writes. Block headers give
 // the decoded sizes, so everything is checked before anything is allocated.
-func unsnappy(src []byte, limit int64) ([]byte, error) {
+func unsnappy(src []byte, limit int64, spare []byte) ([]byte, error) {
 	if !bytes.HasPrefix(src, xerialMagic) {
 		n, err := snappy.DecodedLen(src)
 		if err != nil {
@@ -121,7 +122,7 @@ func unsnappy(src []byte, limit int64) ([]byte, error) {
 		if int64(n) > limit {
 			return nil, errTooBig(limit)
 		}
-		return snappy.Decode(make([]byte, n), src)
+		return snappy.Decode(room(spare, int64(n))[:n], src)
 	}
 	if len(src) < 16 {
 		return nil, errSnappyShort
@@ -141,7 +142,7 @@ func unsnappy(src []byte, limit int64) ([]byte, error) {
 		}
 		p = next
 	}
-	out := make([]byte, total)
+	out := room(spare, total)[:total]
 	o := 0
 	for p := 16; p < len(src); {
 		blk, next, _ := xerialBlock(src, p)
@@ -203,7 +204,7 @@ func fixLZ4Checksum(src []byte) []byte {
 	return fixed
 }
 
-func (d *Decoder) unzstd(src []byte, limit int64) ([]byte, error) {
+func (d *Decoder) unzstd(src []byte, limit int64, spare []byte) ([]byte, error) {
 	// The stream decoder allocates the frame's whole window up front, so the window is
 	// bounded too: by MaxDecompressed, but never below the 8 MiB that the zstd format recommends
 	// decoders accept (Kafka's Java client declares windows of a few MiB even for small
@@ -227,7 +228,7 @@ func (d *Decoder) unzstd(src []byte, limit int64) ([]byte, error) {
 	if h.Decode(src) == nil && h.HasFCS {
 		hint = int(min(h.FrameContentSize, 1<<40))
 	}
-	out, err := readLimited(zr, limit, hint, len(src))
+	out, err := readLimited(zr, limit, hint, len(src), spare)
 	if errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
 		err = fmt.Errorf("%w: over the limit of %d bytes", err, window)
 	}
@@ -237,12 +238,13 @@ func (d *Decoder) unzstd(src []byte, limit int64) ([]byte, error) {
 // readLimited reads r to its end through an io.LimitReader of maxSize+1 bytes: more than
 // maxSize is errTooBig. The buffer starts at the size hint that the compressed data states,
 // believed only up to a plausible ratio of the compressed size (so that a few bytes claiming a
-// huge size allocate little), and never grows beyond maxSize+1.
-func readLimited(r io.Reader, maxSize int64, hint, compressed int) ([]byte, error) {
+// huge size allocate little), and never grows beyond maxSize+1. It starts in spare when spare
+// has room.
+func readLimited(r io.Reader, maxSize int64, hint, compressed int, spare []byte) ([]byte, error) {
 	limit := maxSize + 1
 	lr := io.LimitedReader{R: r, N: limit}
 	start := min(max(int64(hint), 512), 64*int64(compressed)+4096, limit)
-	buf := make([]byte, 0, start)
+	buf := room(spare, start)
 	for {
 		if len(buf) == cap(buf) {
 			nb := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
@@ -261,4 +263,12 @@ func readLimited(r io.Reader, maxSize int64, hint, compressed int) ([]byte, erro
 			return nil, err
 		}
 	}
+}
+
+// room returns spare emptied when it has room for n bytes, else a new empty buffer of that room.
+func room(spare []byte, n int64) []byte {
+	if int64(cap(spare)) >= n {
+		return spare[:0]
+	}
+	return make([]byte, 0, n)
 }

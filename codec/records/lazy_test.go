@@ -190,3 +190,70 @@ func TestEachRecord(t *testing.T) {
 		t.Errorf("decoded at once, given back %v; want the two records fields of %v", ev.got, batches)
 	}
 }
+
+// TestEachRecordOneBuffer: a records field read a batch at a time decompresses each batch
+// into the buffer of the one before, whatever the codec (codec.Nodes.InflateBuffer), and
+// shows the same tree as a decode at once. A decode at once keeps a buffer per batch.
+func TestEachRecordOneBuffer(t *testing.T) {
+	var records []byte
+	for i, c := range []string{"zstd", "gzip", "lz4", "snappy", "zstd"} {
+		b, _ := batchSpec{baseOffset: int64(10 * i), baseTimestamp: t0, codec: c, records: plainRecords(4 - i%2)}.build(t)
+		records = append(records, b...)
+	}
+	req := kmsg.ProduceRequest{Version: 9, Acks: -1, TimeoutMillis: 5000, Topics: []kmsg.ProduceRequestTopic{{
+		Topic: "orders", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: records}}}}}
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kdissect")).AppendRequest(nil, &req, 7)
+	eager := interpreter(t).DecodeRequest(frame)
+	want := treeAndWarnings(eager, func(n *codec.Node) []*codec.Node { return n.Children })
+	if got := len(buffersOf(eager.Fields)); got != 5 {
+		t.Fatalf("decoded at once: the values lie in %d buffers, want one per batch, 5", got)
+	}
+
+	lazy := interpreter(t)
+	lazy.LazyRecords = true
+	m := lazy.DecodeRequest(frame)
+	var scratch codec.Nodes
+	var b strings.Builder
+	buffers := map[*byte]bool{}
+	var walk func(n *codec.Node, depth int)
+	walk = func(n *codec.Node, depth int) {
+		fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
+		if n.Unexpanded() {
+			m.EachRecord(n, &scratch, func(c *codec.Node) {
+				for p := range buffersOf([]*codec.Node{c}) {
+					buffers[p] = true
+				}
+				walk(c, depth+1)
+			})
+			return
+		}
+		for _, c := range n.Children {
+			walk(c, depth+1)
+		}
+	}
+	for _, n := range m.Fields {
+		walk(n, 0)
+	}
+	for _, w := range m.Warnings {
+		b.WriteString(w.String() + "\n")
+	}
+	if got := b.String(); got != want {
+		t.Fatalf("expanded a batch at a time:\n%s\nwant\n%s", got, want)
+	}
+	if len(buffers) != 1 {
+		t.Errorf("a batch at a time: the values lie in %d buffers, want 1", len(buffers))
+	}
+}
+
+// buffersOf returns the buffers that the record values under nodes lie in, each named by the
+// address of its last byte.
+func buffersOf(nodes []*codec.Node) map[*byte]bool {
+	bufs := map[*byte]bool{}
+	codec.Walk(nodes, func(n *codec.Node, _ int) bool {
+		if v, ok := n.Value.([]byte); ok && n.Decompressed && n.Name == "value" && cap(v) > 0 {
+			bufs[&v[:cap(v)][cap(v)-1]] = true
+		}
+		return true
+	})
+	return bufs
+}

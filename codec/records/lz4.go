@@ -47,10 +47,11 @@ var (
 )
 
 // unlz4 decompresses the lz4 frames of src, never more than limit bytes; hint is the size the
-// output is expected to have. A descriptor checksum that does not match is an error that
-// wraps lz4.ErrInvalidHeaderChecksum (see fixLZ4Checksum).
-func unlz4(src []byte, limit int64, hint int) ([]byte, error) {
-	out := make([]byte, 0, min(max(int64(hint), 512), 64*int64(len(src))+4096, limit+1))
+// output is expected to have; the output is written into spare when spare has room. A
+// descriptor checksum that does not match is an error that wraps lz4.ErrInvalidHeaderChecksum
+// (see fixLZ4Checksum).
+func unlz4(src []byte, limit int64, hint int, spare []byte) ([]byte, error) {
+	out := room(spare, min(max(int64(hint), 512), 64*int64(len(src))+4096, limit+1))
 	for p := 0; p < len(src); {
 		if len(src)-p < 4 {
 			return nil, errLZ4Short

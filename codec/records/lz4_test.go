@@ -79,7 +79,7 @@ func lz4Frames(t testing.TB) map[string][]byte {
 // and fails where it fails: on every frame, cut at many places and with bytes changed.
 func TestLZ4(t *testing.T) {
 	frames := lz4Frames(t)
-	if out, err := unlz4(frames["dependent blocks"], 1<<20, 0); err != nil || string(out) != "abcdefghabcdefgh12345" {
+	if out, err := unlz4(frames["dependent blocks"], 1<<20, 0, nil); err != nil || string(out) != "abcdefghabcdefgh12345" {
 		t.Fatalf("dependent blocks: %q, %v", out, err)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -88,7 +88,7 @@ func TestLZ4(t *testing.T) {
 		frame := frames[name]
 		check := func(what string, src []byte) {
 			want, werr := lz4Reference(src)
-			got, gerr := unlz4(src, 64<<20, lz4Hint(src))
+			got, gerr := unlz4(src, 64<<20, lz4Hint(src), nil)
 			// (The reader returns what it read before an error; unlz4 returns nothing.) A
 			// changed magic number the format does not define may be one the reader takes
 			// (see FuzzLZ4).
@@ -125,11 +125,11 @@ func TestLZ4Limit(t *testing.T) {
 		}
 		tested++
 		limit := int64(len(want) / 3)
-		out, err := unlz4(src, limit, lz4Hint(src))
+		out, err := unlz4(src, limit, lz4Hint(src), nil)
 		if _, ok := err.(errTooBig); !ok || out != nil {
 			t.Errorf("%s with a limit of %d: %d bytes, %v", name, limit, len(out), err)
 		}
-		if out, err = unlz4(src, int64(len(want)), lz4Hint(src)); err != nil || !bytes.Equal(out, want) {
+		if out, err = unlz4(src, int64(len(want)), lz4Hint(src), nil); err != nil || !bytes.Equal(out, want) {
 			t.Errorf("%s with a limit of its size: %d bytes, %v", name, len(out), err)
 		}
 	}
@@ -150,7 +150,7 @@ func FuzzLZ4(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		want, werr := lz4Reference(src)
-		got, gerr := unlz4(src, 1<<20, lz4Hint(src))
+		got, gerr := unlz4(src, 1<<20, lz4Hint(src), nil)
 		if _, big := gerr.(errTooBig); big && len(want) > 1<<20 {
 			return
 		}
