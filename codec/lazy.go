@@ -46,7 +46,8 @@ func (m *Message) Expand() {
 // ExpandRecords returns the children of n. For a records field that m holds unexpanded, they
 // are decoded now, from nodes taken from scratch, and n is left as it was: the caller writes
 // them, then calls scratch.Reset before the next records field (the nodes, not the values
-// taken from them, are reused). The first expansion of a field adds its warnings to
+// taken from them, are reused; but a scratch that EachRecord has used may decompress into
+// the buffer of a batch it gave back). The first expansion of a field adds its warnings to
 // m.Warnings, where a decode without LazyRecords puts them; so a renderer writes the warnings
 // after the fields. For any other node, ExpandRecords returns n.Children, and lazy is false.
 func (m *Message) ExpandRecords(n *Node, scratch *Nodes) (children []*Node, lazy bool) {
