@@ -115,6 +115,36 @@ func (e *evictions) Evict(b []byte) {
 	e.got = append(e.got, [2]int{off, off + len(b)})
 }
 
+// eachRecordTree is treeAndWarnings for m read with EachRecord into scratch: each records
+// field m holds unexpanded is walked a batch at a time, and batch, when not nil, sees each
+// batch as it is handed over.
+func eachRecordTree(m *codec.Message, scratch *codec.Nodes, batch func(*codec.Node)) string {
+	var b strings.Builder
+	var walk func(n *codec.Node, depth int)
+	walk = func(n *codec.Node, depth int) {
+		fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
+		if n.Unexpanded() {
+			m.EachRecord(n, scratch, func(c *codec.Node) {
+				if batch != nil {
+					batch(c)
+				}
+				walk(c, depth+1)
+			})
+			return
+		}
+		for _, c := range n.Children {
+			walk(c, depth+1)
+		}
+	}
+	for _, n := range m.Fields {
+		walk(n, 0)
+	}
+	for _, w := range m.Warnings {
+		b.WriteString(w.String() + "\n")
+	}
+	return b.String()
+}
+
 // TestEachRecord: records fields expanded a batch at a time (codec.Message.EachRecord), the nodes
 // of each batch given back before the next, give the tree and the warnings of a decode without
 // LazyRecords; a frame in paged memory gets the bytes of each batch back, in order, once it is
@@ -135,28 +165,7 @@ func TestEachRecord(t *testing.T) {
 	m := lazy.DecodeRequest(frame)
 	var batches [][2]int
 	var scratch codec.Nodes
-	var b strings.Builder
-	var walk func(n *codec.Node, depth int)
-	walk = func(n *codec.Node, depth int) {
-		fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
-		if n.Unexpanded() {
-			m.EachRecord(n, &scratch, func(c *codec.Node) {
-				batches = append(batches, [2]int{c.Offset, c.Offset + c.Size})
-				walk(c, depth+1)
-			})
-			return
-		}
-		for _, c := range n.Children {
-			walk(c, depth+1)
-		}
-	}
-	for _, n := range m.Fields {
-		walk(n, 0)
-	}
-	for _, w := range m.Warnings {
-		b.WriteString(w.String() + "\n")
-	}
-	if got := b.String(); got != want {
+	if got := eachRecordTree(m, &scratch, func(c *codec.Node) { batches = append(batches, [2]int{c.Offset, c.Offset + c.Size}) }); got != want {
 		t.Fatalf("expanded a batch at a time:\n%s\nwant\n%s", got, want)
 	}
 	if len(batches) != 3 {
@@ -213,31 +222,13 @@ func TestEachRecordOneBuffer(t *testing.T) {
 	lazy.LazyRecords = true
 	m := lazy.DecodeRequest(frame)
 	var scratch codec.Nodes
-	var b strings.Builder
 	buffers := map[*byte]bool{}
-	var walk func(n *codec.Node, depth int)
-	walk = func(n *codec.Node, depth int) {
-		fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
-		if n.Unexpanded() {
-			m.EachRecord(n, &scratch, func(c *codec.Node) {
-				for p := range buffersOf([]*codec.Node{c}) {
-					buffers[p] = true
-				}
-				walk(c, depth+1)
-			})
-			return
+	got := eachRecordTree(m, &scratch, func(c *codec.Node) {
+		for p := range buffersOf([]*codec.Node{c}) {
+			buffers[p] = true
 		}
-		for _, c := range n.Children {
-			walk(c, depth+1)
-		}
-	}
-	for _, n := range m.Fields {
-		walk(n, 0)
-	}
-	for _, w := range m.Warnings {
-		b.WriteString(w.String() + "\n")
-	}
-	if got := b.String(); got != want {
+	})
+	if got != want {
 		t.Fatalf("expanded a batch at a time:\n%s\nwant\n%s", got, want)
 	}
 	if len(buffers) != 1 {

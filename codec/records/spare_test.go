@@ -117,25 +117,7 @@ func TestEachRecordMixedField(t *testing.T) {
 			m := mk(true).DecodeRequest(frame)
 			var scratch codec.Nodes
 			for pass := range 2 {
-				var b strings.Builder
-				var walk func(n *codec.Node, depth int)
-				walk = func(n *codec.Node, depth int) {
-					fmt.Fprintf(&b, "%*s%s %s @%d+%d head %d = %v %q\n", 2*depth, "", n.Name, n.Type, n.Offset, n.Size, n.Head(), n.Value, n.Note)
-					if n.Unexpanded() {
-						m.EachRecord(n, &scratch, func(c *codec.Node) { walk(c, depth+1) })
-						return
-					}
-					for _, c := range n.Children {
-						walk(c, depth+1)
-					}
-				}
-				for _, n := range m.Fields {
-					walk(n, 0)
-				}
-				for _, w := range m.Warnings {
-					b.WriteString(w.String() + "\n")
-				}
-				if got := b.String(); got != want {
+				if got := eachRecordTree(m, &scratch, nil); got != want {
 					gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
 					for i := range min(len(gl), len(wl)) {
 						if gl[i] != wl[i] {
