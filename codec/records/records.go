@@ -69,24 +69,27 @@ func (d *Decoder) CountRecords(data []byte, base int, nodes *codec.Nodes) []*cod
 
 // DecodeRecords implements codec.RecordsDecoder.
 func (d *Decoder) DecodeRecords(data []byte, base int, nodes *codec.Nodes) ([]*codec.Node, []codec.Warning) {
+	f := d.field(data, base, nodes)
+	out, _ := f.top.entries()
+	return out, f.ws
+}
+
+// field starts the decode of the records field data, whose first byte is at offset base, into
+// nodes (new ones when nil).
+func (d *Decoder) field(data []byte, base int, nodes *codec.Nodes) *fieldSpace {
 	if nodes == nil {
 		nodes = &codec.Nodes{}
 	}
 	f := &fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed}
 	f.top = space{d: d, b: data, base: base, ws: &f.ws, nodes: nodes, times: &f.times, budget: &f.budget}
-	out, _ := f.top.entries()
-	return out, f.ws
+	return f
 }
 
 // EachRecord decodes data as DecodeRecords does, but hands each top-level entry (a record
 // batch or a legacy message, with its subtree) to fn as soon as it is decoded, and keeps none:
 // fn may give the nodes back (Nodes.Reset) before it returns. It returns the warnings of all.
 func (d *Decoder) EachRecord(data []byte, base int, nodes *codec.Nodes, fn func(*codec.Node)) []codec.Warning {
-	if nodes == nil {
-		nodes = &codec.Nodes{}
-	}
-	f := &fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed}
-	f.top = space{d: d, b: data, base: base, ws: &f.ws, nodes: nodes, times: &f.times, budget: &f.budget}
+	f := d.field(data, base, nodes)
 	f.top.each(fn)
 	return f.ws
 }
