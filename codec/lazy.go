@@ -157,18 +157,18 @@ func (a *Nodes) Reset() { a.release() }
 // else from a decode into scratch. Its warnings are left for the expansion to add. It reports
 // whether the field holds any entry (a record set is counted only then).
 func (m *Message) lazyRecordSet(n *Node, r *RecordSet, scratch *Nodes) bool {
-	for i := range m.lazy {
-		if l := &m.lazy[i]; l.node == n {
-			var children []*Node
-			if c, ok := m.records.(RecordsCounter); ok {
-				children = c.CountRecords(l.data, l.base, scratch)
-			} else {
-				children, _ = m.records.DecodeRecords(l.data, l.base, scratch)
-			}
-			r.count(children, false)
-			scratch.Reset()
-			return len(children) > 0
-		}
+	i := m.find(n)
+	if i < 0 {
+		return false
 	}
-	return false
+	l := &m.lazy[i]
+	var children []*Node
+	if c, ok := m.records.(RecordsCounter); ok {
+		children = c.CountRecords(l.data, l.base, scratch)
+	} else {
+		children, _ = m.records.DecodeRecords(l.data, l.base, scratch)
+	}
+	r.count(children, false)
+	scratch.Reset()
+	return len(children) > 0
 }
