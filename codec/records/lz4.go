@@ -17,11 +17,11 @@ import (
 
 // Frame format constants.
 const (
-	lz4Magic       = 0x184D2204
-	lz4SkipMagic   = 0x184D2A50 // through 0x184D2A5F: skippable frames
-	lz4SkipMask    = 0xFFFFFFF0
-	lz4Uncompessed = 1 << 31 // a block size's flag: the block is stored as it is
-	lz4Window      = 64 << 10
+	lz4Magic        = 0x184D2204
+	lz4SkipMagic    = 0x184D2A50 // through 0x184D2A5F: skippable frames
+	lz4SkipMask     = 0xFFFFFFF0
+	lz4Uncompressed = 1 << 31 // a block size's flag: the block is stored as it is
+	lz4Window       = 64 << 10
 )
 
 // Flags of the frame descriptor's first byte.
@@ -129,8 +129,8 @@ func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
 		if size == 0 {
 			break // the end mark
 		}
-		stored := size&lz4Uncompessed != 0
-		n := int(size &^ lz4Uncompessed)
+		stored := size&lz4Uncompressed != 0
+		n := int(size &^ lz4Uncompressed)
 		if n > blockMax {
 			return nil, 0, errLZ4Block
 		}

@@ -66,7 +66,7 @@ func lz4Frames(t testing.TB) map[string][]byte {
 	dep := binary.LittleEndian.AppendUint32(nil, lz4Magic)
 	dep = append(dep, lz4Version|lz4ContentSum, 4<<lz4BlockSizeShift)
 	dep = append(dep, byte(xxh32(dep[4:6])>>8))
-	dep = binary.LittleEndian.AppendUint32(dep, lz4Uncompessed|8)
+	dep = binary.LittleEndian.AppendUint32(dep, lz4Uncompressed|8)
 	dep = append(dep, "abcdefgh"...)
 	dep = binary.LittleEndian.AppendUint32(dep, 9)
 	dep = append(dep, 0x04, 8, 0, 0x50, '1', '2', '3', '4', '5')
