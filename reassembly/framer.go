@@ -57,12 +57,11 @@ type framer struct {
 	pass      int64
 	// spillOver, when positive, is the frame size above which a frame is kept in a temporary
 	// file in spillDir (Options.SpillOver); big is that file while the frame arrives, bigSize
-	// the frame's size and bigHave the bytes written so far; bigErr is the first write error.
+	// the frame's size and bigHave the bytes written so far.
 	spillOver        int
 	spillDir         string
 	big              *Spilled
 	bigSize, bigHave int
-	bigErr           error
 	// Bytes skipped while looking for a frame, reported as one notice.
 	skipped  int64
 	skipFrom int64
@@ -472,7 +471,7 @@ func (f *framer) startBig(n int) {
 	if err != nil {
 		return
 	}
-	f.big, f.bigSize, f.bigHave, f.bigErr = s, n, 0, nil
+	f.big, f.bigSize, f.bigHave = s, n, 0
 	f.writeBig(f.buf)
 	if f.own != nil {
 		f.pool.put(f.own)
@@ -482,9 +481,7 @@ func (f *framer) startBig(n int) {
 }
 
 func (f *framer) writeBig(b []byte) {
-	if err := f.big.write(b); err != nil && f.bigErr == nil {
-		f.bigErr = err
-	}
+	f.big.write(b)
 	f.bigHave += len(b)
 }
 
@@ -514,11 +511,7 @@ func (f *framer) emitBig() {
 	off := f.base
 	f.big, f.bigHave, f.bigSize = nil, 0, 0
 	f.advance(n)
-	err := f.bigErr
-	var data []byte
-	if err == nil {
-		data, err = s.finish()
-	}
+	data, err := s.finish()
 	if err != nil {
 		_ = s.Close()
 		f.notice(Notice{Kind: NoticeSkipped, Packet: first.pkt, Time: first.time,

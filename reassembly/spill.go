@@ -40,13 +40,14 @@ func newSpilled(dir string) (*Spilled, error) {
 	return &Spilled{file: f, w: bufio.NewWriterSize(f, 64<<10)}, nil
 }
 
-func (s *Spilled) write(b []byte) error {
-	n, err := s.w.Write(b)
+// write appends b to the file. The first error writing comes back from finish: the
+// bufio.Writer keeps it, and writes nothing more after it.
+func (s *Spilled) write(b []byte) {
+	n, _ := s.w.Write(b)
 	s.size += n
-	return err
 }
 
-// finish maps the complete file and returns its bytes.
+// finish maps the complete file and returns its bytes, or the first error writing it.
 func (s *Spilled) finish() ([]byte, error) {
 	if err := s.w.Flush(); err != nil {
 		return nil, err
