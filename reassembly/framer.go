@@ -56,12 +56,12 @@ type framer struct {
 	maxBuffer int
 	pass      int64
 	// spillOver, when positive, is the frame size above which a frame is kept in a temporary
-	// file in spillDir (Options.SpillOver); big is that file while the frame arrives, bigSize
-	// the frame's size and bigHave the bytes written so far.
-	spillOver        int
-	spillDir         string
-	big              *Spilled
-	bigSize, bigHave int
+	// file in spillDir (Options.SpillOver); big is that file while the frame arrives (big.size
+	// the bytes written so far), bigSize the frame's size.
+	spillOver int
+	spillDir  string
+	big       *Spilled
+	bigSize   int
 	// Bytes skipped while looking for a frame, reported as one notice.
 	skipped  int64
 	skipFrom int64
@@ -116,7 +116,13 @@ func (f *framer) write(data []byte, pkt int, t time.Time) {
 }
 
 // held is how many bytes after base the framer holds: in buf, or in the file of a big frame.
-func (f *framer) held() int64 { return int64(len(f.buf) + f.bigHave) }
+func (f *framer) held() int64 {
+	n := len(f.buf)
+	if f.big != nil {
+		n += f.big.size
+	}
+	return int64(n)
+}
 
 // buffer appends data to buf. A frame that spans many packets would make append grow buf by
 // a quarter at a time, copying it over and over; buf grows fourfold instead, up to the size of
@@ -441,9 +447,10 @@ func (f *framer) finish() {
 	f.cut(true)
 	f.reportSkipped()
 	if f.big != nil {
-		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(f.bigHave - 1), Time: f.timeAt(f.bigHave - 1),
-			Msg: fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d of a %d-byte frame", f.bigHave, f.base, f.bigSize)})
-		f.advance(f.bigHave)
+		have := f.big.size
+		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(have - 1), Time: f.timeAt(have - 1),
+			Msg: fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d of a %d-byte frame", have, f.base, f.bigSize)})
+		f.advance(have)
 		f.dropBig()
 	}
 	if len(f.buf) > 0 {
@@ -471,8 +478,8 @@ func (f *framer) startBig(n int) {
 	if err != nil {
 		return
 	}
-	f.big, f.bigSize, f.bigHave = s, n, 0
-	f.writeBig(f.buf)
+	f.big, f.bigSize = s, n
+	s.write(f.buf)
 	if f.own != nil {
 		f.pool.put(f.own)
 		f.own = nil
@@ -480,17 +487,12 @@ func (f *framer) startBig(n int) {
 	f.buf = nil
 }
 
-func (f *framer) writeBig(b []byte) {
-	f.big.write(b)
-	f.bigHave += len(b)
-}
-
 // spill writes the bytes of data that belong to the big frame to its file, emits the frame
 // when it is complete, and returns the bytes after it.
 func (f *framer) spill(data []byte) []byte {
-	n := min(len(data), f.bigSize-f.bigHave)
-	f.writeBig(data[:n])
-	if f.bigHave < f.bigSize {
+	n := min(len(data), f.bigSize-f.big.size)
+	f.big.write(data[:n])
+	if f.big.size < f.bigSize {
 		// Only the spans of the frame's first and last bytes will be asked for.
 		if len(f.spans) > 64 {
 			f.advance(0) // the span of the frame's first byte first
@@ -509,7 +511,7 @@ func (f *framer) emitBig() {
 	s, n := f.big, f.bigSize
 	first, last := f.spanAt(0), f.spanAt(n-1)
 	off := f.base
-	f.big, f.bigHave, f.bigSize = nil, 0, 0
+	f.big = nil
 	f.advance(n)
 	data, err := s.finish()
 	if err != nil {
@@ -529,6 +531,6 @@ func (f *framer) emitBig() {
 func (f *framer) dropBig() {
 	if f.big != nil {
 		_ = f.big.Close()
-		f.big, f.bigHave, f.bigSize = nil, 0, 0
+		f.big = nil
 	}
 }

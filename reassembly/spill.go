@@ -20,6 +20,7 @@ import (
 type Spilled struct {
 	file *os.File
 	w    *bufio.Writer
+	// size counts the bytes given to write, all in the file unless finish reports an error.
 	size int
 	data []byte
 	// heap: data was read into the heap because the file could not be mapped.
@@ -43,8 +44,8 @@ func newSpilled(dir string) (*Spilled, error) {
 // write appends b to the file. The first error writing comes back from finish: the
 // bufio.Writer keeps it, and writes nothing more after it.
 func (s *Spilled) write(b []byte) {
-	n, _ := s.w.Write(b)
-	s.size += n
+	_, _ = s.w.Write(b)
+	s.size += len(b)
 }
 
 // finish maps the complete file and returns its bytes, or the first error writing it.
