@@ -446,20 +446,23 @@ func (f *framer) finish() {
 	}
 	f.cut(true)
 	f.reportSkipped()
-	if f.big != nil {
-		have := f.big.size
-		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(have - 1), Time: f.timeAt(have - 1),
-			Msg: fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d of a %d-byte frame", have, f.base, f.bigSize)})
-		f.advance(have)
-		f.dropBig()
-	}
-	if len(f.buf) > 0 {
-		msg := fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d", len(f.buf), f.base)
-		if len(f.buf) >= 4 {
+	// What is held is the start of a frame: in buf, or in the file of a big frame (buf is then
+	// empty).
+	if held := int(f.held()); held > 0 {
+		msg := fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d", held, f.base)
+		switch {
+		case f.big != nil:
+			msg += fmt.Sprintf(" of a %d-byte frame", f.bigSize)
+		case len(f.buf) >= 4:
 			msg += fmt.Sprintf(" of a %d-byte frame", 4+int(int32(binary.BigEndian.Uint32(f.buf))))
 		}
-		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(len(f.buf) - 1), Time: f.timeAt(len(f.buf) - 1), Msg: msg})
-		f.drop(len(f.buf))
+		f.notice(Notice{Kind: NoticePartial, Packet: f.packetAt(held - 1), Time: f.timeAt(held - 1), Msg: msg})
+		if f.big != nil {
+			f.advance(held)
+			f.dropBig()
+		} else {
+			f.drop(held)
+		}
 	}
 }
 
