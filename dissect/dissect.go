@@ -374,8 +374,8 @@ func (p *Pipeline) handle(ev event) {
 		if e.Session != nil {
 			p.names.ResolveSession(e.Session)
 		}
-		if !p.filterPair(heldRequest{e, ev.spilled}, ev.answered) && ev.spilled != nil {
-			p.keep(ev.spilled.Close())
+		if h := (heldRequest{e, ev.spilled}); !p.filterPair(h, ev.answered) {
+			p.unhold(h)
 		}
 	case evNotice:
 		p.notice(ev.notice)
@@ -436,7 +436,8 @@ func (p *Pipeline) filterPair(h heldRequest, answered bool) (held bool) {
 	return false
 }
 
-// unhold closes the frame outside the heap of a request let go from pending, if it has one.
+// unhold closes the frame outside the heap of an entry let go (from pending, or not held),
+// if it has one.
 func (p *Pipeline) unhold(h heldRequest) {
 	if h.spilled != nil {
 		p.keep(h.spilled.Close())
