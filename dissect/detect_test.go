@@ -198,7 +198,7 @@ func kafkaCaptures(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, f := range captures(t) {
-		if strings.HasPrefix(filepath.Base(f), "other-") || fileExists(strings.TrimSuffix(f, filepath.Ext(f))+".keylog") {
+		if strings.HasPrefix(filepath.Base(f), "other-") || keylogOf(f) != "" {
 			continue
 		}
 		out = append(out, f)

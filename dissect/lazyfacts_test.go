@@ -2,9 +2,7 @@ package dissect
 
 import (
 	"fmt"
-	"os"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/kdissect/kdissect/capture"
@@ -72,11 +70,9 @@ func TestLazyFacts(t *testing.T) {
 			}
 			check := &factsCheck{t: t, name: fmt.Sprintf("%s (--records %s)", file, mode)}
 			cfg := Config{Codec: c, Out: check, Needs: f.Needs, Select: SelectAll(), IsServerPort: ports.Has, Workers: 2}
-			if kl := strings.TrimSuffix(file, ".pcap") + ".keylog"; kl != file {
-				if _, err := os.Stat(kl); err == nil {
-					if cfg.Keys, err = tlsdec.OpenKeyLog(kl, false); err != nil {
-						t.Fatal(err)
-					}
+			if kl := keylogOf(file); kl != "" {
+				if cfg.Keys, err = tlsdec.OpenKeyLog(kl, false); err != nil {
+					t.Fatal(err)
 				}
 			}
 			p, err := New(cfg)

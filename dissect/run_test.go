@@ -42,6 +42,16 @@ func captures(t testing.TB) []string {
 	return files
 }
 
+// keylogOf returns the TLS secrets shipped beside a capture file (x.keylog for x.pcap,
+// x.pcapng or x.pcap.gz), or "" when there are none.
+func keylogOf(file string) string {
+	base := strings.TrimSuffix(file, ".gz")
+	if k := strings.TrimSuffix(base, filepath.Ext(base)) + ".keylog"; fileExists(k) {
+		return k
+	}
+	return ""
+}
+
 // testRun is a run of the pipeline as kdissect's flags would ask for it.
 type testRun struct {
 	format string // a name in render.Formats; "" is diagram, kdissect's default

@@ -66,9 +66,7 @@ func TestWorkersSameOutput(t *testing.T) {
 			continue // no Kafka: nothing to compare
 		}
 		r := testRun{ports: capturePorts}
-		if kl := strings.TrimSuffix(strings.TrimSuffix(f, ".gz"), filepath.Ext(strings.TrimSuffix(f, ".gz"))) + ".keylog"; fileExists(kl) {
-			r.keylog = kl
-		}
+		r.keylog = keylogOf(f)
 		inputs = append(inputs, input{filepath.Base(f), r, f})
 	}
 	// Detection on any port, and a capture that lost segments (gaps, resync, flushes).

@@ -3,7 +3,6 @@ package dissect
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -16,9 +15,7 @@ func TestSpilledFramesSameOutput(t *testing.T) {
 	for _, file := range captures(t) {
 		for _, r := range runs {
 			r.ports = capturePorts
-			if k := strings.TrimSuffix(file, filepath.Ext(file)) + ".keylog"; fileExists(k) {
-				r.keylog = k
-			}
+			r.keylog = keylogOf(file)
 			for _, workers := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%s %s stats=%v workers=%d", filepath.Base(file), r.format, r.stats, workers), func(t *testing.T) {
 					t.Parallel()
