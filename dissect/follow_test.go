@@ -216,9 +216,9 @@ func (w *stampedWriter) shownAt(t testing.TB, format string) []shown {
 
 // feed writes pieces into w, as a capture tool does: each piece whole (through gzip when z is
 // set, flushed), calling pause (when set) after each packet. It returns when each packet was written.
-// With closeAfter >= 0, it closes w at the end after that pause; else it leaves w open, and the
-// reader may stop before everything is written.
-func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause func(packet int), closeAfter time.Duration) map[int]time.Time {
+// With open, it leaves w open, and the reader may stop before everything is written; else it
+// closes w at the end.
+func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause func(packet int), open bool) map[int]time.Time {
 	var zw *gzip.Writer
 	if z {
 		zw = gzip.NewWriter(w)
@@ -237,7 +237,7 @@ func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause func(pac
 			_, err = w.Write(pc.b)
 		}
 		if err != nil {
-			if closeAfter >= 0 { // else the reader may stop first
+			if !open { // else the reader may stop first
 				t.Errorf("writing the pipe: %v", err)
 			}
 			return written
@@ -246,8 +246,7 @@ func feed(t testing.TB, w io.WriteCloser, pieces []piece, z bool, pause func(pac
 			pause(pc.packet)
 		}
 	}
-	if closeAfter >= 0 {
-		time.Sleep(closeAfter)
+	if !open {
 		if zw != nil {
 			zw.Close()
 		}
@@ -347,7 +346,7 @@ func TestFollowPipe(t *testing.T) {
 					}
 				}
 			}
-			go func() { fed <- feed(t, pw, pieces, fr.gzip, wait, 0) }()
+			go func() { fed <- feed(t, pw, pieces, fr.gzip, wait, false) }()
 			if _, err := p.FileFrom(pr, "stdin"); err != nil {
 				t.Fatalf("FileFrom: %v", err)
 			}
@@ -405,7 +404,7 @@ func TestFollowPipeCut(t *testing.T) {
 			pr, pw := newPipe(t)
 			var out, errOut bytes.Buffer
 			p, _ := r.pipeline(t, &out, &errOut, Config{})
-			go feed(t, pw, pieces, fr.gzip, nil, 0)
+			go feed(t, pw, pieces, fr.gzip, nil, false)
 			_, err := p.FileFrom(pr, "stdin")
 			if err == nil {
 				t.Fatal("FileFrom: no error for a pipe closed inside a packet")
@@ -443,7 +442,7 @@ func TestFollowPipeLimit(t *testing.T) {
 	var out, errOut bytes.Buffer
 	p, _ := r.pipeline(t, &out, &errOut, Config{Limit: 3})
 	wait := fromPipe(t, p, pr)
-	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, -1) // the pipe stays open
+	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, true) // the pipe stays open
 	if err := wait(); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +463,7 @@ func TestFollowPipeStop(t *testing.T) {
 	var out, errOut bytes.Buffer
 	var stopped atomic.Bool
 	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(t, &out, &errOut, Config{Stop: func() { stopped.Store(true) }})
-	feed(t, pw, pieces[:20], false, nil, -1)
+	feed(t, pw, pieces[:20], false, nil, true)
 	time.AfterFunc(300*time.Millisecond, p.Stop)
 	if err := fromPipe(t, p, pr)(); err != nil {
 		t.Fatal(err)
@@ -513,7 +512,7 @@ func TestFollowPipeIdle(t *testing.T) {
 	var errOut bytes.Buffer
 	p, _ := r.pipeline(t, &out, &errOut, Config{})
 	wait := fromPipe(t, p, pr)
-	go feed(t, pw, kept, false, nil, -1)
+	go feed(t, pw, kept, false, nil, true)
 	deadline := time.Now().Add(15 * time.Second)
 	for out.String() != want && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -540,7 +539,7 @@ func TestFollowPipeBatch(t *testing.T) {
 		t.Fatalf("a file with Batch: %v", err)
 	}
 	pr, pw := newPipe(t)
-	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, -1)
+	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, true)
 	_, err := p.FileFrom(pr, "stdin")
 	if !errors.Is(err, ErrNeedsFile) || !strings.HasPrefix(err.Error(), "stdin: ") {
 		t.Errorf("a pipe with Batch: %v, want stdin: %v", err, ErrNeedsFile)
