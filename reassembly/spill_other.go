@@ -13,5 +13,3 @@ const spillMaps = false
 func mapFile(*os.File, int) ([]byte, error) { return nil, errors.New("not supported") }
 
 func unmap([]byte) error { return nil }
-
-func evict([]byte) {}

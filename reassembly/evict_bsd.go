@@ -1,7 +1,0 @@
-//go:build darwin || freebsd
-
-package reassembly
-
-// evict leaves the pages be: the syscall package has no madvise here, and the kernel takes
-// clean pages of a mapped file back when it needs the memory.
-func evict([]byte) {}
