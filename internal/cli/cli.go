@@ -233,8 +233,8 @@ func runHelp(cmd *Command, args []string, stdin io.Reader, stdout, stderr io.Wri
 		for i, c := range p.Subcommands {
 			names[i] = c.Name
 		}
-		fmt.Fprintf(stderr, "%s: no subcommand %q; there are %s\nRun '%s --help' for usage.\n", p.Name, fs.Arg(0), strings.Join(names, ", "), p.Name)
-		return ExitUsage
+		// The program's usage lists them, not help's.
+		return p.Main.UsageError(stderr, "no subcommand %q; there are %s", fs.Arg(0), strings.Join(names, ", "))
 	}
 	return cmd.UsageError(stderr, "one subcommand at most, got %q", fs.Args())
 }
