@@ -125,6 +125,9 @@ type exprError struct {
 	Offset  int    `json:"offset"`
 }
 
+// plainError is an exprError that names no place in the expression.
+func plainError(msg string) *exprError { return &exprError{Error: msg, Message: msg, Offset: -1} }
+
 // compile compiles a page's expression; nil for none.
 func compile(src string) (*filter.Filter, *exprError) {
 	if strings.TrimSpace(src) == "" {
@@ -132,14 +135,14 @@ func compile(src string) (*filter.Filter, *exprError) {
 	}
 	if len(src) > MaxExpr {
 		msg := fmt.Sprintf("the expression is %d bytes long; the page takes at most %d (-Y on the command line takes any)", len(src), MaxExpr)
-		return nil, &exprError{Error: msg, Message: msg, Offset: -1}
+		return nil, plainError(msg)
 	}
 	if !utf8.ValidString(src) {
-		return nil, &exprError{Error: "the expression is not UTF-8", Message: "the expression is not UTF-8", Offset: -1}
+		return nil, plainError("the expression is not UTF-8")
 	}
 	f, err := filter.Compile(src)
 	if err != nil {
-		e := &exprError{Error: err.Error(), Message: err.Error(), Offset: -1}
+		e := plainError(err.Error())
 		if pos, msg, ok := filter.ErrorAt(err); ok {
 			e.Message, e.Line, e.Column, e.Offset = msg, pos.Line, pos.Column, pos.Offset
 		}
@@ -203,7 +206,7 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 		if err != nil && len(out.msgs) == 0 {
 			// Not a capture (or nothing in it could be read): said, as /upload says it, not
 			// answered as a capture none of whose messages match.
-			writeJSON(w, http.StatusUnprocessableEntity, exprError{Error: err.Error(), Message: err.Error(), Offset: -1})
+			writeJSON(w, http.StatusUnprocessableEntity, plainError(err.Error()))
 			return
 		}
 		msgs = out.msgs
