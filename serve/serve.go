@@ -534,12 +534,11 @@ func (s *Server) judge(ctx context.Context, st *stream, us []unit) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.evalTimeout)
 	defer cancel()
-	select {
-	case s.evals <- struct{}{}:
-		defer func() { <-s.evals }()
-	case <-ctx.Done():
+	release, ok := s.acquire(ctx)
+	if !ok {
 		return fmt.Errorf("the server was busy with other filters for %v: the messages it held are not shown, new ones are", s.evalTimeout)
 	}
+	defer release()
 	if !st.decide(ctx, us) {
 		return fmt.Errorf("the filter took longer than %v over the %d pairs held: the rest of them are not shown, new ones are", s.evalTimeout, len(us))
 	}
@@ -664,11 +663,19 @@ const busy = "the server is busy with other uploads and filters: try again in a 
 func (s *Server) slot(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
 	wait, cancel := context.WithTimeout(r.Context(), s.evalTimeout)
 	defer cancel()
+	if release, ok = s.acquire(wait); !ok {
+		http.Error(w, busy, http.StatusServiceUnavailable)
+	}
+	return release, ok
+}
+
+// acquire takes one of the evaluation slots (Server.evals), waiting until ctx is done (false).
+// release gives it back.
+func (s *Server) acquire(ctx context.Context) (release func(), ok bool) {
 	select {
 	case s.evals <- struct{}{}:
 		return func() { <-s.evals }, true
-	case <-wait.Done():
-		http.Error(w, busy, http.StatusServiceUnavailable)
+	case <-ctx.Done():
 		return nil, false
 	}
 }
