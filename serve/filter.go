@@ -151,6 +151,29 @@ func compile(src string) (*filter.Filter, *exprError) {
 	return f, nil
 }
 
+// matching decides with f on each of us in turn (f nil: each matches), calling keep with those
+// that match and failed with each error f fails on (the pair does not match). It stops when
+// ctx is done (false), asked at every pair: one pair may take tens of milliseconds (a loop
+// over a range).
+func matching(ctx context.Context, f *filter.Filter, us []unit, failed func(error), keep func(unit)) bool {
+	for _, u := range us {
+		if ctx.Err() != nil {
+			return false
+		}
+		ok := true
+		if f != nil {
+			var err error
+			if ok, err = f.Match(u.req.entry(), u.resp.entry()); err != nil {
+				failed(err)
+			}
+		}
+		if ok {
+			keep(u)
+		}
+	}
+	return true
+}
+
 // warning is what a page is told of the first pair an expression failed on.
 func warning(err error) string {
 	return err.Error() + " (pairs it fails on are not shown)"
@@ -225,27 +248,20 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 	if len(msgs) > 0 {
 		base = msgs[0].seq
 	}
-	for _, u := range us {
-		// Asked at every pair: one pair may take tens of milliseconds (a loop over a range).
-		if ctx.Err() != nil {
-			http.Error(w, fmt.Sprintf("the filter took longer than %v over %d messages", s.evalTimeout, len(msgs)), http.StatusServiceUnavailable)
-			return
+	failed := func(err error) {
+		if ans.Warning == "" {
+			ans.Warning = warning(err)
 		}
-		ok := true
-		if f != nil {
-			var err error
-			if ok, err = f.Match(u.req.entry(), u.resp.entry()); err != nil && ans.Warning == "" {
-				ans.Warning = warning(err)
-			}
-		}
-		if !ok {
-			continue
-		}
+	}
+	if !matching(ctx, f, us, failed, func(u unit) {
 		for _, h := range []*held{u.req, u.resp} {
 			if h != nil && h.seq >= base {
 				ans.Match = append(ans.Match, h.seq-base)
 			}
 		}
+	}) {
+		http.Error(w, fmt.Sprintf("the filter took longer than %v over %d messages", s.evalTimeout, len(msgs)), http.StatusServiceUnavailable)
+		return
 	}
 	slices.Sort(ans.Match)
 	writeJSON(w, http.StatusOK, ans)

@@ -575,18 +575,13 @@ func (st *stream) message(h *held, id int) {
 // carries the decision's number, so that a browser reconnecting gets the pairs after it. It
 // stops when ctx is done (false).
 func (st *stream) decide(ctx context.Context, us []unit) bool {
-	for _, u := range us {
-		if ctx.Err() != nil {
-			return false
-		}
-		ok, err := st.f.Match(u.req.entry(), u.resp.entry())
-		if err != nil && !st.warned {
+	failed := func(err error) {
+		if !st.warned {
 			st.warned = true
 			st.warn(warning(err))
 		}
-		if !ok {
-			continue
-		}
+	}
+	return matching(ctx, st.f, us, failed, func(u unit) {
 		if u.req != nil {
 			id := -1
 			if u.resp == nil {
@@ -597,8 +592,7 @@ func (st *stream) decide(ctx context.Context, us []unit) bool {
 		if u.resp != nil {
 			st.message(u.resp, u.n)
 		}
-	}
-	return true
+	})
 }
 
 // warn writes a warning event: the page shows it under its -Y box.
