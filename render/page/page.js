@@ -677,7 +677,7 @@
     function send(file) {
       if (meta.max_upload && file.size > meta.max_upload) { $('bar').textContent = file.name + ': ' + file.size + ' bytes is over the limit of ' + meta.max_upload + ' bytes.'; return; }
       $('bar').textContent = 'dissecting ' + file.name + '…';
-      fetch(meta.upload + (meta.upload.indexOf('?') < 0 ? '?' : '&') + 'name=' + encodeURIComponent(file.name), { method: 'POST', body: file, headers: meta.token ? { 'X-Kdissect-Token': meta.token } : {} })
+      fetch(withParams(meta.upload, { name: file.name }), { method: 'POST', body: file, headers: meta.token ? { 'X-Kdissect-Token': meta.token } : {} })
         .then(function (r) { return r.ok ? r.json() : r.text().then(function (t) { throw new Error(t); }); })
         .then(function (res) {
           msgs = res.messages; cur = -1; t0 = null; yMatch = null; upFile = file;
