@@ -133,9 +133,11 @@
     }
     fillAPIs();
     count();
-    if (dropped) $('bar').textContent = dropped + ' older messages were dropped: the page keeps the last ' + keep + '.';
+    if (dropped) $('bar').textContent = droppedNote();
     if (cur < 0 && shown.length) select(shown[0]);
   }
+  // droppedNote is what the bar says of the messages a live page dropped (dropped of them).
+  function droppedNote() { return dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.'; }
   function count() {
     $('count').textContent = shown.length + ' of ' + msgs.length + ' messages' + (meta.live && yApplied ? ' that match -Y' : '');
   }
@@ -517,7 +519,7 @@
       if (!fresh) return;
       fresh = false;
       dropped = JSON.parse(ev.data).dropped;
-      $('bar').textContent = dropped ? dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.' : '';
+      $('bar').textContent = dropped ? droppedNote() : '';
     });
     es.addEventListener('warning', function (ev) { yWarn(JSON.parse(ev.data).text); });
     es.addEventListener('end', function () {
@@ -716,6 +718,6 @@
   var y0 = meta.filter ? new URLSearchParams(location.search).get('y') : null;
   if (y0) { ybox.value = y0; applyY(y0); }
   else if (meta.live) listen({ after: meta.after || 0 }, false);
-  if (dropped) $('bar').textContent = dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.';
+  if (dropped) $('bar').textContent = droppedNote();
   window.kdissect = { select: select, messages: function () { return msgs; }, view: function () { return view; } };
 })();
