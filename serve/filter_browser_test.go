@@ -20,7 +20,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/browsertest"
@@ -380,9 +379,7 @@ func TestFilterTiming(t *testing.T) {
 	}
 	b := browsertest.Start(t)
 	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
-	set, _ := schema.Embedded()
-	c, _ := dissect.NewCodec(set, render.PageFormat(), dissect.CodecOptions{})
-	p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: dissect.SelectAll(), Detect: true})
+	p, err := dissect.New(dissect.Config{Codec: htmlCodec(t), Out: srv.Renderer(), Needs: serve.Needs(), Select: dissect.SelectAll(), Detect: true})
 	if err != nil {
 		t.Fatal(err)
 	}
