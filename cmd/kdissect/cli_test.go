@@ -70,7 +70,6 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-// TestBadValues: negative and empty values are refused with a message, in every subcommand.
 // TestMissingCapture: a capture that does not exist is named, and a name that reads like a
 // mistyped subcommand says there is no such subcommand either; a path does not.
 func TestMissingCapture(t *testing.T) {
@@ -90,6 +89,7 @@ func TestMissingCapture(t *testing.T) {
 	}
 }
 
+// TestBadValues: negative and empty values are refused with a message, in every subcommand.
 func TestBadValues(t *testing.T) {
 	file := pcap("kgo-produce-fetch.pcap")
 	for _, tt := range []struct {
