@@ -266,7 +266,7 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 // reads like a mistyped subcommand ("kdissect shema"): a word, not a path.
 func notSubcommand(p *Program, err error) string {
 	var pe *fs.PathError
-	if p == nil || !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || strings.ContainsAny(pe.Path, "./\\") {
+	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || strings.ContainsAny(pe.Path, "./\\") {
 		return ""
 	}
 	return fmt.Sprintf(" (nor is there a subcommand %q: %s --help lists them)", pe.Path, p.Name)
