@@ -99,8 +99,7 @@ func (h *HTML) Close() error {
 // PageMeta is what a page says beside its messages: its limit and how many it left out, the
 // notices, and for a served page where to listen for more (Live, an event stream's URL, from
 // message number After on), how many to keep and how many were dropped already, where to upload captures and their limit,
-// where to ask which messages a display filter keeps (Filter) and the longest expression it
-// takes, and the token to pass on.
+// where to ask which messages a display filter keeps (Filter), and the token to pass on.
 type PageMeta struct {
 	Limit     int       `json:"limit"`
 	LeftOut   int       `json:"left_out"`
@@ -112,7 +111,6 @@ type PageMeta struct {
 	Upload    string    `json:"upload,omitempty"`
 	MaxUpload int64     `json:"max_upload,omitempty"`
 	Filter    string    `json:"filter,omitempty"`
-	MaxExpr   int       `json:"max_expr,omitempty"`
 	Token     string    `json:"token,omitempty"`
 }
 

@@ -364,7 +364,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.MaxUpload > 0 {
 		meta.Upload, meta.MaxUpload = "upload", s.cfg.MaxUpload
 	}
-	meta.Filter, meta.MaxExpr = "filter", MaxExpr
+	meta.Filter = "filter"
 	if s.cfg.Token != "" {
 		meta.Live = tokenURL(meta.Live, s.cfg.Token)
 		meta.Upload = tokenURL(meta.Upload, s.cfg.Token)
