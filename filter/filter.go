@@ -37,8 +37,8 @@ type Filter struct {
 	env    env
 }
 
-// Vars lists the names an expression may use, each with what it holds; the order is the one
-// the README's table gives.
+// Vars lists the names an expression may use, each with what it holds, in the order of the
+// table of docs/filters.md (TestVarsInDocs checks it).
 func Vars() []Var {
 	return []Var{
 		{"api, api_name", "the API's name: \"Fetch\""},

@@ -264,10 +264,10 @@ func between(t *testing.T, b []byte, start, end string) []byte {
 	return b[:j]
 }
 
-// TestScreenshots takes the README's pictures in Chromium: the page of kgo-codecs.pcap with a
-// record of a gzip batch selected, and the schema page of DescribeGroups Response v6. With
-// -update they are written to docs/; otherwise to a temporary directory (they are looked at,
-// not compared: fonts differ between machines).
+// TestScreenshots takes the pictures of the README and docs/ in Chromium: the page of
+// kgo-codecs.pcap with a record of a gzip batch selected, and the schema page of DescribeGroups
+// Response v6. With -update they are written to docs/; otherwise to a temporary directory
+// (they are looked at, not compared: fonts differ between machines).
 func TestScreenshots(t *testing.T) {
 	b := browsertest.Start(t)
 	dir := t.TempDir()

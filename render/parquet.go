@@ -16,8 +16,8 @@ import (
 
 // Parquet writes one row per message (and per notice) to a Parquet file: the JSON line's
 // top-level names as typed columns, the message's facts as typed columns, and its field tree
-// as a JSON column (README, "Analysis at scale"). Rows go out a row group at a time, so that
-// memory stays bounded whatever the capture's size.
+// as a JSON column (docs/parquet.md). Rows go out a row group at a time, so that memory stays
+// bounded whatever the capture's size.
 //
 // Messages are made into rows as they come, a batch at a time, with their facts; the field
 // trees are written by goroutines of the renderer's own, one batch each and several batches at

@@ -89,7 +89,7 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
-	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see README, Display filters): 'api == \"Fetch\" && latency_ms > 100'")
+	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see docs/filters.md): 'api == \"Fetch\" && latency_ms > 100'")
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic, per fetch session")
 }
 

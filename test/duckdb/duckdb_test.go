@@ -20,7 +20,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 )
 
-var update = flag.Bool("update", false, "rewrite the outputs of the README's example queries")
+var update = flag.Bool("update", false, "rewrite the outputs of the example queries in docs/parquet.md")
 
 // root is the repository's root, where kdissect is built and pcaps/ lies.
 const root = "../.."
