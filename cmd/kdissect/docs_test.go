@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	flag "github.com/spf13/pflag"
 )
 
 // The documentation is README.md and the pages in docs/, read from the repository's root.
@@ -594,4 +596,34 @@ func skipTable(tests []string) string {
 		b.WriteString(" |\n")
 	}
 	return b.String()
+}
+
+// TestFlagsDocumented: docs/usage.md's table of flags names every flag of the capture command
+// that --help shows, and no flag that does not exist.
+func TestFlagsDocumented(t *testing.T) {
+	text := readDoc(t, "docs/usage.md")
+	_, table, ok := strings.Cut(text, "| flag | meaning |\n| --- | --- |\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	if !ok {
+		t.Fatal("docs/usage.md has no table of flags")
+	}
+	name := regexp.MustCompile(`(?:^|[^-\w])--([a-z][a-z-]*)`)
+	fs, _ := captureFlags()
+	mentioned := map[string]bool{}
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.ReplaceAll(row, `\|`, "/"), " | ")
+		for _, m := range name.FindAllStringSubmatch(row, -1) {
+			mentioned[m[1]] = true
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[0], -1) {
+			if fs.Lookup(m[1]) == nil {
+				t.Errorf("docs/usage.md: --%s is not a flag", m[1])
+			}
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !f.Hidden && !mentioned[f.Name] {
+			t.Errorf("docs/usage.md's table of flags does not name --%s", f.Name)
+		}
+	})
 }
