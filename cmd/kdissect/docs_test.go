@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -12,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	flag "github.com/spf13/pflag"
 )
@@ -396,7 +396,7 @@ func headingAnchors(text string) map[string]bool {
 			switch {
 			case r == ' ':
 				b.WriteByte('-')
-			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && !bytes.ContainsRune([]byte("…–—’“”·→"), r):
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
 				b.WriteRune(r)
 			}
 		}
