@@ -197,6 +197,7 @@ SELECT api_key, api_name, api_version,
   count(*) FILTER (kind = 'request') AS requests,
   count(*) FILTER (kind = 'response') AS responses,
   greatest(0, count(*) FILTER (kind = 'request') - count(*) FILTER (no_response) - count(request_frame)) AS unanswered,
+  count(*) FILTER (no_response) AS no_response,
   sum(size) AS bytes,
   list_sort(list(latency_us) FILTER (latency_us IS NOT NULL)) AS l
 FROM %s WHERE api_key IS NOT NULL
@@ -212,8 +213,8 @@ func compareAPIs(t *testing.T, db *sql.DB, from string, want []map[string]any) {
 	for i := range min(len(rows), len(want)) {
 		r, w := rows[i], want[i]
 		got := map[string]any{"kind": "stats", "table": "apis", "api_key": r[0], "api_name": r[1], "api_version": r[2],
-			"requests": r[3], "responses": r[4], "unanswered": r[5], "bytes": r[6]}
-		if l, _ := r[7].([]any); len(l) > 0 {
+			"requests": r[3], "responses": r[4], "unanswered": r[5], "no_response": r[6], "bytes": r[7]}
+		if l, _ := r[8].([]any); len(l) > 0 {
 			pct := func(p float64) any {
 				i := int(float64(len(l))*p+0.999999) - 1
 				return l[max(0, min(i, len(l)-1))]
