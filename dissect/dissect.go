@@ -605,6 +605,9 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 // is told each name first. Each file's error goes to fail and the next file is read all the
 // same; an error telling the output stops the run.
 func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) error {
+	if len(names) > 1 {
+		p.startAtEarliest(names)
+	}
 	stdinTaken := false
 	for _, name := range names {
 		if p.stopped.Load() {
@@ -644,6 +647,29 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 		}
 	}
 	return nil
+}
+
+// startAtEarliest tells the output, before anything is shown, that relative times count from
+// the earliest of the files' first packets, whatever the order the files are read in: each
+// file's first TCP packet is read for it. A pipe (stdin, a FIFO) cannot be read ahead, so it
+// takes no part: its packets count from the same start, and with no other file, from its
+// own first packet, as one file's do.
+func (p *Pipeline) startAtEarliest(names []string) {
+	if _, ok := p.out.(interface{ SetStart(time.Time) }); !ok {
+		return
+	}
+	var earliest time.Time
+	for _, name := range names {
+		if name == "-" {
+			continue
+		}
+		if t, ok := capture.FirstTime(name); ok && (earliest.IsZero() || t.Before(earliest)) {
+			earliest = t
+		}
+	}
+	if !earliest.IsZero() {
+		p.setStart(earliest)
+	}
 }
 
 // save reads a capture file again, for Config.Save to write the packets of the messages shown;

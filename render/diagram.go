@@ -143,6 +143,7 @@ func (d *Diagram) Notice(n *Notice) error {
 // File writes a header line saying that the messages that follow come from the named capture
 // file. kdissect calls it when it reads several files.
 func (d *Diagram) File(name string) error {
+	d.clock.newFile()
 	_, err := d.w.Write(fileHeader(nil, name))
 	return err
 }

@@ -153,7 +153,10 @@ func (s *Summary) Notice(n *Notice) error {
 
 // File writes a header line saying that the lines that follow come from the named capture
 // file. kdissect calls it when it reads several files.
-func (s *Summary) File(name string) error { return s.write(fileHeader(s.line[:0], name)) }
+func (s *Summary) File(name string) error {
+	s.clock.newFile()
+	return s.write(fileHeader(s.line[:0], name))
+}
 
 // fileHeader is the line before the output of each of several capture files, as head(1) and
 // tail(1) mark theirs.
