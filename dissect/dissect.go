@@ -94,6 +94,9 @@ type Pipeline struct {
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
 	pending Pending[heldRequest]
+	// held, when the filter chooses messages, holds each connection's notices until it shows
+	// a message (notices.go).
+	held *heldNotices
 	// stats, when set, counts every message shown.
 	stats *render.Stats
 	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
@@ -158,6 +161,9 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.filter = f
+	if f != nil && f.holdsNotices() {
+		p.held = &heldNotices{byStream: map[int][]reassembly.Notice{}, shown: map[int]bool{}, unshownPorts: map[[2]int]bool{}}
+	}
 	if f != nil {
 		f.warn = p.cfg.Warn
 		if f.expr != nil && f.expr.ReadsBodies() {
@@ -381,6 +387,7 @@ func (p *Pipeline) handle(ev event) {
 		p.notice(ev.notice)
 	case evClose:
 		p.closed(ev.conn)
+		p.closedNotices(ev.conn.ID)
 		if c, ok := p.out.(render.ConnCloser); ok {
 			p.keep(c.ConnClosed(ev.conn.ID))
 		}
@@ -449,6 +456,7 @@ func (p *Pipeline) show(e *render.Entry) {
 	if p.full() {
 		return
 	}
+	p.showingStream(e.Stream)
 	p.messages++
 	if p.stats != nil {
 		p.stats.Add(e)
@@ -493,25 +501,6 @@ func (p *Pipeline) Stop() {
 
 // Stopped reports whether the run was stopped early (Stop, Config.Limit, an output error).
 func (p *Pipeline) Stopped() bool { return p.stopped.Load() }
-
-func (p *Pipeline) notice(n reassembly.Notice) {
-	if n.Kind == reassembly.NoticeDetected {
-		port := n.Conn.Server.Port()
-		if p.detected[port] {
-			return
-		}
-		p.detected[port] = true
-	}
-	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
-		return
-	}
-	if p.full() {
-		return
-	}
-	src, dst := endpoints(n.Conn, n.Dir)
-	p.notices++
-	p.wrote(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
-}
 
 // closed decides on the requests the filter still holds for a connection that ended: they got
 // no response in the capture, so they are judged alone, in capture order.
