@@ -46,6 +46,7 @@ func (a *API) Flexible(v int16) bool {
 // Set is a read-only collection of definitions indexed by API key, plus the two headers.
 type Set struct {
 	apis           map[int16]*API
+	data           map[string]*Message // data definitions by name (Data)
 	RequestHeader  *Message
 	ResponseHeader *Message
 	// notices are what loading a directory found that the user should know.
@@ -71,7 +72,7 @@ const (
 )
 
 var embeddedSet = sync.OnceValues(func() (*Set, error) {
-	s := &Set{apis: map[int16]*API{}}
+	s := &Set{apis: map[int16]*API{}, data: map[string]*Message{}}
 	err := fs.WalkDir(embedded, "defs", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -85,6 +86,13 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 			return err
 		}
 		m.Embedded = true
+		if m.Type == TypeData {
+			if s.data[m.Name] != nil {
+				return fmt.Errorf("%s: %s is defined twice", path, m.Name)
+			}
+			s.data[m.Name] = m
+			return nil
+		}
 		slot, err := s.slot(m)
 		if err != nil {
 			return err
@@ -142,6 +150,11 @@ func (s *Set) slot(m *Message) (**Message, error) {
 // order found.
 func (s *Set) Notices() []Notice { return s.notices }
 
+// Data returns the data definition named name (ConsumerProtocolSubscription, ...), or nil. Data
+// definitions describe structures that travel inside a bytes field of another message; a
+// directory given to WithDir does not replace them.
+func (s *Set) Data(name string) *Message { return s.data[name] }
+
 // API returns the definitions of an API key, or nil.
 func (s *Set) API(key int16) *API { return s.apis[key] }
 
@@ -183,7 +196,7 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 // apiKey, when >= 0, is given to every definition in dir whose apiKey is not a number; such a
 // definition without it is an error.
 func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
-	out := &Set{apis: map[int16]*API{}, RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
+	out := &Set{apis: map[int16]*API{}, data: s.data, RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
 		notices: slices.Clone(s.notices)}
 	for k, a := range s.apis {
 		c := *a
