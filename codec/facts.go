@@ -357,9 +357,7 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			}
 			continue
 		}
-		// The nodes of a bytes field are those of a structure of its own (the consumer
-		// protocol, a SASL token): their topics are a subscription's, not the message's, and a
-		// shallow decode, which has none of them, must find the same facts.
+		// A bytes field's nodes are a structure of its own (a subscription): not the message's.
 		if len(n.Children) > 0 && !n.Type.IsBytes() {
 			w.walk(n.Children, s)
 		}
