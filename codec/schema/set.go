@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,9 +152,24 @@ func (s *Set) slot(m *Message) (**Message, error) {
 func (s *Set) Notices() []Notice { return s.notices }
 
 // Data returns the data definition named name (ConsumerProtocolSubscription, ...), or nil. Data
-// definitions describe structures that travel inside a bytes field of another message; a
-// directory given to WithDir does not replace them.
+// definitions describe structures that travel inside a bytes field of another message.
 func (s *Set) Data(name string) *Message { return s.data[name] }
+
+// mergeData merges the data definition in data (read from path) over the set's definition of
+// the same name, version by version, and reports whether it did: only the data definitions the
+// set already has are decoded anywhere; the others are skipped, as other kinds are.
+func (s *Set) mergeData(data []byte, path string) bool {
+	m, err := Parse(data, path)
+	if err != nil || s.data[m.Name] == nil {
+		return false
+	}
+	merged, differs := mergeVersions(s.data[m.Name], m)
+	s.data[m.Name] = merged
+	for _, d := range differs {
+		s.notices = append(s.notices, Notice{Kind: Differs, Text: d})
+	}
+	return true
+}
 
 // API returns the definitions of an API key, or nil.
 func (s *Set) API(key int16) *API { return s.apis[key] }
@@ -189,14 +205,15 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 // declares; the versions of s it does not declare stay (a directory of an older Kafka release
 // keeps the newer versions kdissect knows). Where a file redefines a version with another
 // layout, it wins, and a notice (Notices) names the message, versions and fields that differ.
-// Files that are not request, response or header definitions (Kafka's directory holds a
-// README, data and record definitions) are skipped and named in one notice. Header fields are
+// Data definitions of the structures kdissect decodes inside bytes fields (Data) are merged the
+// same way. Other files (Kafka's directory holds a README, other data definitions and record
+// definitions) are skipped and named in one notice. Header fields are
 // named by their roles, whatever the file calls them (FieldCorrelationID, ...).
 //
 // apiKey, when >= 0, is given to every definition in dir whose apiKey is not a number; such a
 // definition without it is an error.
 func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
-	out := &Set{apis: map[int16]*API{}, data: s.data, RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
+	out := &Set{apis: map[int16]*API{}, data: maps.Clone(s.data), RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
 		notices: slices.Clone(s.notices)}
 	for k, a := range s.apis {
 		c := *a
@@ -229,6 +246,9 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 		typ, err := PeekType(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if typ == TypeData && out.mergeData(data, path) {
+			continue
 		}
 		if typ != TypeRequest && typ != TypeResponse && typ != TypeHeader {
 			if typ == "" {
