@@ -357,7 +357,8 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			}
 			continue
 		}
-		if len(n.Children) > 0 {
+		// A bytes field's nodes are a structure of its own (a subscription): not the message's.
+		if len(n.Children) > 0 && !n.Type.IsBytes() {
 			w.walk(n.Children, s)
 		}
 	}

@@ -138,7 +138,14 @@ func dissectJSON(t *testing.T, file string, r testRun) []*jsonMsg {
 
 // walkFields calls fn on every node of the tree, depth first, with the name of the array whose
 // element holds the node ("" when its parent is not an array element).
-func walkFields(fs []*jsonField, fn func(f *jsonField, array string)) {
+func walkFields(fs []*jsonField, fn func(f *jsonField, array string)) { walkTree(fs, true, fn) }
+
+// walkOwnFields is walkFields without the fields of the structures that bytes fields carry (a
+// consumer group member's subscription or assignment): what the message names itself.
+func walkOwnFields(fs []*jsonField, fn func(f *jsonField, array string)) { walkTree(fs, false, fn) }
+
+// walkTree is walkFields, into the fields of bytes fields or not.
+func walkTree(fs []*jsonField, inBytes bool, fn func(f *jsonField, array string)) {
 	var walk func(fs []*jsonField, array string)
 	walk = func(fs []*jsonField, array string) {
 		for _, f := range fs {
@@ -148,6 +155,7 @@ func walkFields(fs []*jsonField, fn func(f *jsonField, array string)) {
 				walk(f.Fields, array)
 			case strings.HasSuffix(f.Type, "array"):
 				walk(f.Fields, f.Name)
+			case strings.HasSuffix(f.Type, "bytes") && !inBytes:
 			default:
 				walk(f.Fields, "")
 			}
@@ -197,7 +205,8 @@ func topicOfID(f *jsonField) string {
 }
 
 // topicsIn lists the topics a message names: Topic and TopicName fields, Name fields of topic
-// array elements, and topic ids, both as they are and through their notes.
+// array elements, and topic ids, both as they are and through their notes; not the topics of a
+// subscription or assignment inside a bytes field, which --topic does not look at.
 func topicsIn(m *jsonMsg) []string {
 	var out []string
 	add := func(s string) {
@@ -205,7 +214,7 @@ func topicsIn(m *jsonMsg) []string {
 			out = append(out, s)
 		}
 	}
-	walkFields(m.Fields, func(f *jsonField, array string) {
+	walkOwnFields(m.Fields, func(f *jsonField, array string) {
 		if s, ok := str(f); ok && (f.Name == "Topic" || f.Name == "TopicName" || f.Name == "Name" && topicArrays[array]) {
 			add(s)
 		}

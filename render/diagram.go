@@ -332,6 +332,11 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 		}
 		return d.text([]byte(v), true), styleString
 	case []byte:
+		if len(n.Children) > 0 {
+			// Bytes decoded as a structure of their own (a consumer protocol subscription, a
+			// control record's key): the rows below show them, as a records field's do.
+			return fmt.Sprintf("%d bytes", len(v)), styleNumber
+		}
 		return d.text(v, codec.Printable(v)), styleString
 	case codec.UUID:
 		return fmt.Sprintf("%s (%s)", v, v.Hex()), styleString

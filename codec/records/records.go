@@ -435,17 +435,17 @@ func (s *space) control(p, i int, key *codec.Node, kb []byte, val *codec.Node, v
 		s.warn(p, "record [%d]: a control record key needs 4 bytes, has %d", i, len(kb))
 		return "control record"
 	}
+	// The key and value keep their bytes as their value; their fields are their children.
 	kp := key.Offset - s.base + key.Size - len(kb)
 	typ := int64(int16(binary.BigEndian.Uint16(kb[2:])))
-	key.Value = nil
 	key.Children = s.fields(kp, kp+len(kb), []field{{"version", wire.Int16}, {"type", wire.Int16}})
 	name := fmt.Sprintf("control type %d", typ)
 	if typ >= 0 && typ < int64(len(controlTypes)) {
 		name = controlTypes[typ]
+		key.Children[1].Note = name
 	}
 	if (typ == 0 || typ == 1) && len(vb) >= 6 {
 		vp := val.Offset - s.base + val.Size - len(vb)
-		val.Value = nil
 		val.Children = s.fields(vp, vp+len(vb), []field{{"version", wire.Int16}, {"coordinatorEpoch", wire.Int32}})
 	}
 	return name
