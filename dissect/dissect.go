@@ -123,8 +123,9 @@ type Pipeline struct {
 	stopped   atomic.Bool
 	flushEach bool
 	// idleFlush is how long a followed capture may send no packet before the connections are
-	// flushed by the wall clock (see follow).
+	// flushed by the wall clock (see follow); wall tells that clock (time.Now, but in tests).
 	idleFlush time.Duration
+	wall      func() time.Time
 }
 
 // spillOver is the frame size above which frames are kept outside the heap when the output
@@ -146,7 +147,7 @@ type request struct {
 // New returns a pipeline; it fails on a selection it cannot apply.
 func New(cfg Config) (*Pipeline, error) {
 	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, keys: cfg.Keys,
-		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush}
+		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush, wall: time.Now}
 	if p.keys == nil {
 		p.keys = tlsdec.NewKeyLog()
 	}
@@ -755,7 +756,8 @@ func (p *Pipeline) options() reassembly.Options {
 // A capture that arrives as it is made (r.Streaming(): a live capture, a pipe) is shown as it
 // arrives: each message as soon as its last packet is read, the output flushed after each,
 // and when no packet comes for a while, the connections are flushed as if the capture's clock
-// had gone on with the wall clock (see follow).
+// had gone on with the wall clock, if the packets are being captured now (see follow): a
+// capture file replayed through a pipe is shown as the file is, however its writer is delayed.
 func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error) {
 	p.reading.Store(r)
 	defer p.reading.Store(nil)
@@ -785,7 +787,7 @@ func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error)
 	if r.Streaming() {
 		p.flushEach = true
 		defer func() { p.flushEach = false }()
-		next = follow(r, p.idleFlush, func(now time.Time) { flush(func() { asm.Flush(now) }) })
+		next = follow(r, p.idleFlush, p.wall, func(now time.Time) { flush(func() { asm.Flush(now) }) })
 	}
 	return p.readSegments(r, name, next, func(seg *capture.Segment) {
 		p.setStart(seg.Info.Timestamp)

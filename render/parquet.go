@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -94,7 +95,8 @@ type parquetRow struct {
 	File          string  `parquet:"file,dict"`
 	Frame         int64   `parquet:"frame"`
 	FirstFrame    *int64  `parquet:"first_frame"`
-	Time          int64   `parquet:"time,timestamp(nanosecond:utc)"`
+	Time          int64   `parquet:"time,timestamp(microsecond:utc)"`
+	TimeNs        int64   `parquet:"time_ns"`
 	Stream        int32   `parquet:"stream"`
 	Src           string  `parquet:"src,dict"`
 	Dst           string  `parquet:"dst,dict"`
@@ -210,11 +212,24 @@ func (p *Parquet) next() *parquetRow {
 	return r
 }
 
+// setTime sets the row's time: to the microsecond in time, a timestamp of the kind every
+// engine reads as one (Spark reads no nanosecond timestamp), cut down rather than rounded so
+// that it never comes after the packet; and to the nanosecond, as the JSON time has it, in
+// time_ns.
+func (r *parquetRow) setTime(t time.Time) {
+	r.TimeNs = t.UnixNano()
+	r.Time = r.TimeNs / 1000
+	if r.TimeNs%1000 < 0 {
+		r.Time--
+	}
+}
+
 // Message adds a row.
 func (p *Parquet) Message(e *Entry) error {
 	r := p.next()
 	m := e.Msg
-	r.Frame, r.firstFrame, r.Time, r.Stream = int64(e.Frame), int64(e.FirstFrame), e.Time.UnixNano(), int32(e.Stream)
+	r.Frame, r.firstFrame, r.Stream = int64(e.Frame), int64(e.FirstFrame), int32(e.Stream)
+	r.setTime(e.Time)
 	r.FirstFrame = &r.firstFrame
 	r.Src, r.Dst = e.Src, e.Dst
 	if e.TLS != "" {
@@ -329,7 +344,8 @@ func (p *Parquet) facts(r *parquetRow, f *codec.Facts) {
 // Notice adds a row of kind "notice", as the JSON lines have.
 func (p *Parquet) Notice(n *Notice) error {
 	r := p.next()
-	r.Frame, r.Time, r.Stream = int64(n.Frame), n.Time.UnixNano(), int32(n.Stream)
+	r.Frame, r.Stream = int64(n.Frame), int32(n.Stream)
+	r.setTime(n.Time)
 	r.Src, r.Dst, r.Kind = n.Src, n.Dst, "notice"
 	r.text = n.Text
 	r.Text = &r.text

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
@@ -127,8 +128,12 @@ func TestParquetColumns(t *testing.T) {
 		*req.ClientID != "producer-1" || *req.Size != 120 || req.RequestFrame != nil || req.LatencyUs != nil || *req.FirstFrame != 3 {
 		t.Errorf("request row: %+v", req)
 	}
-	if got := time.Unix(0, req.Time).UTC(); !got.Equal(entries[1].Time) {
-		t.Errorf("time %v, want %v", got, entries[1].Time)
+	// time is cut down to the microsecond (234567891 ns: 234567 µs); time_ns keeps the rest.
+	if got, want := time.UnixMicro(req.Time).UTC(), entries[1].Time.Truncate(time.Microsecond); !got.Equal(want) {
+		t.Errorf("time %v, want %v", got, want)
+	}
+	if got := time.Unix(0, req.TimeNs).UTC(); !got.Equal(entries[1].Time) {
+		t.Errorf("time_ns %v, want %v", got, entries[1].Time)
 	}
 	if !slices.Equal(req.Topics, []string{"orders"}) || !slices.Equal(req.Partitions, []partitionRow{{"orders", 3}}) ||
 		req.Records != 2 || req.RecordsBytes != 70 || !slices.Equal(req.Codecs, []string{"zstd"}) || len(req.RecordSets) != 1 {
@@ -160,6 +165,50 @@ func TestParquetColumns(t *testing.T) {
 }
 
 // TestParquetNoTree: without the field tree, the fields column is null and the rest alike.
+// TestParquetTimeTypes: time is a TIMESTAMP(MICROS, UTC), the timestamp Spark, Trino,
+// ClickHouse and DuckDB all read as one; time_ns is an INT64 integer (nanoseconds since the
+// epoch, as the JSON time has them). No other column is a timestamp.
+func TestParquetTimeTypes(t *testing.T) {
+	data := writeParquet(t, Options{File: "cap.pcap"}, parquetEntries())
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// timestamp returns a column's timestamp annotation, if it has one.
+	timestamp := func(lt *format.LogicalType) *format.TimestampType {
+		if lt == nil {
+			return nil
+		}
+		ts, _ := lt.Value.(*format.TimestampType)
+		return ts
+	}
+	seen := 0
+	for _, path := range f.Schema().Columns() {
+		leaf, _ := f.Schema().Lookup(path...)
+		typ := leaf.Node.Type()
+		ts := timestamp(typ.LogicalType())
+		switch name := strings.Join(path, "."); name {
+		case "time":
+			seen++
+			if typ.Kind() != parquet.Int64 || ts == nil || !ts.IsAdjustedToUTC || ts.Unit.Value.Duration() != time.Microsecond {
+				t.Errorf("time: %v %v, want INT64 TIMESTAMP(MICROS, UTC)", typ.Kind(), typ.LogicalType())
+			}
+		case "time_ns":
+			seen++
+			if typ.Kind() != parquet.Int64 || ts != nil {
+				t.Errorf("time_ns: %v %v, want an INT64 integer", typ.Kind(), typ.LogicalType())
+			}
+		default:
+			if ts != nil {
+				t.Errorf("%s is a timestamp too: %v", name, typ.LogicalType())
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d of the columns time and time_ns", seen)
+	}
+}
+
 func TestParquetNoTree(t *testing.T) {
 	entries := parquetEntries()
 	full := readParquet(t, writeParquet(t, Options{}, entries))

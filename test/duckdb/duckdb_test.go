@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -147,8 +148,8 @@ var columns = []string{"kind", "frame", "first_frame", "stream", "src", "dst", "
 	"correlation_id", "client_id", "size", "request_frame", "latency_us", "text"}
 
 // TestEachCapture: for every capture in pcaps/, the Parquet file has a row for every JSON line
-// (messages and notices), in order, with the same values; its time is the JSON time to the
-// nanosecond; and the counts per API, version and kind, the bytes and the latency percentiles
+// (messages and notices), in order, with the same values; its time_ns is the JSON time to the
+// nanosecond, and its time (a timestamp) the JSON time cut down to the microsecond; and the counts per API, version and kind, the bytes and the latency percentiles
 // are those of --stats.
 func TestEachCapture(t *testing.T) {
 	db := open(t)
@@ -159,7 +160,7 @@ func TestEachCapture(t *testing.T) {
 			file := filepath.Join(dir, name+".parquet")
 			run(t, "--format", "parquet", "-o", file, capture)
 			lines, stats := jsonLines(t, run(t, "--format", "json", "--stats", capture))
-			rows := query(t, db, "SELECT file, "+strings.Join(columns, ", ")+", epoch_ns(time) FROM read_parquet("+quote(file)+")")
+			rows := query(t, db, "SELECT file, "+strings.Join(columns, ", ")+", time_ns, epoch_us(time) FROM read_parquet("+quote(file)+")")
 			if len(rows) != len(lines) {
 				t.Fatalf("%d rows, %d JSON lines", len(rows), len(lines))
 			}
@@ -181,7 +182,10 @@ func TestEachCapture(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := rows[i][len(columns)+1]; got != json.Number(fmt.Sprint(at.UnixNano())) {
-					t.Errorf("row %d: time %v ns, JSON has %v", i, got, line["time"])
+					t.Errorf("row %d: time_ns %v, JSON has %v", i, got, line["time"])
+				}
+				if got := rows[i][len(columns)+2]; got != json.Number(fmt.Sprint(at.Truncate(time.Microsecond).UnixMicro())) {
+					t.Errorf("row %d: time %v µs, JSON has %v", i, got, line["time"])
 				}
 			}
 			compareAPIs(t, db, "read_parquet("+quote(file)+")", stats["apis"])
@@ -224,6 +228,30 @@ func compareAPIs(t *testing.T, db *sql.DB, from string, want []map[string]any) {
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("API row %d:\n got %v\nwant %v", i, got, w)
 		}
+	}
+}
+
+// TestTimeArithmetic: a response's time minus its request's, as an engine subtracts two
+// timestamps, is its latency_us, give or take the microsecond each time was cut down to;
+// time_ns gives it to the nanosecond.
+func TestTimeArithmetic(t *testing.T) {
+	db := open(t)
+	dir := filepath.Join(t.TempDir(), "parquet") + "/"
+	run(t, append([]string{"--format", "parquet", "-o", dir}, captures(t)...)...)
+	from := "read_parquet(" + quote(dir+"*.parquet") + ")"
+	rows := query(t, db, `SELECT count(*),
+		count(*) FILTER (abs(date_diff('microsecond', req.time, resp.time) - resp.latency_us) > 1),
+		count(*) FILTER (abs((resp.time_ns - req.time_ns) - resp.latency_us * 1000) >= 1000)
+	FROM `+from+` resp JOIN `+from+` req
+	  ON req.file = resp.file AND req.stream = resp.stream AND req.frame = resp.request_frame
+	 AND req.correlation_id = resp.correlation_id AND req.kind = 'request'
+	WHERE resp.kind = 'response'`)
+	pairs, _ := strconv.Atoi(fmt.Sprint(rows[0][0]))
+	if pairs < 100 {
+		t.Fatalf("only %d responses paired with their requests", pairs)
+	}
+	if rows[0][1] != json.Number("0") || rows[0][2] != json.Number("0") {
+		t.Errorf("of %d pairs, %v differ from latency_us by more than 1 µs (time), %v by a microsecond or more (time_ns)", pairs, rows[0][1], rows[0][2])
 	}
 }
 
