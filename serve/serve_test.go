@@ -43,6 +43,12 @@ func htmlCodec(t testing.TB) *codec.Codec {
 // format html.
 func feed(t testing.TB, capture string, out render.Renderer, format string) {
 	t.Helper()
+	feedFile(t, filepath.Join("..", "pcaps", capture), out, format)
+}
+
+// feedFile is feed of any capture file.
+func feedFile(t testing.TB, path string, out render.Renderer, format string) {
+	t.Helper()
 	set, _ := schema.Embedded()
 	f, _ := render.LookupFormat(format)
 	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
@@ -57,7 +63,7 @@ func feed(t testing.TB, capture string, out render.Renderer, format string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Files([]string{filepath.Join("..", "pcaps", capture)}, nil, func(err error) { t.Log(err) }); err != nil {
+	if err := p.Files([]string{path}, nil, func(err error) { t.Log(err) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Close(); err != nil {
