@@ -210,8 +210,9 @@ func FuzzHostileStrings(f *testing.F) {
 			return a + place
 		}
 		file := writeHostile(t, s)
-		for _, args := range append(hostileRuns, []string{"--format", "json"}) {
-			out, errOut, _ := kdissect(t, append(args, "-p", "9092", file)...)
+		// Each text format once, with every flag that adds text, in one goroutine each.
+		for _, args := range [][]string{{"--format", "summary", "--stats"}, {"--format", "diagram", "-x", "--explain", "--max-bytes", "0"}, {"--format", "json"}} {
+			out, errOut, _ := kdissect(t, append(args, "--workers", "1", "-p", "9092", file)...)
 			name := strings.Join(args, " ")
 			inertText(t, name+": stdout", out)
 			inertText(t, name+": stderr", errOut)
