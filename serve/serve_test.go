@@ -351,15 +351,7 @@ func TestHTTP(t *testing.T) {
 			if tt.host != "" {
 				req.Host = tt.host
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tt.status {
-				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tt.status, body)
-			}
+			resp, body := send(t, req, tt.status)
 			if !strings.Contains(string(body), tt.says) {
 				t.Errorf("body %.200q lacks %q", body, tt.says)
 			}
@@ -482,27 +474,27 @@ func TestCrossOrigin(t *testing.T) {
 				if tt.fetch != "" {
 					req.Header.Set("Sec-Fetch-Site", tt.fetch)
 				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != tt.status {
-					t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tt.status, body)
-				}
+				send(t, req, tt.status)
 			})
 		}
 	}
 	// Reading is not refused: a page elsewhere cannot read the answer anyway.
 	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
 	req.Header.Set("Origin", "https://attacker.example")
+	send(t, req, 200)
+}
+
+// send makes the request and reads the answer, failing t unless its status is status.
+func send(t *testing.T, req *http.Request, status int) (*http.Response, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Errorf("GET with a foreign Origin: %s", resp.Status)
+	if resp.StatusCode != status {
+		t.Errorf("%s %s: status %d, want %d: %.200s", req.Method, req.URL.Path, resp.StatusCode, status, body)
 	}
+	return resp, body
 }

@@ -17,6 +17,7 @@ package inert
 
 import (
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -136,25 +137,12 @@ func appendFrom[T ~string | ~[]byte](b []byte, s T, i int, quoted, keepLF bool) 
 	return append(b, s[start:]...)
 }
 
-// appendByte appends the escape of an ASCII control, DEL, quote or backslash, in Go's forms.
+// appendByte appends the escape of an ASCII control, DEL, quote or backslash, in Go's forms:
+// a letter where Go has one (\n), its hex otherwise (\x1b).
 func appendByte(b []byte, c byte) []byte {
-	switch c {
-	case '\a':
-		return append(b, '\\', 'a')
-	case '\b':
-		return append(b, '\\', 'b')
-	case '\f':
-		return append(b, '\\', 'f')
-	case '\n':
-		return append(b, '\\', 'n')
-	case '\r':
-		return append(b, '\\', 'r')
-	case '\t':
-		return append(b, '\\', 't')
-	case '\v':
-		return append(b, '\\', 'v')
-	case '"', '\\':
-		return append(b, '\\', c)
+	const short, letters = "\a\b\f\n\r\t\v\"\\", "abfnrtv\"\\"
+	if i := strings.IndexByte(short, c); i >= 0 {
+		return append(b, '\\', letters[i])
 	}
 	return append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&0xf])
 }
