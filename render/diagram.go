@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // DiagramOptions says how a Diagram looks.
@@ -119,7 +120,7 @@ func title(e *Entry) string {
 	switch {
 	case !m.Response:
 		if m.ClientID != nil {
-			s += fmt.Sprintf("  client_id %q", *m.ClientID)
+			s += "  client_id " + inert.Quote(*m.ClientID)
 		}
 		if e.NoResponse {
 			s += "  no response expected"
@@ -134,7 +135,7 @@ func title(e *Entry) string {
 
 // Notice writes "#N  time  src -> dst  ! text".
 func (d *Diagram) Notice(n *Notice) error {
-	d.w.WriteString(d.heading(n.Frame, n.Time, n.Src, n.Dst) + "  ")
+	d.w.WriteString(inert.String(d.heading(n.Frame, n.Time, n.Src, n.Dst)) + "  ")
 	d.line("! "+n.Text, styleWarn)
 	_, err := d.w.WriteString("\n")
 	return err
@@ -154,8 +155,10 @@ func (d *Diagram) Flush() error { return d.w.Flush() }
 // Close flushes.
 func (d *Diagram) Close() error { return d.w.Flush() }
 
-// line writes s and a newline, in style when colours are on.
+// line writes s and a newline, in style when colours are on. Like the grid's cells, s is shown
+// under package inert's rule.
 func (d *Diagram) line(s, style string) {
+	s = inert.String(s)
 	if d.opt.Color && style != "" {
 		s = style + s + styleReset
 	}
@@ -383,7 +386,7 @@ func (d *Diagram) text(b []byte, printable bool) string {
 	}
 	var s string
 	if printable {
-		s = strconv.Quote(string(show))
+		s = inert.Quote(string(show))
 	} else {
 		s = hex.EncodeToString(show)
 	}

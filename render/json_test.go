@@ -2,12 +2,14 @@ package render
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -71,10 +73,14 @@ func TestJSONValues(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, lines[0])
 	}
+	// Strings come back whole: as text when they are UTF-8, in hex otherwise.
 	for i, s := range strs {
-		want := strings.ToValidUTF8(s, "\uFFFD")
-		if got.Fields[i].Value != want {
-			t.Errorf("string %d: %q, want %q", i, got.Fields[i].Value, want)
+		want, enc := s, ""
+		if !utf8.ValidString(s) {
+			want, enc = hex.EncodeToString([]byte(s)), "hex"
+		}
+		if got.Fields[i].Value != want || got.Fields[i].Encoding != enc {
+			t.Errorf("string %d: %q (encoding %q), want %q (%q)", i, got.Fields[i].Value, got.Fields[i].Encoding, want, enc)
 		}
 	}
 	rest := got.Fields[len(strs):]

@@ -142,7 +142,7 @@ func (s *Stats) rows() statRows {
 // same order.
 func (s *Stats) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	enc := json.NewEncoder(&inertJSON{w: bw})
 	enc.SetEscapeHTML(false)
 	r := s.rows()
 	var lines []any
