@@ -45,10 +45,9 @@ func addFields(out map[string]any, fields []*codec.Node) {
 
 func value(n *codec.Node) any {
 	switch {
+	case n.Null():
+		return nil
 	case n.Type.IsArray() || n.Type.IsRecords():
-		if n.Value == nil && len(n.Children) == 0 {
-			return nil // a null array
-		}
 		list := make([]any, len(n.Children))
 		for i, c := range n.Children {
 			list[i] = value(c)
@@ -59,9 +58,6 @@ func value(n *codec.Node) any {
 		addFields(m, n.Children)
 		return m
 	case n.Type == wire.Struct || n.Type == wire.NullableStruct:
-		if n.Type == wire.NullableStruct && n.Value == nil {
-			return nil
-		}
 		return map[string]any{}
 	}
 	switch v := n.Value.(type) {
