@@ -474,12 +474,11 @@ func (r *RecordSet) count(nodes []*Node, control bool) {
 	}
 }
 
-// batchCount is the record count a batch's header states (none that is negative): the
-// value of its records array, of its record data decoded header only, or of the recordCount
-// before its compressed records.
+// batchCount is the record count a batch's header states (none that is negative): its
+// recordsCount.
 func batchCount(batch *Node) (int, bool) {
 	for _, c := range batch.Children {
-		if c.Name == "recordCount" || c.Name == "records" && (c.Type == wire.Array || c.Type == wire.RecordData) {
+		if c.Name == "recordsCount" {
 			v, ok := c.Value.(int64)
 			return int(max(v, 0)), ok
 		}

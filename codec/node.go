@@ -119,9 +119,7 @@ func (n *Node) Content() (offset, size int) {
 }
 
 // Null reports whether n is a null string, bytes, array or records value (its prefix says null
-// and it has no value) or a null struct (its marker, its only child, is negative). (A batch's
-// record count of -1 is written as a null array would be, but it is a count that cannot be,
-// kept as the node's value, with a warning.)
+// and it has no value) or a null struct (its marker, its only child, is negative).
 func (n *Node) Null() bool {
 	if n.Type == wire.NullableStruct {
 		if len(n.Children) != 1 {

@@ -47,7 +47,7 @@ func value(n *codec.Node) any {
 	switch {
 	case n.Null():
 		return nil
-	case n.Type.IsArray() || n.Type.IsRecords():
+	case n.Type.IsArray() || n.Type.IsRecords() || n.Type == wire.RecordData:
 		list := make([]any, len(n.Children))
 		for i, c := range n.Children {
 			list[i] = value(c)
