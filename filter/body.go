@@ -20,7 +20,7 @@ func bodyOf(e *render.Entry) map[string]any {
 // and a records field's batches (or a batch's records) a list, and the fields of a tagged
 // section are its struct's fields like any other. Values are int (every integer type),
 // float64, bool, string (strings, and bytes as they are), a topic or member id as Kafka prints
-// it, or nil (null).
+// it, or nil (null). A topic id whose name is known has the name beside it, as "topic".
 func Body(fields []*codec.Node) map[string]any {
 	out := make(map[string]any, len(fields))
 	addFields(out, fields)
@@ -40,6 +40,9 @@ func addFields(out map[string]any, fields []*codec.Node) {
 			continue
 		}
 		out[n.Name] = value(n)
+		if name, ok := n.Topic(); ok {
+			out["topic"] = name
+		}
 	}
 }
 

@@ -501,7 +501,7 @@ func (f *fieldWriter) batch(b *rowBatch) {
 
 // object appends the JSON object of a struct's fields: each field's name and value; a struct
 // is an object, an array or record set an array of its elements. A tagged section without
-// fields is left out.
+// fields is left out. A topic id whose name is known has the name beside it, as "topic".
 func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 	b = append(b, '{')
 	first := true
@@ -516,6 +516,10 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 		b = appendJSONString(b, n.Name)
 		b = append(b, ':')
 		b = f.value(b, n)
+		if name, ok := n.Topic(); ok {
+			b = append(b, `,"topic":`...)
+			b = appendJSONString(b, name)
+		}
 	}
 	return append(b, '}')
 }

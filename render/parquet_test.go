@@ -51,6 +51,7 @@ func parquetEntries() []*Entry {
 			{Name: "TopicData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
 				{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
 					{Name: "Name", Type: wire.CompactString, Value: "orders"},
+					{Name: "TopicId", Type: wire.UUID, Value: codec.UUID{1}, Note: "topic orders"},
 					{Name: "PartitionData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
 						{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
 							{Name: "Index", Type: wire.Int32, Value: int64(3)},
@@ -155,12 +156,13 @@ func TestParquetColumns(t *testing.T) {
 		t.Errorf("notice row: %+v", n)
 	}
 	// The field tree: the body's fields by name, arrays and records as arrays, no tagged
-	// section without fields, bytes as text or hex, a null struct null.
+	// section without fields, bytes as text or hex, a topic id's name beside it, a null
+	// struct null.
 	var tree map[string]any
 	if err := json.Unmarshal(req.Fields, &tree); err != nil {
 		t.Fatalf("fields %s: %v", req.Fields, err)
 	}
-	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"recordsCount":2,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null,"NullStruct":null}`
+	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","TopicId":"AQAAAAAAAAAAAAAAAAAAAA","topic":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"recordsCount":2,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null,"NullStruct":null}`
 	if string(req.Fields) != want {
 		t.Errorf("fields\n%s\nwant\n%s", req.Fields, want)
 	}

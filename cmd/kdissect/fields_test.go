@@ -144,3 +144,44 @@ func TestRecordsCount(t *testing.T) {
 			all, counted, plain, compressed)
 	}
 }
+
+// TestTopicNamesInFields: in Produce v13 and Fetch v18, which name topics by id only, each
+// TopicId of the field tree has the topic's name beside it, as "topic": in the JSON lines'
+// node, in the Parquet fields column's object and to -Y.
+func TestTopicNamesInFields(t *testing.T) {
+	const file = "kgo-produce-fetch.pcap"
+	const topic = "kdissect-events"
+	ids := 0
+	for _, tree := range jsonTrees(t, file) {
+		each(tree, func(n map[string]any) {
+			if n["name"] == "TopicId" && n["value"] != "AAAAAAAAAAAAAAAAAAAAAA" {
+				ids++
+				if n["topic"] != topic {
+					t.Errorf("JSON: topic id %v has topic %v, want %s", n["value"], n["topic"], topic)
+				}
+			}
+		})
+	}
+	if ids == 0 {
+		t.Fatal("JSON: no topic id in the capture")
+	}
+	named := 0
+	for _, tree := range parquetTrees(t, file) {
+		each(tree, func(n map[string]any) {
+			if id, ok := n["TopicId"]; ok && id != "AAAAAAAAAAAAAAAAAAAAAA" {
+				named++
+				if n["topic"] != topic {
+					t.Errorf("Parquet: topic id %v has topic %v, want %s", id, n["topic"], topic)
+				}
+			}
+		})
+	}
+	if named != ids {
+		t.Errorf("Parquet: %d topic ids, JSON %d", named, ids)
+	}
+	byID := shownRequests(t, file, `api in ["Produce", "Fetch"] && version >= 13 && len(resp.Responses) > 0`)
+	byName := shownRequests(t, file, `any(resp.Responses, .topic == "`+topic+`")`)
+	if byID == 0 || byName != byID {
+		t.Errorf("-Y: %d Produce and Fetch pairs v13 and later with topics, %d by the topic name beside their ids", byID, byName)
+	}
+}
