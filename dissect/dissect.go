@@ -168,8 +168,9 @@ func New(cfg Config) (*Pipeline, error) {
 	if f != nil {
 		f.warn = p.cfg.Warn
 		if f.expr != nil && f.expr.ReadsBodies() {
-			// The expression reads the trees of requests held until their responses.
-			p.lendFrames = false
+			// The expression reads the trees of requests held until their responses, and the
+			// topic names beside their topic ids.
+			p.lendFrames, p.notes = false, true
 		}
 	}
 	if cfg.Select.Stats {

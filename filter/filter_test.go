@@ -179,7 +179,7 @@ func TestMatch(t *testing.T) {
 		{`time > date("2026-11-29T10:00:00.002Z") && api == "Fetch"`, []string{"fetchBad", "fetchOK"}},
 		{`"NOT_LEADER_OR_FOLLOWER" in errors && "payments" in topics`, []string{"acksAll"}},
 		{`len(warnings) > 0 || no_response`, nil},
-		// Missing fields and sides are nil: comparisons with them are false, lists empty.
+		// Missing fields and sides are absent: comparisons with them are false, lists empty.
 		{`resp.ErrorCode == 0 && req.SessionTimeoutMs > 40000`, []string{"longJoin"}},
 		{`len(resp.Responses[0].Partitions) == 3`, []string{"fetchBad", "fetchOK"}},
 		{`"x" in req.NoSuchField || req.NoSuchField > 3`, nil},

@@ -205,6 +205,10 @@ func (j *JSON) node(b []byte, n *codec.Node) []byte {
 			}
 		}
 	}
+	if name, ok := n.Topic(); ok {
+		b = append(b, `,"topic":`...)
+		b = j.str(b, name)
+	}
 	if n.Note != "" {
 		b = append(b, `,"note":`...)
 		b = j.str(b, n.Note)

@@ -501,7 +501,7 @@ func (f *fieldWriter) batch(b *rowBatch) {
 
 // object appends the JSON object of a struct's fields: each field's name and value; a struct
 // is an object, an array or record set an array of its elements. A tagged section without
-// fields is left out.
+// fields is left out. A topic id whose name is known has the name beside it, as "topic".
 func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 	b = append(b, '{')
 	first := true
@@ -516,13 +516,17 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 		b = appendJSONString(b, n.Name)
 		b = append(b, ':')
 		b = f.value(b, n)
+		if name, ok := n.Topic(); ok {
+			b = append(b, `,"topic":`...)
+			b = appendJSONString(b, name)
+		}
 	}
 	return append(b, '}')
 }
 
 // value appends a node's value: a leaf's as in the JSON lines (bytes as text when printable,
 // hex otherwise), an array's or record set's elements in a JSON array, a struct's fields in an
-// object. A records field left unexpanded is decoded a batch at a time into scratch nodes,
+// object, null for a null one (a null struct too). A records field left unexpanded is decoded a batch at a time into scratch nodes,
 // each written and its nodes given back (codec.Message.EachRecord).
 func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
 	if n.Unexpanded() {
@@ -532,7 +536,10 @@ func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
 		// No entries: the field's value, as a decoded field without children.
 	}
 	switch {
-	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0:
+	case n.Null():
+		return append(b, "null"...)
+	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0,
+		n.Type == wire.RecordData:
 		return f.elements(b, n.Children)
 	case len(n.Children) > 0:
 		return f.object(b, n.Children)

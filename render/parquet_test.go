@@ -28,7 +28,8 @@ func parquetEntries() []*Entry {
 		{Name: "batch", Type: wire.RecordBatch, Children: []*codec.Node{
 			{Name: "baseOffset", Type: wire.Int64, Value: int64(0)},
 			{Name: "attributes", Type: wire.Int16, Value: int64(4)},
-			{Name: "records", Type: wire.Array, Value: int64(2), Children: []*codec.Node{
+			{Name: "recordsCount", Type: wire.Int32, Value: int64(2)},
+			{Name: "records", Type: wire.RecordData, Children: []*codec.Node{
 				{Name: "[0]", Type: wire.Record, Value: "offset 0", Children: []*codec.Node{
 					{Name: "key", Type: wire.VarintBytes, Value: []byte("k-1")},
 					{Name: "value", Type: wire.VarintBytes, Value: []byte{0, 0xff}},
@@ -50,6 +51,7 @@ func parquetEntries() []*Entry {
 			{Name: "TopicData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
 				{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
 					{Name: "Name", Type: wire.CompactString, Value: "orders"},
+					{Name: "TopicId", Type: wire.UUID, Value: codec.UUID{1}, Note: "topic orders"},
 					{Name: "PartitionData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
 						{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
 							{Name: "Index", Type: wire.Int32, Value: int64(3)},
@@ -60,6 +62,7 @@ func parquetEntries() []*Entry {
 			}},
 			{Name: "Empty", Type: wire.CompactArray, Value: int64(0)},
 			{Name: "Null", Type: wire.CompactArray},
+			{Name: "NullStruct", Type: wire.NullableStruct, Children: []*codec.Node{{Name: "present", Type: wire.Int8, Value: int64(-1)}}},
 			{Name: "_tagged_fields", Type: wire.TaggedFields, Value: int64(0)},
 		}}
 	produceFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}},
@@ -153,12 +156,13 @@ func TestParquetColumns(t *testing.T) {
 		t.Errorf("notice row: %+v", n)
 	}
 	// The field tree: the body's fields by name, arrays and records as arrays, no tagged
-	// section without fields, bytes as text or hex.
+	// section without fields, bytes as text or hex, a topic id's name beside it, a null
+	// struct null.
 	var tree map[string]any
 	if err := json.Unmarshal(req.Fields, &tree); err != nil {
 		t.Fatalf("fields %s: %v", req.Fields, err)
 	}
-	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null}`
+	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","TopicId":"AQAAAAAAAAAAAAAAAAAAAA","topic":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"recordsCount":2,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null,"NullStruct":null}`
 	if string(req.Fields) != want {
 		t.Errorf("fields\n%s\nwant\n%s", req.Fields, want)
 	}

@@ -327,3 +327,45 @@ func TestDirectory(t *testing.T) {
 		t.Errorf("topics:\n got %v\nwant %v", got, want)
 	}
 }
+
+// TestFieldsTree reads the fields column's JSON with DuckDB: each record batch's recordsCount,
+// compressed or not, adds up to the record counts of the typed record_sets column; and the
+// topic name beside each TopicId (Produce v13, Fetch v18) is the one the typed topics column
+// resolves.
+func TestFieldsTree(t *testing.T) {
+	db := open(t)
+	dir := t.TempDir()
+	codecs := filepath.Join(dir, "codecs.parquet")
+	run(t, "--format", "parquet", "-o", codecs, filepath.Join(root, "pcaps", "kgo-codecs.pcap"))
+	batches := `(SELECT record_sets, unnest(json_extract(fields, '$.TopicData[*].PartitionData[*].Records[*]')) AS b
+		FROM read_parquet(` + quote(codecs) + `) WHERE api_name = 'Produce' AND kind = 'request')`
+	got := query(t, db, `SELECT count(*) FILTER ((b->>'$.attributes')::INTEGER & 7 = 0),
+		count(*) FILTER ((b->>'$.attributes')::INTEGER & 7 <> 0),
+		sum((b->>'$.recordsCount')::INTEGER), sum(json_array_length(b->'$.records')) FROM `+batches)
+	sets := query(t, db, `SELECT sum(s.records) FROM (SELECT unnest(record_sets) AS s FROM read_parquet(`+quote(codecs)+`)
+		WHERE api_name = 'Produce' AND kind = 'request')`)
+	if len(got) != 1 || len(sets) != 1 || got[0][0] == json.Number("0") || got[0][1] == json.Number("0") ||
+		fmt.Sprint(got[0][2]) != fmt.Sprint(sets[0][0]) || fmt.Sprint(got[0][3]) != fmt.Sprint(sets[0][0]) {
+		t.Errorf("batches not compressed, compressed, sum of recordsCount, records: %v; record_sets count %v", got, sets)
+	}
+
+	fetch := filepath.Join(dir, "fetch.parquet")
+	run(t, "--format", "parquet", "-o", fetch, filepath.Join(root, "pcaps", "kgo-produce-fetch.pcap"))
+	names := query(t, db, `SELECT api_name, kind,
+		list_sort(list_distinct(coalesce(json_extract_string(fields, '$.TopicData[*].topic'), [])
+			|| coalesce(json_extract_string(fields, '$.Topics[*].topic'), [])
+			|| coalesce(json_extract_string(fields, '$.Responses[*].topic'), []))) AS named, list_sort(topics)
+		FROM read_parquet(`+quote(fetch)+`) WHERE api_name IN ('Produce', 'Fetch') AND api_version >= 13`)
+	some := 0
+	for _, r := range names {
+		if fmt.Sprint(r[2]) != fmt.Sprint(r[3]) {
+			t.Errorf("%v %v: topics beside the ids %v, topics column %v", r[0], r[1], r[2], r[3])
+		}
+		if fmt.Sprint(r[2]) == "[kdissect-events]" {
+			some++
+		}
+	}
+	if some == 0 {
+		t.Errorf("no message names kdissect-events beside its ids: %v", names)
+	}
+}
