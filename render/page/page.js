@@ -74,7 +74,7 @@
     var lat = m.latency_us != null ? (m.latency_us / 1000).toFixed(3) : '';
     var cells = [[m.frame, 'num'], [relTime(m), 'num'], [m.kind === 'response' ? '\u2190' : '\u2192', ''],
       [apiText(m) + (m.kind === 'response' ? ' resp' : ''), 'api'], [m.correlation_id, 'num'],
-      [lat, 'num'], [m.size, 'num'], [m.client_id || '', ''], [m.src + ' \u2192 ' + m.dst, '']];
+      [lat, 'num'], [m.size, 'num'], [m.client_id || '', 'w'], [m.src + ' \u2192 ' + m.dst, 'w']];
     for (var c = 0; c < cells.length; c++) tr.appendChild(el('td', cells[c][1], cells[c][0]));
     tr.title = m.title;
     return tr;
@@ -145,18 +145,30 @@
     var rows = $('rows').querySelectorAll('tr.cur');
     for (var i = 0; i < rows.length; i++) rows[i].classList.remove('cur');
     var r = $('rows').querySelector('tr[data-i="' + cur + '"]');
-    if (r) { r.classList.add('cur'); scrollInto(r); }
+    if (r) { r.classList.add('cur'); scrollInto($('list'), r); }
   }
   // Scrolling waits for the next frame, so that a burst of selections (keys held down) costs
-  // one layout, not one each.
+  // one layout, not one each. Each pane scrolls on its own (never the page): what is to be seen
+  // is a pane and the elements to bring into it (their union, or its start when bigger).
   var toScroll = [];
-  function scrollInto(e) {
+  function scrollInto(box, first, last) {
     if (!toScroll.length) requestAnimationFrame(function () {
       var list = toScroll;
       toScroll = [];
-      for (var i = 0; i < list.length; i++) if (list[i].isConnected) list[i].scrollIntoView({ block: 'nearest' });
+      for (var i = 0; i < list.length; i++) if (list[i][1].isConnected) bring(list[i][0], list[i][1], list[i][2] || list[i][1]);
     });
-    toScroll.push(e);
+    toScroll.push([box, first, last]);
+  }
+  function bring(box, first, last) {
+    var a = first.getBoundingClientRect(), z = last.getBoundingClientRect(), b = box.getBoundingClientRect();
+    var r = { top: Math.min(a.top, z.top), bottom: Math.max(a.bottom, z.bottom), left: Math.min(a.left, z.left), right: Math.max(a.right, z.right) };
+    var head = box.querySelector('th'); // a sticky heading covers the top of the pane
+    var top = b.top + box.clientTop + (head && box.contains(first) && first.tagName === 'TR' ? head.offsetHeight : 0);
+    var bottom = b.top + box.clientTop + box.clientHeight, left = b.left + box.clientLeft, right = left + box.clientWidth;
+    if (r.top < top || r.bottom - r.top > bottom - top) box.scrollTop += r.top - top - 2;
+    else if (r.bottom > bottom) box.scrollTop += r.bottom - bottom + 2;
+    if (r.left < left || r.right - r.left > right - left) box.scrollLeft += r.left - left - 2;
+    else if (r.right > right) box.scrollLeft += r.right - right + 2;
   }
 
   // The detail of the selected message.
@@ -170,32 +182,45 @@
     markRow();
     draw(msgs[i]);
   }
+  // draw fills the three panes of the detail: the diagram (with the message's heading), the
+  // bytes with the working of the selected field under them, and the field tree.
   function draw(m) {
     var d = $('detail');
     d.textContent = '';
     var t = decode(m);
-    view = { m: m, top: t.top, flat: t.flat, panes: [], pinned: null, shownSel: null, lit: null };
-    d.appendChild(el('h2', '', '#' + m.frame + '  ' + m.title));
+    view = { m: m, top: t.top, flat: t.flat, panes: [], pinned: null, hover: null, lit: null, pv: null };
+    var dg = el('section', 'pn');
+    dg.id = 'dg';
+    dg.appendChild(el('h2', '', '#' + m.frame + '  ' + m.title));
     var info = (m.time ? m.time.replace('T', ' ').replace('Z', ' UTC') + '  ' : '') + m.src + ' \u2192 ' + m.dst +
       '  stream ' + m.stream + (m.file ? '  ' + m.file : '') + (m.tls ? '  ' + m.tls : '');
-    d.appendChild(el('div', 'meta', info));
-    for (var w = 0; w < (m.warnings || []).length; w++) d.appendChild(el('div', 'warn', '! ' + m.warnings[w]));
-
-    d.appendChild(el('h3', '', 'Wire diagram'));
+    dg.appendChild(el('div', 'meta', info));
+    for (var w = 0; w < (m.warnings || []).length; w++) dg.appendChild(el('div', 'warn', '! ' + m.warnings[w]));
+    dg.appendChild(diagram(m, t.top));
+    view.dg = dg;
+    d.appendChild(dg);
+    d.appendChild(bytesPane(m));
+    var fields = el('section', 'pn');
+    fields.id = 'fields';
+    fields.appendChild(tree(t.flat));
+    view.fields = fields;
+    d.appendChild(fields);
+  }
+  function diagram(m, top) {
     var diag = el('div', '');
     diag.id = 'diagram';
     var hdr = [], body = [];
-    for (var k = 0; k < t.top.length; k++) (t.top[k].flags & FlagHeader ? hdr : body).push(t.top[k]);
+    for (var k = 0; k < top.length; k++) (top[k].flags & FlagHeader ? hdr : body).push(top[k]);
     var dir = m.kind === 'response' ? 'Response' : 'Request';
     var budget = { left: DIAGRAM_MAX };
     diag.appendChild(block('hdr', dir + ' Header v' + m.header_version, hdr, budget));
     diag.appendChild(block('bdy', (m.api_name || '') + dir + (m.api_version != null ? ' v' + m.api_version : ''), body, budget));
-    if (budget.left < 0) diag.appendChild(el('div', 'more', 'The diagram shows the first ' + DIAGRAM_MAX + ' fields; the tree below has them all.'));
-    d.appendChild(diag);
-
-    var bytesEl = el('div', '');
+    if (budget.left < 0) diag.appendChild(el('div', 'more', 'The diagram shows the first ' + DIAGRAM_MAX + ' fields; the tree has them all.'));
+    return diag;
+  }
+  function bytesPane(m) {
+    var bytesEl = el('section', '');
     bytesEl.id = 'bytes';
-    bytesEl.appendChild(el('h3', '', 'Bytes'));
     var panesEl = el('div', '');
     panesEl.id = 'panes';
     view.panesEl = panesEl;
@@ -207,10 +232,14 @@
     }
     for (var p = 0; p < view.panes.length; p++) panesEl.appendChild(view.panes[p].el);
     bytesEl.appendChild(panesEl);
-    bytesEl.appendChild(el('div', 'help noprint', 'Point at a field to light up its bytes (a length or count before them in a deeper shade); click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it.'));
-    d.appendChild(bytesEl);
-    d.appendChild(el('h3', '', 'Fields'));
-    d.appendChild(tree(t.flat));
+    var ex = el('div', '');
+    ex.id = 'explain';
+    ex.setAttribute('data-role', 'explain');
+    ex.setAttribute('aria-live', 'polite');
+    view.explain = ex;
+    bytesEl.appendChild(ex);
+    bytesEl.appendChild(el('div', 'help noprint', 'Click a field to light up its bytes (a length or count before them in a hue of its own); point at one to preview it; click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it.'));
+    return bytesEl;
   }
 
   function fieldAttrs(e, n) {
@@ -240,6 +269,7 @@
     l.appendChild(el('span', 't', n.type));
     l.appendChild(el('span', 'z', ' \u00b7 ' + n.size + 'B'));
     b.appendChild(l);
+    b.appendChild(el('span', 'v' + (n.flags & FlagError ? ' e' : ''), n.val)); // shown, not only a tooltip: tooltips do not project
     b.title = n.name + ' ' + n.type + ', ' + n.size + ' bytes at ' + hex4(n.off) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
       (n.val ? ': ' + n.val : '') + (n.about ? '\n' + n.about : '');
     if (n.kids.length) {
@@ -253,7 +283,7 @@
     var t = el('table', 'tree');
     t.id = 'tree';
     var h = el('tr');
-    var heads = ['offset', 'size', 'type', 'field', 'value', 'about'];
+    var heads = ['offset', 'size', 'type', 'field', 'value'];
     for (var i = 0; i < heads.length; i++) h.appendChild(el('th', '', heads[i]));
     t.appendChild(h);
     var n = Math.min(flat.length, TREE_MAX);
@@ -265,7 +295,7 @@
         more.remove();
       };
       var tr = el('tr'), td = el('td');
-      td.colSpan = 6;
+      td.colSpan = 5;
       td.appendChild(more);
       tr.appendChild(td);
       t.appendChild(tr);
@@ -283,7 +313,7 @@
     tr.appendChild(el('td', 'f', new Array(n.depth + 1).join('  ') + name + (n.flags & FlagNullable ? '?' : '')));
     var v = el('td', 'v' + (n.flags & FlagError ? ' e' : '') + (n.val.charAt(0) === '"' ? ' s' : ''), n.val);
     tr.appendChild(v);
-    tr.appendChild(el('td', 'a', n.about));
+    if (n.about) tr.title = n.about;
     return tr;
   }
   function headerChild(n) {
@@ -332,38 +362,63 @@
     p.more.style.display = left > 0 ? '' : 'none';
   }
 
-  // Selection: a field lights up its bytes (class hl), a byte selects the innermost field.
-  function show(n) {
+  // Selection: a field lights up its bytes (class hl), a byte selects the innermost field. The
+  // pinned field (clicked, or reached with the keys) keeps its light while the pointer moves:
+  // pointing at another field previews it (classes hv and pv) without moving the pinned one.
+  function rangeOf(n) {
+    var p = n && view.panes[n.pane];
+    if (!p) return null;
+    if (n.off + n.size > p.drawn) drawTo(p, n.off + n.size);
+    var r = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + n.size, p.spans.length) };
+    r.c = Math.min(r.a + n.pre, r.b); // the length or count prefix ends here
+    return r;
+  }
+  // show moves the selection's classes to n and brings its box, row and bytes into their panes
+  // (all but from, the pane the click came from, which must not jump under the pointer).
+  function show(n, from) {
     if (!view) return;
-    var i;
-    if (view.shownSel) for (i = 0; i < view.shownSel.els.length; i++) view.shownSel.els[i].classList.remove('sel');
-    view.shownSel = n;
-    var want = null;
-    if (n) {
-      for (i = 0; i < n.els.length; i++) n.els[i].classList.add('sel');
-      var p = view.panes[n.pane];
-      if (p) {
-        if (n.off + n.size > p.drawn) drawTo(p, n.off + n.size);
-        want = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + n.size, p.spans.length) };
-        want.c = Math.min(want.a + n.pre, want.b); // the length or count prefix ends here
-      }
+    var i, old = view.shown;
+    if (old) for (i = 0; i < old.els.length; i++) old.els[i].classList.remove('sel');
+    view.shown = n;
+    var want = rangeOf(n);
+    if (n) for (i = 0; i < n.els.length; i++) {
+      n.els[i].classList.add('sel');
+      var box = n.els[i].tagName === 'TR' ? view.fields : view.dg;
+      if (box !== from || n.els[i].offsetHeight < box.clientHeight) scrollInto(box, n.els[i]);
     }
     light(view.lit, want);
     view.lit = want;
-    if (want && want.b > want.a) reveal(want.p.spans[want.a]);
+    explain(n);
+    if (want && want.b > want.a && view.panesEl !== from) scrollInto(view.panesEl, want.p.spans[want.a], want.p.spans[want.b - 1]);
   }
-  // reveal scrolls the box of hex dumps, and only it, to show byte span s.
-  // It waits for the next frame, as scrolling does.
-  var toReveal = null;
-  function reveal(s) {
-    if (!toReveal) requestAnimationFrame(function () {
-      var s = toReveal, box = view && view.panesEl;
-      toReveal = null;
-      if (!box || !s.isConnected) return;
-      var top = s.offsetTop - box.offsetTop;
-      if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - 20) box.scrollTop = Math.max(0, top - 30);
-    });
-    toReveal = s;
+  // explain writes what the selected field is into the explanation under the bytes.
+  function explain(n) {
+    var ex = view.explain;
+    ex.textContent = '';
+    if (!n) return;
+    var h = el('div', 'xh');
+    h.appendChild(el('b', '', n.name));
+    h.appendChild(document.createTextNode(' ' + n.type + ', ' + n.size + (n.size === 1 ? ' byte' : ' bytes') + ' at ' + hex4(n.off) + (n.val ? ': ' : '')));
+    h.appendChild(el('span', 'v', n.val));
+    ex.appendChild(h);
+    if (n.about) ex.appendChild(el('div', 'about', n.about));
+  }
+  function preview(n) {
+    if (!view || view.hover === n) return;
+    var i, old = view.hover;
+    if (old) for (i = 0; i < old.els.length; i++) old.els[i].classList.remove('hv');
+    mark(view.pv, 'pv', false);
+    view.hover = n;
+    view.pv = n && n !== view.pinned ? rangeOf(n) : null;
+    if (n && n !== view.pinned) for (i = 0; i < n.els.length; i++) n.els[i].classList.add('hv');
+    mark(view.pv, 'pv', true);
+  }
+  function mark(r, cls, on) {
+    if (!r) return;
+    for (var i = r.a; i < r.b; i++) {
+      r.p.spans[i].classList.toggle(cls, on);
+      r.p.ascii[i].classList.toggle(cls + 'a', on);
+    }
   }
   // light moves the class hl from the bytes of range was to those of range now, touching only
   // the bytes that change (a byte clicked inside a big payload lights nothing new); the bytes
@@ -389,14 +444,14 @@
       now.p.ascii[i].classList.add('hlpa');
     }
   }
-  function pin(n, scroll) {
+  function pin(n, from) {
     if (!view) return;
     view.pinned = n;
-    show(n);
-    if (scroll && n) {
-      for (var i = 0; i < n.els.length; i++) if (n.els[i].tagName === 'TR') scrollInto(n.els[i]);
-    }
+    preview(null);
+    show(n, from);
   }
+  // paneOf is the pane (diagram, tree or bytes) that holds e.
+  function paneOf(e) { return e.closest('#dg, #fields, #panes'); }
   function nodeOf(e) {
     while (e && e.getAttribute) {
       if (e.hasAttribute('data-n')) return view && view.flat[+e.getAttribute('data-n')];
@@ -419,19 +474,16 @@
     if (t.classList.contains('b') && t.hasAttribute('data-offset')) {
       var pe = t.closest('.pane');
       var n = innermost(+pe.getAttribute('data-pane'), +t.getAttribute('data-offset'));
-      if (n) pin(n, true);
+      if (n) pin(n, view.panesEl);
       return;
     }
     var f = nodeOf(t);
-    if (f) { ev.stopPropagation(); pin(f, false); return; }
+    if (f) { ev.stopPropagation(); pin(f, paneOf(t)); return; }
     var r = t.closest('tr[data-i]');
     if (r) select(+r.getAttribute('data-i'));
   });
   document.addEventListener('mouseover', function (ev) {
-    if (!view) return;
-    var f = nodeOf(ev.target);
-    if (f) show(f);
-    else if (view.shownSel !== view.pinned) show(view.pinned);
+    if (view) preview(nodeOf(ev.target));
   });
   document.addEventListener('keydown', function (ev) {
     var tag = (ev.target.tagName || '').toLowerCase();
@@ -440,10 +492,10 @@
     switch (ev.key) {
       case 'ArrowDown': if (pos + 1 < shown.length) select(shown[pos + 1]); break;
       case 'ArrowUp': if (pos > 0) select(shown[pos - 1]); break;
-      case 'ArrowRight': if (view) pin(view.flat[n ? Math.min(n.idx + 1, view.flat.length - 1) : 0], true); break;
-      case 'ArrowLeft': if (view) pin(view.flat[n ? Math.max(n.idx - 1, 0) : 0], true); break;
-      case 'Enter': if (n && n.kids.length) pin(n.kids[0], true); else if (view && !n) pin(view.flat[0], true); break;
-      case 'Escape': if (n && n.parent) pin(n.parent, true); break;
+      case 'ArrowRight': if (view) pin(view.flat[n ? Math.min(n.idx + 1, view.flat.length - 1) : 0]); break;
+      case 'ArrowLeft': if (view) pin(view.flat[n ? Math.max(n.idx - 1, 0) : 0]); break;
+      case 'Enter': if (n && n.kids.length) pin(n.kids[0]); else if (view && !n) pin(view.flat[0]); break;
+      case 'Escape': if (n && n.parent) pin(n.parent); break;
       default: return;
     }
     ev.preventDefault();
