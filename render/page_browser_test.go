@@ -1,6 +1,8 @@
 package render_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -124,4 +126,79 @@ func TestPageFieldsInView(t *testing.T) {
 		}
 	}
 	p.Check(onlyItself(pages["kgo-produce-fetch.pcap"]))
+}
+
+// explainScript selects the message of frame %d and pins the field named by NAME in its tree,
+// then says what the explanation shows, the bytes lit as its prefix, and the bytes each step
+// lights as ] is pressed through them.
+const explainScript = `(async function (frame, name) {
+  var frames = function () { return new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(r); }); }); };
+  document.querySelector('#rows tr[data-frame="' + frame + '"]').click();
+  await frames();
+  var row = Array.prototype.filter.call(document.querySelectorAll('#tree tr[data-n]'), function (r) { return r.querySelector('td.f').textContent.trim() === name; })[0];
+  row.click();
+  var ex = document.querySelector('[data-role=explain]');
+  var offs = function (sel) { return Array.prototype.map.call(document.querySelectorAll('#panes .hex ' + sel), function (s) { return +s.dataset.offset; }); };
+  var out = { text: ex.textContent, size: +row.dataset.size, offset: +row.dataset.offset,
+    prefix: Array.prototype.map.call(document.querySelectorAll('#panes .hex .hlp'), function (s) { return s.textContent; }).join(''), steps: [] };
+  var n = ex.querySelectorAll('li[data-step]').length;
+  for (var i = 0; i < n; i++) {
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: ']', bubbles: true }));
+    await frames();
+    out.steps.push(offs('.stp'));
+  }
+  return out;
+})(%d, NAME)`
+
+type explained struct {
+	Text   string
+	Size   int
+	Offset int
+	Prefix string
+	Steps  [][]int
+}
+
+func explainField(t *testing.T, p *browsertest.Page, frame int, name string) explained {
+	t.Helper()
+	var got explained
+	q, _ := json.Marshal(name)
+	p.Eval(strings.Replace(strings.Replace(explainScript, "%d", strconv.Itoa(frame), 1), "NAME", string(q), 1), &got)
+	return got
+}
+
+// TestPageExplain: the explanation under the bytes shows the working of the pinned field as
+// --explain does in the terminal (the prefix byte in hex, the compact rule, the length it
+// gives), and ] steps through the parts, lighting the prefix, then the content.
+func TestPageExplain(t *testing.T) {
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+
+	got := explainField(t, p, 92, "GroupId") // a compact string: its length + 1 before it
+	if len(got.Prefix) != 2 {
+		t.Fatalf("GroupId: prefix bytes lit %q, want one byte", got.Prefix)
+	}
+	for _, want := range []string{"0x" + got.Prefix + " uvarint", fmt.Sprintf("→ length %d", got.Size-1), "length in bytes + 1, so 0 is null"} {
+		if !strings.Contains(got.Text, want) {
+			t.Errorf("GroupId: the explanation %q does not say %q", got.Text, want)
+		}
+	}
+	var content []int
+	for o := got.Offset + 1; o < got.Offset+got.Size; o++ {
+		content = append(content, o)
+	}
+	if want := [][]int{{got.Offset}, content}; fmt.Sprint(got.Steps) != fmt.Sprint(want) {
+		t.Errorf("GroupId: the steps lit %v, want the prefix then the content %v", got.Steps, want)
+	}
+
+	got = explainField(t, p, 92, "request_api_version")
+	if !strings.Contains(got.Text, "request header v2") {
+		t.Errorf("request_api_version: the explanation %q does not say why the header is v2", got.Text)
+	}
+	got = explainField(t, p, 17, "timestampDelta") // a record's zigzag varint
+	if !strings.Contains(got.Text, "→ zigzag ") || !strings.Contains(got.Text, "then zigzag") || len(got.Steps) != 1 || len(got.Steps[0]) != got.Size {
+		t.Errorf("timestampDelta: the explanation %q, steps %v", got.Text, got.Steps)
+	}
+	p.Check(onlyItself(url))
 }

@@ -41,6 +41,11 @@
     }
     var top = [];
     for (var i = 0; i < m.f.length; i++) top.push(mk(m.f[i], null, 0));
+    // The steps of each field's encoding, as --explain gives them (render.PageMessages).
+    for (var k = 0; k < (m.x || []).length; k++) {
+      var x = m.x[k], n = flat[x[0]];
+      if (n) (n.steps = n.steps || []).push({ off: x[1], size: x[2], label: s[x[3]], meaning: s[x[4]], rule: s[x[5]] });
+    }
     return { top: top, flat: flat };
   }
   function bytesOf(b64) {
@@ -238,7 +243,7 @@
     ex.setAttribute('aria-live', 'polite');
     view.explain = ex;
     bytesEl.appendChild(ex);
-    bytesEl.appendChild(el('div', 'help noprint', 'Click a field to light up its bytes (a length or count before them in a hue of its own); point at one to preview it; click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it.'));
+    bytesEl.appendChild(el('div', 'help noprint', 'Click a field to light up its bytes (a length or count before them in a hue of its own); point at one to preview it; click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it, [ ] the steps of its encoding.'));
     return bytesEl;
   }
 
@@ -391,10 +396,15 @@
     explain(n);
     if (want && want.b > want.a && view.panesEl !== from) scrollInto(view.panesEl, want.p.spans[want.a], want.p.spans[want.b - 1]);
   }
-  // explain writes what the selected field is into the explanation under the bytes.
+  // explain writes the working of the selected field under the bytes: what it is, then each
+  // step of its encoding (prefix, content, varint groups, zigzag, bits) with the rule that
+  // reads it; [ and ] step through them, lighting each one's bytes in turn (class stp).
   function explain(n) {
     var ex = view.explain;
     ex.textContent = '';
+    view.step = -1;
+    view.stepEls = [];
+    stepLight(null);
     if (!n) return;
     var h = el('div', 'xh');
     h.appendChild(el('b', '', n.name));
@@ -402,6 +412,42 @@
     h.appendChild(el('span', 'v', n.val));
     ex.appendChild(h);
     if (n.about) ex.appendChild(el('div', 'about', n.about));
+    if ((n.flags & FlagHeader || headerChild(n)) && view.m.header_why) ex.appendChild(el('div', 'why', view.m.header_why));
+    var steps = n.steps || [];
+    if (!steps.length) return;
+    var ol = el('ol', 'steps');
+    for (var i = 0; i < steps.length; i++) {
+      var st = steps[i], li = el('li', 'st');
+      li.setAttribute('data-step', i);
+      li.appendChild(el('span', 'sl', st.label));
+      li.appendChild(el('span', 'sm', st.meaning));
+      if (st.rule) li.appendChild(el('span', 'sr', st.rule));
+      ol.appendChild(li);
+      view.stepEls.push(li);
+    }
+    ex.appendChild(ol);
+    ex.appendChild(el('div', 'help noprint', steps.length > 1 ? '[ and ] step through the parts, lighting each one\u2019s bytes.' : '] lights these bytes.'));
+  }
+  // stepTo lights step i of the pinned field (-1: none).
+  function stepTo(i) {
+    var n = view && view.pinned;
+    if (!n || !n.steps || i < -1 || i >= n.steps.length) return;
+    if (view.step >= 0) view.stepEls[view.step].classList.remove('cur');
+    view.step = i;
+    if (i < 0) { stepLight(null); return; }
+    view.stepEls[i].classList.add('cur');
+    scrollInto(view.explain, view.stepEls[i]);
+    var st = n.steps[i], p = view.panes[n.pane];
+    // A bit lies in the field's own bytes.
+    var a = st.size ? st.off : n.off, b = a + (st.size || n.size);
+    stepLight(p ? { p: p, a: Math.max(0, a), b: Math.min(b, p.spans.length) } : null);
+    if (view.stepLit && view.stepLit.b > view.stepLit.a) scrollInto(view.panesEl, p.spans[view.stepLit.a], p.spans[view.stepLit.b - 1]);
+  }
+  function stepLight(r) {
+    if (!view) return;
+    mark(view.stepLit, 'stp', false);
+    view.stepLit = r;
+    mark(r, 'stp', true);
   }
   function preview(n) {
     if (!view || view.hover === n) return;
@@ -479,6 +525,8 @@
     }
     var f = nodeOf(t);
     if (f) { ev.stopPropagation(); pin(f, paneOf(t)); return; }
+    var st = t.closest('#explain li[data-step]');
+    if (st) { stepTo(+st.getAttribute('data-step')); return; }
     var r = t.closest('tr[data-i]');
     if (r) select(+r.getAttribute('data-i'));
   });
@@ -496,6 +544,8 @@
       case 'ArrowLeft': if (view) pin(view.flat[n ? Math.max(n.idx - 1, 0) : 0]); break;
       case 'Enter': if (n && n.kids.length) pin(n.kids[0]); else if (view && !n) pin(view.flat[0]); break;
       case 'Escape': if (n && n.parent) pin(n.parent); break;
+      case ']': if (view) stepTo(view.step + 1); break;
+      case '[': if (view) stepTo(view.step - 1); break;
       default: return;
     }
     ev.preventDefault();
