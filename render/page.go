@@ -55,6 +55,8 @@ const pageFile = `<header>
 <span class="grow"></span>
 <button id="pause" hidden>pause</button>
 <label id="upload" hidden>open a capture <input id="upload-file" type="file"></label>
+<button id="zoom-out" data-role="zoom-out" title="smaller text (-)">A&#8722;</button>
+<button id="zoom-in" data-role="zoom-in" title="larger text (+), for a projector">A+</button>
 <button id="theme" title="light or dark">&#9681;</button>
 </header>
 <div class="ybar"><label for="f-y" title="display filter: the expressions of -Y">-Y</label>

@@ -202,3 +202,96 @@ func TestPageExplain(t *testing.T) {
 	}
 	p.Check(onlyItself(url))
 }
+
+// contrastScript pins GroupId of the JoinGroup request (frame 92), previews another field, and
+// measures, from computed styles in the theme given, the contrast of the selection marks with
+// what is under them and of a prefix byte's colour with a content byte's (WCAG's formula).
+const contrastScript = `(async function (theme) {
+  var frames = function () { return new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(r); }); }); };
+  document.documentElement.setAttribute('data-theme', theme);
+  document.querySelector('#rows tr[data-frame="92"]').click();
+  await frames();
+  var rows = Array.prototype.filter.call(document.querySelectorAll('#tree tr[data-n]'), function (r) { return /^(GroupId|MemberId)$/.test(r.querySelector('td.f').textContent.trim()); });
+  rows[0].click();
+  document.querySelector('#diagram [data-n="' + rows[1].dataset.n + '"]').dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+  await frames();
+  function rgb(s) { var m = /rgba?\((\d+), (\d+), (\d+)/.exec(s); return m ? [+m[1], +m[2], +m[3]] : null; }
+  function lum(c) {
+    var l = c.map(function (v) { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * l[0] + 0.7152 * l[1] + 0.0722 * l[2];
+  }
+  function contrast(a, b) { var x = lum(rgb(a)), y = lum(rgb(b)); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); }
+  function hue(s) {
+    var c = rgb(s).map(function (v) { return v / 255; }), mx = Math.max.apply(null, c), mn = Math.min.apply(null, c), d = mx - mn;
+    if (!d) return -1;
+    var h = mx === c[0] ? (c[1] - c[2]) / d % 6 : mx === c[1] ? (c[2] - c[0]) / d + 2 : (c[0] - c[1]) / d + 4;
+    return (h * 60 + 360) % 360;
+  }
+  var cs = function (sel) { var e = document.querySelector(sel); return e ? getComputedStyle(e) : null; };
+  var box = cs('#diagram .box.sel'), tr = cs('#tree tr.sel'), hv = cs('#diagram .box.hv');
+  var pre = cs('#panes .hex .hlp'), con = cs('#panes .hex .hl:not(.hlp)'), bg = getComputedStyle(document.body).backgroundColor;
+  var out = {
+    'selected box outline / its background': contrast(box.outlineColor, box.backgroundColor),
+    'selected box outline / the page': contrast(box.outlineColor, bg),
+    'selected row mark / its background': contrast(tr.boxShadow, tr.backgroundColor),
+    'previewed box outline / its background': contrast(hv.outlineColor, hv.backgroundColor),
+    'prefix byte / content byte': contrast(pre.backgroundColor, con.backgroundColor),
+    'prefix text / prefix byte': contrast(pre.color, pre.backgroundColor),
+    'content text / content byte': contrast(con.color, con.backgroundColor),
+    'hue apart of prefix and content': Math.min(Math.abs(hue(pre.backgroundColor) - hue(con.backgroundColor)), 360 - Math.abs(hue(pre.backgroundColor) - hue(con.backgroundColor)))
+  };
+  return out;
+})(%q)`
+
+// TestPageProjector: the page reads on a projector. The selection, the preview and the prefix
+// against the content contrast 3:1 or more in light and dark (computed from the styles
+// Chromium applies), prefix and content differ in hue, and A+ grows the diagram's text, kept
+// in the URL across a reload.
+func TestPageProjector(t *testing.T) {
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+	for _, theme := range []string{"light", "dark"} {
+		var got map[string]float64
+		p.Eval(strings.Replace(contrastScript, "%q", strconv.Quote(theme), 1), &got)
+		if len(got) != 8 {
+			t.Fatalf("%s: measured %v", theme, got)
+		}
+		for what, c := range got {
+			switch {
+			case strings.HasPrefix(what, "hue"):
+				if c < 60 {
+					t.Errorf("%s: %s: %.0f°, want 60° or more", theme, what, c)
+				}
+			case c < 3:
+				t.Errorf("%s: %s: contrast %.2f:1, want 3:1 or more", theme, what, c)
+			}
+		}
+		t.Logf("%s: %v", theme, got)
+	}
+
+	const boxFont = `parseFloat(getComputedStyle(document.querySelector('#diagram .box')).fontSize)`
+	var before, after, reloaded float64
+	var hash string
+	p.Eval(boxFont, &before)
+	p.Eval(`document.querySelector('[data-role=zoom-in]').click(); document.querySelector('[data-role=zoom-in]').click(); location.hash`, &hash)
+	p.Eval(boxFont, &after)
+	if after < before*1.2 {
+		t.Errorf("A+ twice: the diagram's font went from %.1f px to %.1f px", before, after)
+	}
+	if !strings.Contains(hash, "zoom=") {
+		t.Fatalf("A+: the URL's fragment is %q, with no zoom", hash)
+	}
+	p.Navigate(url + hash)
+	p.Eval(boxFont, &reloaded)
+	if reloaded != after {
+		t.Errorf("reloaded with %s: the diagram's font is %.1f px, was %.1f px", hash, reloaded, after)
+	}
+	var smaller float64
+	p.Eval(`document.querySelector('[data-role=zoom-out]').click(); `+boxFont, &smaller)
+	if smaller >= reloaded {
+		t.Errorf("A-: the diagram's font went from %.1f px to %.1f px", reloaded, smaller)
+	}
+	p.Check(func(u string) bool { return strings.HasPrefix(u, url) })
+}

@@ -544,6 +544,8 @@
       case 'ArrowLeft': if (view) pin(view.flat[n ? Math.max(n.idx - 1, 0) : 0]); break;
       case 'Enter': if (n && n.kids.length) pin(n.kids[0]); else if (view && !n) pin(view.flat[0]); break;
       case 'Escape': if (n && n.parent) pin(n.parent); break;
+      case '+': case '=': setZoom(zoom + 1, true); break;
+      case '-': setZoom(zoom - 1, true); break;
       case ']': if (view) stepTo(view.step + 1); break;
       case '[': if (view) stepTo(view.step - 1); break;
       default: return;
@@ -558,6 +560,24 @@
     root.setAttribute('data-theme', dark ? 'light' : 'dark');
   }
   $('theme').onclick = theme;
+  // Text size, for a projector: A- and A+ (or - and +) step through these sizes of the root
+  // font, which every size on the page follows; the step is kept in the URL (#zoom=N) so that
+  // a reload or a shared link keeps it.
+  var ZOOMS = [11, 13, 15, 18, 21, 25, 30], ZOOM0 = 1, zoom = ZOOM0;
+  function setZoom(z, keep) {
+    zoom = Math.max(0, Math.min(ZOOMS.length - 1, z));
+    document.documentElement.style.fontSize = ZOOMS[zoom] + 'px';
+    $('zoom-out').disabled = zoom === 0;
+    $('zoom-in').disabled = zoom === ZOOMS.length - 1;
+    if (!keep) return;
+    var h = zoom === ZOOM0 ? '' : '#zoom=' + zoom;
+    try { history.replaceState(null, '', location.pathname + location.search + h); } catch (e) { location.hash = h; }
+    if (view && view.pinned) show(view.pinned); // the bigger boxes may have moved it away
+  }
+  $('zoom-in').onclick = function () { setZoom(zoom + 1, true); };
+  $('zoom-out').onclick = function () { setZoom(zoom - 1, true); };
+  var zq = /(?:^#|&)zoom=(\d+)/.exec(location.hash);
+  setZoom(zq ? +zq[1] : ZOOM0, false);
   // The list's filters, and on a served page the -Y expression, are in the URL's query (text,
   // kind, api, stream, errors, y) so that a link opens the list as it was.
   var listParams = { text: 'f-text', kind: 'f-kind', api: 'f-api', stream: 'f-stream', errors: 'f-errors' };
