@@ -54,6 +54,7 @@ const pageFile = `<header>
 <label><input id="f-errors" type="checkbox"> errors</label>
 <span class="grow"></span>
 <button id="pause" hidden>pause</button>
+<label id="tail-l" hidden title="keep the newest message selected and in view"><input id="tail" type="checkbox" data-role="tail"> tail</label>
 <label id="upload" hidden>open a capture <input id="upload-file" type="file"></label>
 <button id="zoom-out" data-role="zoom-out" title="smaller text (-)">A&#8722;</button>
 <button id="zoom-in" data-role="zoom-in" title="larger text (+), for a projector">A+</button>

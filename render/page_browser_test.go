@@ -295,3 +295,31 @@ func TestPageProjector(t *testing.T) {
 	}
 	p.Check(func(u string) bool { return strings.HasPrefix(u, url) })
 }
+
+// TestPagePairLinks: a request links to its response and the response back to its request
+// (kgo-filters.pcap: JoinGroup #92 answered by #93); an acks=0 Produce says it has none.
+func TestPagePairLinks(t *testing.T) {
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	var got []string
+	p.Eval(`(function () {
+	  var out = [], cur = function () { return document.querySelector('#rows tr.cur').dataset.frame; };
+	  document.querySelector('#rows tr[data-frame="92"]').click();
+	  var a = document.querySelector('#dg .pair button.link');
+	  out.push(cur() + ' ' + a.textContent);
+	  a.click();
+	  a = document.querySelector('#dg .pair button.link');
+	  out.push(cur() + ' ' + a.textContent);
+	  a.click();
+	  out.push(cur());
+	  document.querySelector('#rows tr[data-frame="17"]').click();
+	  out.push(cur() + ' ' + document.querySelector('#dg .pair').textContent + ' ' + document.querySelectorAll('#dg .pair button').length);
+	  return out;
+	})()`, &got)
+	want := []string{"92 answered by #93", "93 answers #92 after ", "92", "17 no response on this page 0"}
+	if len(got) != len(want) || got[0] != want[0] || !strings.HasPrefix(got[1], want[1]) || !strings.HasSuffix(got[1], " ms") || got[2] != want[2] || got[3] != want[3] {
+		t.Errorf("following the links: %q, want %q", got, want)
+	}
+	p.Check(onlyItself(url))
+}

@@ -140,6 +140,17 @@
     count();
     if (dropped) $('bar').textContent = droppedNote();
     if (cur < 0 && shown.length) select(shown[0]);
+    if ($('tail').checked) follow();
+  }
+  // follow selects the newest message listed, once a frame however many came (tail).
+  var following = false;
+  function follow() {
+    if (following) return;
+    following = true;
+    requestAnimationFrame(function () {
+      following = false;
+      if ($('tail').checked && shown.length && cur !== shown[shown.length - 1]) select(shown[shown.length - 1]);
+    });
   }
   // droppedNote is what the bar says of the messages a live page dropped (dropped of them).
   function droppedNote() { return dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.'; }
@@ -200,6 +211,7 @@
     var info = (m.time ? m.time.replace('T', ' ').replace('Z', ' UTC') + '  ' : '') + m.src + ' \u2192 ' + m.dst +
       '  stream ' + m.stream + (m.file ? '  ' + m.file : '') + (m.tls ? '  ' + m.tls : '');
     dg.appendChild(el('div', 'meta', info));
+    dg.appendChild(pairLink(m));
     for (var w = 0; w < (m.warnings || []).length; w++) dg.appendChild(el('div', 'warn', '! ' + m.warnings[w]));
     dg.appendChild(diagram(m, t.top));
     view.dg = dg;
@@ -210,6 +222,25 @@
     fields.appendChild(tree(t.flat));
     view.fields = fields;
     d.appendChild(fields);
+  }
+  // pairLink links a response to its request ("answers #37") and a request to its response,
+  // found by the response's request_frame on the same stream.
+  function pairLink(m) {
+    var d = el('div', 'pair noprint'), other = -1, i;
+    for (i = 0; i < msgs.length && other < 0; i++) {
+      var o = msgs[i];
+      if (o.stream !== m.stream || o.file !== m.file) continue;
+      if (m.kind === 'response' ? o.kind === 'request' && o.frame === m.request_frame : o.kind === 'response' && o.request_frame === m.frame) other = i;
+    }
+    var text = m.kind === 'response' ? (m.request_frame ? 'answers #' + m.request_frame : 'its request was not captured') :
+      (other >= 0 ? 'answered by #' + msgs[other].frame : 'no response on this page');
+    if (other < 0) { d.appendChild(el('span', 'meta', text)); return d; }
+    var a = el('button', 'link', text + (m.kind === 'response' && m.latency_us != null ? ' after ' + (m.latency_us / 1000).toFixed(3) + ' ms' : ''));
+    var target = msgs[other];
+    a.setAttribute('data-frame', target.frame);
+    a.onclick = function () { var k = msgs.indexOf(target); if (k >= 0) select(k); };
+    d.appendChild(a);
+    return d;
   }
   function diagram(m, top) {
     var diag = el('div', '');
@@ -666,6 +697,8 @@
   if (meta.live) {
     var pb = $('pause');
     pb.hidden = false;
+    $('tail-l').hidden = false;
+    $('tail').onchange = function () { if (this.checked) follow(); };
     pb.onclick = function () {
       paused = !paused;
       pb.textContent = paused ? 'resume' : 'pause';

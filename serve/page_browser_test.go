@@ -1,0 +1,39 @@
+package serve_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/render"
+)
+
+// TestLiveTail: with tail on, a live page keeps its newest message selected and in view as
+// messages come.
+func TestLiveTail(t *testing.T) {
+	b := browsertest.Start(t)
+	rec, srv, ts := liveServer(t, "kgo-produce-fetch.pcap", nil)
+	entries := rec.entries()
+	p := b.Open(t, ts.URL+"/")
+	p.Viewport(1280, 720)
+	var shown bool
+	p.Eval(`(function () { var t = document.querySelector('[data-role=tail]'); t.click(); return !document.getElementById('tail-l').hidden && t.checked; })()`, &shown)
+	if !shown {
+		t.Fatal("the live page has no tail toggle to turn on")
+	}
+	rec.replay(srv, func(int, *render.Entry) {})
+	last := entries[len(entries)-1].Frame
+	waitFor(t, p, last, len(entries)-1, 10*time.Second)
+	var got struct {
+		Frame  int
+		InView bool
+	}
+	p.Eval(`new Promise(function (done) { requestAnimationFrame(function () { requestAnimationFrame(function () {
+	  var r = document.querySelector('#rows tr.cur'), l = document.getElementById('list').getBoundingClientRect(), b = r.getBoundingClientRect();
+	  done({frame: +r.dataset.frame, inView: b.top >= l.top && b.bottom <= l.bottom});
+	}); }); })`, &got)
+	if got.Frame != last || !got.InView {
+		t.Errorf("tail: the page selected frame %d (in view: %v), want the newest, %d, in view", got.Frame, got.InView, last)
+	}
+	p.Check(sameOrigin(ts.URL))
+}
