@@ -1,14 +1,17 @@
 package render_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/browsertest"
 	"github.com/kdissect/kdissect/render"
 )
@@ -320,6 +323,95 @@ func TestPagePairLinks(t *testing.T) {
 	want := []string{"92 answered by #93", "93 answers #92 after ", "92", "17 no response on this page 0"}
 	if len(got) != len(want) || got[0] != want[0] || !strings.HasPrefix(got[1], want[1]) || !strings.HasSuffix(got[1], " ms") || got[2] != want[2] || got[3] != want[3] {
 		t.Errorf("following the links: %q, want %q", got, want)
+	}
+	p.Check(onlyItself(url))
+}
+
+// TestPageLadder: the conversation view draws one arrow per message of the selected message's
+// connection, and of every connection naming the same consumer group (the JSON lines say which:
+// a GroupId at the top of the body); clicking an arrow opens its message.
+func TestPageLadder(t *testing.T) {
+	type line struct {
+		Frame  int        `json:"frame"`
+		Stream int        `json:"stream"`
+		Fields []jsonNode `json:"fields"`
+	}
+	var lines []line
+	for _, b := range bytes.Split(dissectTo(t, "kgo-filters.pcap", "json", render.Options{}, dissect.CodecOptions{}), []byte("\n")) {
+		var l line
+		if len(b) == 0 || bytes.Contains(b[:min(len(b), 40)], []byte(`"kind":"notice"`)) {
+			continue
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	// conversation is the frames of the messages of stream's connection and of those naming
+	// its groups.
+	conversation := func(stream int) []int {
+		streams, groups := map[int]bool{stream: true}, map[any]bool{}
+		for _, l := range lines {
+			for _, f := range l.Fields {
+				if f.Name == "GroupId" && streams[l.Stream] {
+					groups[f.Value] = true
+				}
+			}
+		}
+		for _, l := range lines {
+			for _, f := range l.Fields {
+				if f.Name == "GroupId" && groups[f.Value] {
+					streams[l.Stream] = true
+				}
+			}
+		}
+		var frames []int
+		for _, l := range lines {
+			if streams[l.Stream] {
+				frames = append(frames, l.Frame)
+			}
+		}
+		return frames
+	}
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+	var open bool
+	p.Eval(`document.getElementById('ladder-toggle').click(); !document.querySelector('[data-role=ladder]').hidden`, &open)
+	if !open {
+		t.Fatal("the conversation toggle did not show the ladder")
+	}
+	for _, c := range []struct{ frame, stream int }{{17, 1}, {92, 8}} {
+		var got []int
+		p.Eval(`(async function (frame) {
+		  document.querySelector('#rows tr[data-frame="' + frame + '"]').click();
+		  await new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(r); }); });
+		  return Array.prototype.map.call(document.querySelectorAll('[data-role=ladder] [data-frame]'), function (a) { return +a.dataset.frame; });
+		})(`+strconv.Itoa(c.frame)+`)`, &got)
+		want := conversation(c.stream)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("frame %d: the ladder's arrows are frames %v, want %v", c.frame, got, want)
+		}
+		if streams := map[int]bool{}; c.frame == 92 {
+			for _, l := range lines {
+				if slices.Contains(want, l.Frame) {
+					streams[l.Stream] = true
+				}
+			}
+			if len(streams) < 2 {
+				t.Errorf("frame 92: the group's conversation holds streams %v: the test would not see its connections together", streams)
+			}
+		}
+	}
+	var opened int
+	p.Eval(`(async function () {
+	  var a = document.querySelector('[data-role=ladder] [data-frame="99"]');
+	  a.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+	  return +document.querySelector('#rows tr.cur').dataset.frame;
+	})()`, &opened)
+	if opened != 99 {
+		t.Errorf("clicking the arrow of frame 99 opened frame %d", opened)
 	}
 	p.Check(onlyItself(url))
 }

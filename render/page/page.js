@@ -141,6 +141,7 @@
     if (dropped) $('bar').textContent = droppedNote();
     if (cur < 0 && shown.length) select(shown[0]);
     if ($('tail').checked) follow();
+    ladderSoon();
   }
   // follow selects the newest message listed, once a frame however many came (tail).
   var following = false;
@@ -197,6 +198,14 @@
     cur = i;
     markRow();
     draw(msgs[i]);
+    ladderSoon();
+  }
+  // ladderSoon redraws the conversation at the next frame, once however many messages came.
+  var ladderDue = false;
+  function ladderSoon() {
+    if (ladderDue || $('ladder').hidden) return;
+    ladderDue = true;
+    requestAnimationFrame(function () { ladderDue = false; ladder(); });
   }
   // draw fills the three panes of the detail: the diagram (with the message's heading), the
   // bytes with the working of the selected field under them, and the field tree.
@@ -582,6 +591,88 @@
       default: return;
     }
     ev.preventDefault();
+  });
+
+  // The conversation: a ladder (sequence) diagram of the selected message's connection, with,
+  // when it talks to a consumer group, every connection that names the same group (its
+  // members' connections to the coordinator). One lane per client connection and one per
+  // broker address; each message an arrow (data-frame) from its source lane to its
+  // destination's, in the order of the capture, its time on the left. Drawn as inline SVG,
+  // every text a text node; redrawn as a live page receives messages.
+  var SVG = 'http://www.w3.org/2000/svg', LADDER_MAX = 2000, ROW = 24, TIMES = 90, LANE_MIN = 150;
+  function svg(tag, attrs, text) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  // groupOf is the consumer group a message names at the top of its body (GroupId), or ''.
+  function groupOf(m) {
+    for (var i = 0; i < m.f.length; i++) if (m.s[m.f[i][0]] === 'GroupId' && !(m.f[i][5] & FlagHeader)) return m.s[m.f[i][4]];
+    return '';
+  }
+  function conversation(m) {
+    var streams = {}, groups = {}, i, key = function (o) { return (o.file || '') + '\u0000' + o.stream; };
+    streams[key(m)] = true;
+    for (i = 0; i < msgs.length; i++) if (streams[key(msgs[i])]) { var g = groupOf(msgs[i]); if (g) groups[g] = true; }
+    for (i = 0; i < msgs.length; i++) if (groups[groupOf(msgs[i])]) streams[key(msgs[i])] = true;
+    var out = [];
+    for (i = 0; i < msgs.length; i++) if (streams[key(msgs[i])]) out.push(i);
+    return { list: out, groups: Object.keys(groups) };
+  }
+  function ladder() {
+    var box = $('ladder');
+    if (box.hidden) return;
+    box.textContent = '';
+    if (cur < 0) { box.appendChild(el('div', 'empty', 'Select a message to see its conversation.')); return; }
+    var c = conversation(msgs[cur]), list = c.list.slice(0, LADDER_MAX), lanes = [], at = {}, i;
+    function lane(id, label, sub) { if (!(id in at)) { at[id] = lanes.length; lanes.push([label, sub]); } return at[id]; }
+    var rows = [];
+    for (i = 0; i < list.length; i++) {
+      var m = msgs[list[i]], req = m.kind !== 'response';
+      var client = req ? m.src : m.dst, broker = req ? m.dst : m.src;
+      var cl = lane('c' + (m.file || '') + m.stream, (m.client_id || 'client') + ' #' + m.stream, client);
+      var bl = lane('b' + broker, 'broker', broker);
+      rows.push({ i: list[i], m: m, from: req ? cl : bl, to: req ? bl : cl });
+    }
+    box.appendChild(el('div', 'meta', 'Conversation of stream ' + msgs[cur].stream + (c.groups.length ? ' and of group ' + c.groups.join(', ') : '') +
+      ': ' + list.length + ' messages' + (c.list.length > list.length ? ' (the first ' + LADDER_MAX + ' of ' + c.list.length + ')' : '') + '. Click an arrow to open its message.'));
+    var width = Math.max(box.clientWidth - 20, TIMES + lanes.length * LANE_MIN), step = (width - TIMES) / lanes.length;
+    var x = function (l) { return TIMES + step * (l + 0.5); }, top = 44, height = top + rows.length * ROW + 10;
+    var g = svg('svg', { width: width, height: height, viewBox: '0 0 ' + width + ' ' + height, 'class': 'ladder' });
+    for (i = 0; i < lanes.length; i++) {
+      g.appendChild(svg('text', { x: x(i), y: 16, 'class': 'lane', 'text-anchor': 'middle' }, lanes[i][0]));
+      g.appendChild(svg('text', { x: x(i), y: 32, 'class': 'lane sub', 'text-anchor': 'middle' }, lanes[i][1]));
+      g.appendChild(svg('line', { x1: x(i), y1: top - 6, x2: x(i), y2: height, 'class': 'life' }));
+    }
+    for (i = 0; i < rows.length; i++) g.appendChild(arrow(rows[i], top + i * ROW + ROW / 2, x));
+    box.appendChild(g);
+    var now = box.querySelector('.arrow.cur');
+    if (now) scrollInto(box, now);
+  }
+  function arrow(r, y, x) {
+    var m = r.m, a = svg('g', { 'class': 'arrow ' + (m.kind === 'response' ? 'resp' : 'req') + (r.i === cur ? ' cur' : '') + (m.error ? ' err' : ''), 'data-frame': m.frame, 'data-i': r.i });
+    var x1 = x(r.from), x2 = x(r.to), dir = x2 > x1 ? 1 : -1;
+    a.appendChild(svg('rect', { x: 0, y: y - ROW / 2, width: '100%', height: ROW, 'class': 'hit' }));
+    a.appendChild(svg('text', { x: 4, y: y + 4, 'class': 'time' }, relTime(m)));
+    a.appendChild(svg('line', { x1: x1, y1: y, x2: x2 - dir * 6, y2: y }));
+    a.appendChild(svg('path', { d: 'M' + x2 + ' ' + y + ' l' + (-dir * 9) + ' -5 v10 z' }));
+    var label = '#' + m.frame + ' ' + apiText(m) + (m.kind === 'response' ? ' resp' : '') + ' corr ' + m.correlation_id +
+      (m.latency_us != null ? ' ' + (m.latency_us / 1000).toFixed(3) + ' ms' : '');
+    a.appendChild(svg('text', { x: (x1 + x2) / 2, y: y - 4, 'text-anchor': 'middle' }, label));
+    return a;
+  }
+  $('ladder-toggle').onclick = function () {
+    var box = $('ladder');
+    box.hidden = !box.hidden;
+    $('main').classList.toggle('conv', !box.hidden);
+    this.setAttribute('aria-pressed', String(!box.hidden));
+    if (box.hidden) markRow(); // the list scrolled nowhere while it was hidden
+    ladder();
+  };
+  $('ladder').addEventListener('click', function (ev) {
+    var a = ev.target.closest && ev.target.closest('[data-frame]');
+    if (a) select(+a.getAttribute('data-i'));
   });
 
   // Controls.
