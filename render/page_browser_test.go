@@ -309,15 +309,15 @@ func TestPagePairLinks(t *testing.T) {
 	p.Eval(`(function () {
 	  var out = [], cur = function () { return document.querySelector('#rows tr.cur').dataset.frame; };
 	  document.querySelector('#rows tr[data-frame="92"]').click();
-	  var a = document.querySelector('#dg .pair button.link');
+	  var a = document.querySelector('#dg .pair .link');
 	  out.push(cur() + ' ' + a.textContent);
 	  a.click();
-	  a = document.querySelector('#dg .pair button.link');
+	  a = document.querySelector('#dg .pair .link');
 	  out.push(cur() + ' ' + a.textContent);
 	  a.click();
 	  out.push(cur());
 	  document.querySelector('#rows tr[data-frame="17"]').click();
-	  out.push(cur() + ' ' + document.querySelector('#dg .pair').textContent + ' ' + document.querySelectorAll('#dg .pair button').length);
+	  out.push(cur() + ' ' + document.querySelector('#dg .pair').textContent + ' ' + document.querySelectorAll('#dg .pair .link').length);
 	  return out;
 	})()`, &got)
 	want := []string{"92 answered by #93", "93 answers #92 after ", "92", "17 no response on this page 0"}

@@ -244,7 +244,11 @@
     var text = m.kind === 'response' ? (m.request_frame ? 'answers #' + m.request_frame : 'its request was not captured') :
       (other >= 0 ? 'answered by #' + msgs[other].frame : 'no response on this page');
     if (other < 0) { d.appendChild(el('span', 'meta', text)); return d; }
-    var a = el('button', 'link', text + (m.kind === 'response' && m.latency_us != null ? ' after ' + (m.latency_us / 1000).toFixed(3) + ' ms' : ''));
+    // A link, not a button: the page's buttons in the detail are those that draw more of it.
+    var a = el('a', 'link', text + (m.kind === 'response' && m.latency_us != null ? ' after ' + (m.latency_us / 1000).toFixed(3) + ' ms' : ''));
+    a.tabIndex = 0;
+    a.setAttribute('role', 'link');
+    a.onkeydown = function (ev) { if (ev.key === 'Enter') { ev.stopPropagation(); a.onclick(); } };
     var target = msgs[other];
     a.setAttribute('data-frame', target.frame);
     a.onclick = function () { var k = msgs.indexOf(target); if (k >= 0) select(k); };
