@@ -414,11 +414,14 @@
   // Selection: a field lights up its bytes (class hl), a byte selects the innermost field. The
   // pinned field (clicked, or reached with the keys) keeps its light while the pointer moves:
   // pointing at another field previews it (classes hv and pv) without moving the pinned one.
-  function rangeOf(n) {
+  // rangeOf is the range of bytes of n, drawn first unless only seen (a preview draws nothing
+  // and marks at most PREVIEW_MAX bytes, so that pointing stays quick over a big payload).
+  var PREVIEW_MAX = 4096;
+  function rangeOf(n, seen) {
     var p = n && view.panes[n.pane];
     if (!p) return null;
-    if (n.off + n.size > p.drawn) drawTo(p, n.off + n.size);
-    var r = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + n.size, p.spans.length) };
+    if (n.off + n.size > p.drawn && !seen) drawTo(p, n.off + n.size);
+    var r = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + (seen ? Math.min(n.size, PREVIEW_MAX) : n.size), p.spans.length) };
     r.c = Math.min(r.a + n.pre, r.b); // the length or count prefix ends here
     return r;
   }
@@ -499,7 +502,7 @@
     if (old) for (i = 0; i < old.els.length; i++) old.els[i].classList.remove('hv');
     mark(view.pv, 'pv', false);
     view.hover = n;
-    view.pv = n && n !== view.pinned ? rangeOf(n) : null;
+    view.pv = n && n !== view.pinned ? rangeOf(n, true) : null;
     if (n && n !== view.pinned) for (i = 0; i < n.els.length; i++) n.els[i].classList.add('hv');
     mark(view.pv, 'pv', true);
   }
