@@ -20,6 +20,9 @@ type Pending struct {
 	// be if the response accepts it.
 	session     *SessionStep
 	sessionNext *fetchSession
+	// protocolType is the protocol type of the request's group, when the conversation knows
+	// it: for a response that does not state it (decodeEmbedded).
+	protocolType string
 }
 
 // Conversation follows the Kafka exchange on one TCP connection: which requests await their
@@ -41,7 +44,13 @@ type Conversation struct {
 	sawRequest bool
 	// sessions follows the connection's fetch sessions.
 	sessions sessionState
+	// groups holds the protocol type of each group the client joined on this connection
+	// (JoinGroup requests), for its SyncGroup requests before v5, which do not state it.
+	groups map[string]string
 }
+
+// maxGroups bounds the groups a conversation remembers.
+const maxGroups = 256
 
 // maxDecodeCheck bounds the frames Check decodes to judge them: the framer may ask about many
 // candidates in a row.
@@ -89,6 +98,8 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 		cv.saslRaw = false // a Kafka request: authentication is over
 	}
 	m := cv.c.decodeRequest(frame, cv.paged)
+	protocol := cv.groupProtocol(m)
+	cv.c.decodeEmbedded(m, frame, protocol)
 	r := Result{Msg: m}
 	cv.remember(m.APIKey, m.Version)
 	if len(m.Warnings) == 0 && (!cv.sawRequest || m.CorrelationID > cv.maxCorr) {
@@ -112,7 +123,7 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 		delete(cv.pending, cv.order[0])
 		cv.order = cv.order[1:]
 	}
-	pend := Pending{APIKey: m.APIKey, Version: m.Version, CorrelationID: m.CorrelationID, Ref: ref, sessionNext: next}
+	pend := Pending{APIKey: m.APIKey, Version: m.Version, CorrelationID: m.CorrelationID, Ref: ref, sessionNext: next, protocolType: protocol}
 	if r.Session != nil {
 		// A copy: the caller may change the step it is given (names for topic ids) while the
 		// response is awaited, on another goroutine.
@@ -155,6 +166,7 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 	}
 	cv.forget(corr)
 	m := cv.c.decodeResponse(frame, p.APIKey, p.Version, cv.paged)
+	cv.c.decodeEmbedded(m, frame, p.protocolType)
 	if p.APIKey == KeySaslHandshake && p.Version == 0 {
 		// SaslHandshake v0 succeeded: the tokens that follow travel without Kafka headers.
 		if n := Find(m.Fields[m.HeaderFields:], "ErrorCode"); n != nil && n.Value == int64(0) {
@@ -166,6 +178,32 @@ func (cv *Conversation) ServerFrame(frame []byte) Result {
 		r.Session = cv.sessions.fetchResponse(m, p.session, p.sessionNext)
 	}
 	return r
+}
+
+// groupProtocol returns the protocol type of the group of request m, "" when it is not known
+// or m is not a JoinGroup or SyncGroup request, and remembers what a JoinGroup states.
+func (cv *Conversation) groupProtocol(m *Message) string {
+	if m.APIKey != KeyJoinGroup && m.APIKey != KeySyncGroup || m.HeaderFields > len(m.Fields) {
+		return ""
+	}
+	group := ""
+	if n := Find(m.Fields[m.HeaderFields:], "GroupId"); n != nil {
+		group, _ = n.Value.(string)
+	}
+	typ, stated := m.ProtocolType()
+	switch {
+	case !stated:
+		return cv.groups[group]
+	case m.APIKey == KeyJoinGroup:
+		if cv.groups == nil {
+			cv.groups = map[string]string{}
+		}
+		if _, ok := cv.groups[group]; !ok && len(cv.groups) >= maxGroups {
+			clear(cv.groups) // a client in hundreds of groups on one connection: start again
+		}
+		cv.groups[group] = typ
+	}
+	return typ
 }
 
 // forget drops a pending request.
@@ -289,7 +327,7 @@ func (cv *Conversation) Check(toServer bool, head []byte, synced bool) wire.Verd
 	// The whole frame is there: a response to a pending request is believed when it decodes
 	// as one, without a warning, and refused otherwise.
 	if p, ok := cv.pending[corr]; ok && int64(len(head)) >= 4+size && size <= maxDecodeCheck {
-		if len(cv.c.DecodeResponse(head[:4+size], p.APIKey, p.Version).Warnings) == 0 {
+		if len(cv.c.decodeResponse(head[:4+size], p.APIKey, p.Version, nil).Warnings) == 0 {
 			return wire.Yes
 		}
 		return wire.No
@@ -367,7 +405,7 @@ func (cv *Conversation) checkRequest(head []byte, size int64, synced bool) wire.
 	// The whole frame is there: one that decodes without a warning is believed; one that does
 	// not needs more than its header to be.
 	if int64(len(head)) >= 4+size && size <= maxDecodeCheck {
-		if len(cv.c.DecodeRequest(head[:4+size]).Warnings) == 0 {
+		if len(cv.c.decodeRequest(head[:4+size], nil).Warnings) == 0 {
 			return wire.Yes
 		}
 		if v == wire.Weak {
@@ -413,8 +451,7 @@ func (c *Codec) DetectRequest(b []byte, strict bool) (wire.Verdict, string) {
 		reason += fmt.Sprintf(" from client id %q", *h.ClientID)
 	}
 	if int64(len(b)) >= 4+size {
-		m := c.DecodeRequest(b[:4+size])
-		if len(m.Warnings) > 0 {
+		if len(c.decodeRequest(b[:4+size], nil).Warnings) > 0 {
 			return wire.No, ""
 		}
 		return wire.Yes, reason

@@ -141,7 +141,7 @@ func handBatch(offsetDelta ...byte) []byte {
 	b = binary.BigEndian.AppendUint64(b, 7)             // producerId
 	b = binary.BigEndian.AppendUint16(b, 0)             // producerEpoch
 	b = binary.BigEndian.AppendUint32(b, 0)             // baseSequence
-	b = binary.BigEndian.AppendUint32(b, 1)             // records
+	b = binary.BigEndian.AppendUint32(b, 1)             // recordsCount
 	b = append(b, rec...)
 	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
 	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
@@ -157,7 +157,6 @@ func TestEncodingsRecord(t *testing.T) {
 		t.Fatalf("warnings: %v", ws)
 	}
 	checkParts(t, nodes, b, []wantPart{
-		{name: "records", encoding: wire.Int32Prefix, size: 4, value: 1},
 		{name: "length", raw: "16"},
 		{name: "timestampDelta", raw: "13"},
 		{name: "offsetDelta", raw: "00"},
@@ -166,6 +165,9 @@ func TestEncodingsRecord(t *testing.T) {
 		{name: "headers", encoding: wire.VarintPrefix, size: 1, value: 1, raw: "02"},
 		{name: "headerKey", encoding: wire.VarintPrefix, size: 1, value: 1, raw: "02"},
 	})
+	if n := codec.Find(nodes, "recordsCount"); n == nil || n.Value != int64(1) || n.PrefixSize != 0 {
+		t.Errorf("recordsCount %v, want 1, a field of its own", n)
+	}
 	if n := codec.Find(nodes, "timestampDelta"); n == nil || n.Value != int64(-10) {
 		t.Errorf("timestampDelta %v, want -10", n)
 	}

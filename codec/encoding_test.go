@@ -78,9 +78,7 @@ func CheckEncodings(nodes []*Node, b []byte) (problems []string, c EncodingCount
 				break
 			}
 			length, null := n.Type.Length(p.Value)
-			if null && n.Type.IsArray() && n.Value == p.Value {
-				// A count that cannot be (a batch's record count of -1), kept as the value.
-			} else if null {
+			if null {
 				c.Nulls++
 				if !n.Null() || n.Value != nil || size != 0 || len(n.Children) != 0 {
 					bad(n, "null prefix %d, but value %v, %d content bytes, %d children", p.Value, n.Value, size, len(n.Children))

@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -357,7 +358,8 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			}
 			continue
 		}
-		if len(n.Children) > 0 {
+		// A bytes field's nodes are a structure of its own (a subscription): not the message's.
+		if len(n.Children) > 0 && !n.Type.IsBytes() {
 			w.walk(n.Children, s)
 		}
 	}
@@ -473,12 +475,11 @@ func (r *RecordSet) count(nodes []*Node, control bool) {
 	}
 }
 
-// batchCount is the record count a batch's header states (none that is negative): the
-// value of its records array, of its record data decoded header only, or of the recordCount
-// before its compressed records.
+// batchCount is the record count a batch's header states (none that is negative): its
+// recordsCount.
 func batchCount(batch *Node) (int, bool) {
 	for _, c := range batch.Children {
-		if c.Name == "recordCount" || c.Name == "records" && (c.Type == wire.Array || c.Type == wire.RecordData) {
+		if c.Name == "recordsCount" {
 			v, ok := c.Value.(int64)
 			return int(max(v, 0)), ok
 		}
@@ -604,20 +605,38 @@ func (t *TopicNames) Name(id UUID) (string, bool) {
 }
 
 // Annotate notes the topic name beside every TopicId of msg, or says it is not known yet.
+// The note is the one place the name is kept; Node.Topic reads it back for the outputs that
+// show the name as a value of its own.
 func (t *TopicNames) Annotate(msg *Message) {
 	Walk(msg.Fields, func(n *Node, _ int) bool {
 		if u, ok := n.Value.(UUID); ok && n.Name == "TopicId" && u != (UUID{}) {
 			if name, ok := t.names[u]; ok {
-				n.Note = "topic " + name
+				n.Note = topicNote + name
 			} else {
-				n.Note = "topic name unknown (no Metadata response with this id captured before)"
+				n.Note = unknownTopic + "no Metadata response with this id captured before)"
 				if t.all {
-					n.Note = "topic name unknown (no message of the capture names this id)"
+					n.Note = unknownTopic + "no message of the capture names this id)"
 				}
 			}
 		}
 		return true
 	})
+}
+
+// topicNote starts the note of a TopicId whose name is known: the name follows. The notes of
+// the unknown ones start with unknownTopic.
+const (
+	topicNote    = "topic "
+	unknownTopic = "topic name unknown ("
+)
+
+// Topic returns the topic name noted beside a TopicId node (TopicNames.Annotate); ok is false
+// for another node, and for an id whose name is not known.
+func (n *Node) Topic() (name string, ok bool) {
+	if n.Name != "TopicId" || strings.HasPrefix(n.Note, unknownTopic) {
+		return "", false
+	}
+	return strings.CutPrefix(n.Note, topicNote)
 }
 
 // ResolveSession names the topics of a fetch session's partitions that are known by id only.

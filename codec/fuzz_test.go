@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
@@ -84,4 +86,48 @@ func TestVarintTooLong(t *testing.T) {
 	if len(m.Warnings) == 0 {
 		t.Fatal("no warning")
 	}
+}
+
+// FuzzConsumerProtocol feeds arbitrary bytes as the consumer protocol's subscription (in a
+// JoinGroup request of a "consumer" group) and assignment (in the SyncGroup response that
+// follows, whose type the conversation learnt from the JoinGroup): no panic, no warning for the
+// message (bytes that are not the structure stay bytes), and the decoded nodes tile the field
+// inside the frame, every prefix saying what its bytes hold.
+func FuzzConsumerProtocol(f *testing.F) {
+	c := testCodec(f)
+	f.Add([]byte{0, 3, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 0, 0, 1, 0, 1, 't', 0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 9, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cv := c.NewConversation()
+		join := kmsg.NewPtrJoinGroupRequest()
+		join.Version, join.Group, join.ProtocolType = 5, "g", ProtocolConsumer
+		join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: data}}
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.Version, sync.Group = 3, "g"
+		resp := kmsg.NewPtrSyncGroupResponse()
+		resp.Version, resp.MemberAssignment = 3, data
+		frames := [][]byte{
+			frame(11, 5, false, false, 1, join.AppendTo(nil)),
+			frame(14, 3, false, false, 2, sync.AppendTo(nil)),
+			frame(14, 3, false, true, 2, resp.AppendTo(nil)),
+		}
+		for i, fr := range frames {
+			var m *Message
+			if i < 2 {
+				m = cv.ClientFrame(fr, nil).Msg
+			} else {
+				m = cv.ServerFrame(fr).Msg
+			}
+			if len(m.Warnings) > 0 {
+				t.Fatalf("frame %d: warnings %v", i, m.Warnings)
+			}
+			if d := checkTiling(m.Fields, len(fr)); d != "" {
+				t.Fatalf("frame %d: tiling: %s", i, d)
+			}
+			if problems, _ := CheckEncodings(m.Fields, fr); len(problems) > 0 {
+				t.Fatalf("frame %d: encodings: %v", i, problems)
+			}
+		}
+	})
 }

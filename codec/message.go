@@ -272,8 +272,15 @@ func (c *Codec) APIName(key int16) string {
 	return fmt.Sprintf("Unknown(%d)", key)
 }
 
-// DecodeRequest decodes a whole request frame, size prefix included.
-func (c *Codec) DecodeRequest(frame []byte) *Message { return c.decodeRequest(frame, nil) }
+// DecodeRequest decodes a whole request frame, size prefix included. The consumer protocol's
+// bytes it carries are decoded when the request says its group's protocol type is "consumer"
+// or when they parse exactly as the consumer protocol (a Conversation knows more: it follows
+// the group from its JoinGroup request).
+func (c *Codec) DecodeRequest(frame []byte) *Message {
+	m := c.decodeRequest(frame, nil)
+	c.decodeEmbedded(m, frame, "")
+	return m
+}
 
 // decodeRequest is DecodeRequest of a frame that is in paged memory (nil: on the heap).
 func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
@@ -302,9 +309,12 @@ func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
 }
 
 // DecodeResponse decodes a whole response frame, size prefix included, as the response to the
-// given API key and version (learnt from the paired request).
+// given API key and version (learnt from the paired request). The consumer protocol's bytes
+// are decoded as DecodeRequest says.
 func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
-	return c.decodeResponse(frame, key, version, nil)
+	m := c.decodeResponse(frame, key, version, nil)
+	c.decodeEmbedded(m, frame, "")
+	return m
 }
 
 // decodeResponse is DecodeResponse of a frame that is in paged memory (nil: on the heap).

@@ -118,10 +118,16 @@ func (n *Node) Content() (offset, size int) {
 	return n.Offset + int(n.PrefixSize), n.Size - int(n.PrefixSize)
 }
 
-// Null reports whether n is a null string, bytes, array or records value: its prefix says null
-// and it has no value. (A batch's record count of -1 is written as a null array would be, but it
-// is a count that cannot be, kept as the node's value, with a warning.)
+// Null reports whether n is a null string, bytes, array or records value (its prefix says null
+// and it has no value) or a null struct (its marker, its only child, is negative).
 func (n *Node) Null() bool {
+	if n.Type == wire.NullableStruct {
+		if len(n.Children) != 1 {
+			return false
+		}
+		marker, _ := n.Children[0].Value.(int64)
+		return marker < 0
+	}
 	p, ok := n.Prefix()
 	if !ok || !p.Known || n.Value != nil {
 		return false

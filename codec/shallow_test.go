@@ -75,6 +75,9 @@ func shallowDiff(full, shallow *Message, fullNames, shallowNames *TopicNames) st
 			if w && si[p] == nil {
 				add("node %s (%s) is kept but not in the shallow tree", p, nodeString(n))
 			}
+			if n.Type.IsBytes() && !w {
+				continue // the fields of a structure the bytes hold (the consumer protocol), not the message's
+			}
 			walk(n.Children, p, w)
 		}
 	}

@@ -1,6 +1,10 @@
 package dissect
 
 import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +88,8 @@ func recordKey(m *jsonMsg, key string) bool {
 	return found
 }
 
-// TestDisplayFilters runs -Y expressions, the README's among them, on real captures. Each
+// TestDisplayFilters runs -Y expressions, those docs/filters.md shows among them, on real
+// captures. Each
 // shows exactly the messages its equivalent dedicated filters show, where there are such,
 // and the messages the test selects itself from the unfiltered JSON; in JSON lines and in
 // summaries (which decode shallow unless the expression reads a body), printed as without -Y.
@@ -99,7 +104,7 @@ func TestDisplayFilters(t *testing.T) {
 		pred       pairPred
 		empty      bool // the capture has no such pair (the case still checks that nothing is shown)
 	}{
-		// The README's examples, as written.
+		// The examples of docs/filters.md, as written (checked below).
 		{filters, `api == "Fetch" && latency_ms > 1`, func(s *Selection) { s.APIs, s.MinLatency = []string{"Fetch"}, time.Millisecond }, all(apiIs(1), lat1ms), false},
 		{filters, `"orders" in topics`, func(s *Selection) { s.Topic = "orders" }, topicGlob("orders"), false},
 		{filters, `api == "Produce" && req.Acks == 0`, nil, all(apiIs(0), acks0), false},
@@ -119,6 +124,17 @@ func TestDisplayFilters(t *testing.T) {
 		// Into records (summaries then decode them, though they show only counts).
 		{"kgo-codecs.pcap", `api == "Produce" && any(req.TopicData, any(.PartitionData, any(.Records, any(.records, .key == "k-2"))))`, nil,
 			func(p pair) bool { return apiIs(0)(p) && recordKey(p.req, "k-2") }, false},
+	}
+	var onFilters []string
+	for _, tt := range tests {
+		if tt.file == filters {
+			onFilters = append(onFilters, tt.expr)
+		}
+	}
+	for _, expr := range pageExamples(t) {
+		if !slices.Contains(onFilters, expr) {
+			t.Errorf("docs/filters.md shows -Y '%s', which is not among the cases on %s", expr, filters)
+		}
 	}
 	unfiltered := map[string][]*jsonMsg{}
 	summaries := map[string]map[string]string{}
@@ -155,4 +171,22 @@ func TestDisplayFilters(t *testing.T) {
 			t.Logf("%d of %d messages", len(want), len(msgs))
 		})
 	}
+}
+
+// pageExamples returns the expressions of the examples docs/filters.md shows, as lines
+// "kdissect -Y 'EXPR' FILE".
+func pageExamples(t *testing.T) []string {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join("..", "docs", "filters.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range regexp.MustCompile(`(?m)^kdissect -Y '([^']*)' FILE`).FindAllStringSubmatch(string(page), -1) {
+		out = append(out, m[1])
+	}
+	if len(out) < 5 {
+		t.Fatalf("only %d examples of -Y in docs/filters.md", len(out))
+	}
+	return out
 }

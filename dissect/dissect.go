@@ -94,6 +94,9 @@ type Pipeline struct {
 	// filter, when set, holds each request until its response decides the pair (pending).
 	filter  *filter
 	pending Pending[heldRequest]
+	// held, when the filter chooses messages, holds each connection's notices until it shows
+	// a message (notices.go).
+	held *heldNotices
 	// stats, when set, counts every message shown.
 	stats *render.Stats
 	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
@@ -120,8 +123,9 @@ type Pipeline struct {
 	stopped   atomic.Bool
 	flushEach bool
 	// idleFlush is how long a followed capture may send no packet before the connections are
-	// flushed by the wall clock (see follow).
+	// flushed by the wall clock (see follow); wall tells that clock (time.Now, but in tests).
 	idleFlush time.Duration
+	wall      func() time.Time
 }
 
 // spillOver is the frame size above which frames are kept outside the heap when the output
@@ -143,7 +147,7 @@ type request struct {
 // New returns a pipeline; it fails on a selection it cannot apply.
 func New(cfg Config) (*Pipeline, error) {
 	p := &Pipeline{codec: cfg.Codec, out: cfg.Out, cfg: cfg, keys: cfg.Keys,
-		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush}
+		detected: map[uint16]bool{}, notes: cfg.Needs.Notes, facts: cfg.Needs.Facts, lendFrames: cfg.Needs.Lend(), idleFlush: idleFlush, wall: time.Now}
 	if p.keys == nil {
 		p.keys = tlsdec.NewKeyLog()
 	}
@@ -158,11 +162,15 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.filter = f
+	if f != nil && f.holdsNotices() {
+		p.held = &heldNotices{byStream: map[int][]reassembly.Notice{}, shown: map[int]bool{}, unshownPorts: map[[2]int]bool{}}
+	}
 	if f != nil {
 		f.warn = p.cfg.Warn
 		if f.expr != nil && f.expr.ReadsBodies() {
-			// The expression reads the trees of requests held until their responses.
-			p.lendFrames = false
+			// The expression reads the trees of requests held until their responses, and the
+			// topic names beside their topic ids.
+			p.lendFrames, p.notes = false, true
 		}
 	}
 	if cfg.Select.Stats {
@@ -381,6 +389,7 @@ func (p *Pipeline) handle(ev event) {
 		p.notice(ev.notice)
 	case evClose:
 		p.closed(ev.conn)
+		p.closedNotices(ev.conn.ID)
 		if c, ok := p.out.(render.ConnCloser); ok {
 			p.keep(c.ConnClosed(ev.conn.ID))
 		}
@@ -449,6 +458,7 @@ func (p *Pipeline) show(e *render.Entry) {
 	if p.full() {
 		return
 	}
+	p.showingStream(e.Stream)
 	p.messages++
 	if p.stats != nil {
 		p.stats.Add(e)
@@ -493,25 +503,6 @@ func (p *Pipeline) Stop() {
 
 // Stopped reports whether the run was stopped early (Stop, Config.Limit, an output error).
 func (p *Pipeline) Stopped() bool { return p.stopped.Load() }
-
-func (p *Pipeline) notice(n reassembly.Notice) {
-	if n.Kind == reassembly.NoticeDetected {
-		port := n.Conn.Server.Port()
-		if p.detected[port] {
-			return
-		}
-		p.detected[port] = true
-	}
-	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
-		return
-	}
-	if p.full() {
-		return
-	}
-	src, dst := endpoints(n.Conn, n.Dir)
-	p.notices++
-	p.wrote(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
-}
 
 // closed decides on the requests the filter still holds for a connection that ended: they got
 // no response in the capture, so they are judged alone, in capture order.
@@ -605,6 +596,9 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 // is told each name first. Each file's error goes to fail and the next file is read all the
 // same; an error telling the output stops the run.
 func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) error {
+	if len(names) > 1 {
+		p.startAtEarliest(names)
+	}
 	stdinTaken := false
 	for _, name := range names {
 		if p.stopped.Load() {
@@ -644,6 +638,29 @@ func (p *Pipeline) Files(names []string, stdin io.Reader, fail func(error)) erro
 		}
 	}
 	return nil
+}
+
+// startAtEarliest tells the output, before anything is shown, that relative times count from
+// the earliest of the files' first packets, whatever the order the files are read in: each
+// file's first TCP packet is read for it. A pipe (stdin, a FIFO) cannot be read ahead, so it
+// takes no part: its packets count from the same start, and with no other file, from its
+// own first packet, as one file's do.
+func (p *Pipeline) startAtEarliest(names []string) {
+	if _, ok := p.out.(interface{ SetStart(time.Time) }); !ok {
+		return
+	}
+	var earliest time.Time
+	for _, name := range names {
+		if name == "-" {
+			continue
+		}
+		if t, ok := capture.FirstTime(name); ok && (earliest.IsZero() || t.Before(earliest)) {
+			earliest = t
+		}
+	}
+	if !earliest.IsZero() {
+		p.setStart(earliest)
+	}
 }
 
 // save reads a capture file again, for Config.Save to write the packets of the messages shown;
@@ -740,7 +757,8 @@ func (p *Pipeline) options() reassembly.Options {
 // A capture that arrives as it is made (r.Streaming(): a live capture, a pipe) is shown as it
 // arrives: each message as soon as its last packet is read, the output flushed after each,
 // and when no packet comes for a while, the connections are flushed as if the capture's clock
-// had gone on with the wall clock (see follow).
+// had gone on with the wall clock, if the packets are being captured now (see follow): a
+// capture file replayed through a pipe is shown as the file is, however its writer is delayed.
 func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error) {
 	p.reading.Store(r)
 	defer p.reading.Store(nil)
@@ -770,7 +788,7 @@ func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error)
 	if r.Streaming() {
 		p.flushEach = true
 		defer func() { p.flushEach = false }()
-		next = follow(r, p.idleFlush, func(now time.Time) { flush(func() { asm.Flush(now) }) })
+		next = follow(r, p.idleFlush, p.wall, func(now time.Time) { flush(func() { asm.Flush(now) }) })
 	}
 	return p.readSegments(r, name, next, func(seg *capture.Segment) {
 		p.setStart(seg.Info.Timestamp)

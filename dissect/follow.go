@@ -15,12 +15,24 @@ import (
 // connection left idle) would wait until the next packet, which may never come. follow reads
 // the packets on a goroutine of its own, and while none arrives, lets the capture's clock go
 // on with the wall clock.
+//
+// It does so only for a capture that is being made now: one whose latest packet arrived
+// within madeNow of its own timestamp. A capture file replayed through a pipe (cat, zcat,
+// <(...)) has timestamps of another day, and a pause of its writer (a loaded machine) says
+// nothing of its clock: moving the clock then would report lost what the next packets bring,
+// and close connections that go on, so that the output of a file would depend on timing. Its
+// clock moves with its packets alone, as a file's does.
 
 // idleFlush is how long, by the wall clock, no packet arrives before the connections are
 // flushed: the interval at which the capture's clock flushes them (reassembly.FlushInterval).
 // Pipeline.idleFlush is this, except in tests that must tell a message shown by its packet
 // from one shown by the wall clock.
 const idleFlush = reassembly.FlushInterval
+
+// madeNow bounds the lag between a packet's timestamp and its arrival for the capture to count
+// as being made now: tcpdump -U writes each packet at once; a few seconds leave room for a
+// remote capture's pipe and clocks that are not quite in step.
+const madeNow = 5 * time.Second
 
 // nextResult is what r.Next returned.
 type nextResult struct {
@@ -30,12 +42,13 @@ type nextResult struct {
 
 // follow returns a function that does what r.Next does, except that while it waits for a
 // packet, every interval it calls idle with the time the capture's clock would show: the last
-// packet's time plus the wall time since it arrived. r.Next runs on a goroutine of its own, one
+// packet's time plus the wall time since it arrived (wall tells the wall clock's time), as
+// long as that packet arrived within madeNow of its timestamp. r.Next runs on a goroutine of its own, one
 // call at a time, the next call only once the function is called again (a Segment is valid
 // until the next call), until it returns an error that is not a *capture.PacketError; after
 // that the function must not be called again. The goroutine ends with that error, so a caller
 // that stops r (Reader.Stop makes a waiting Next return io.EOF) reads until the end.
-func follow(r *capture.Reader, interval time.Duration, idle func(now time.Time)) func() (*capture.Segment, error) {
+func follow(r *capture.Reader, interval time.Duration, wall func() time.Time, idle func(now time.Time)) func() (*capture.Segment, error) {
 	results := make(chan nextResult)
 	resume := make(chan struct{})
 	go func() {
@@ -53,6 +66,14 @@ func follow(r *capture.Reader, interval time.Duration, idle func(now time.Time))
 	var last, arrived time.Time
 	timer := time.NewTimer(interval)
 	timer.Stop()
+	take := func(res nextResult) (*capture.Segment, error) {
+		var pe *capture.PacketError
+		waiting = res.err == nil || errors.As(res.err, &pe)
+		if res.seg != nil {
+			last, arrived = res.seg.Info.Timestamp, wall()
+		}
+		return res.seg, res.err
+	}
 	return func() (*capture.Segment, error) {
 		if waiting {
 			resume <- struct{}{}
@@ -63,18 +84,20 @@ func follow(r *capture.Reader, interval time.Duration, idle func(now time.Time))
 			select {
 			case res := <-results:
 				timer.Stop()
-				var pe *capture.PacketError
-				waiting = res.err == nil || errors.As(res.err, &pe)
-				if res.seg != nil {
-					last, arrived = res.seg.Info.Timestamp, time.Now()
-				}
-				return res.seg, res.err
+				return take(res)
 			case <-timer.C:
-				if !last.IsZero() {
-					idle(last.Add(time.Since(arrived)))
-				}
-				timer.Reset(interval)
 			}
+			// A packet that is ready goes first: the timer may have fired while this
+			// goroutine waited for a core, with the next packet there all along.
+			select {
+			case res := <-results:
+				return take(res)
+			default:
+			}
+			if lag := arrived.Sub(last); !last.IsZero() && lag < madeNow && lag > -madeNow {
+				idle(last.Add(wall().Sub(arrived)))
+			}
+			timer.Reset(interval)
 		}
 	}
 }

@@ -483,9 +483,12 @@ func TestFollowPipeStop(t *testing.T) {
 // TestFollowPipeIdle: when no packet comes, the capture's clock goes on with the wall clock:
 // a connection whose segment was lost is flushed a few seconds later, its messages after the
 // loss shown, while the pipe stays open.
+//
+// The capture is made now, as tcpdump -U makes one: its times are moved so that its last packet
+// was taken as the test starts (the wall clock moves the clock of no other capture).
 func TestFollowPipeIdle(t *testing.T) {
 	t.Parallel()
-	pieces := readPieces(t, "kgo-produce-fetch.pcap")
+	pieces := takenNow(t, readPieces(t, "kgo-produce-fetch.pcap"))
 	// Drop the packet of a request whose connection goes on after it: reassembly then holds
 	// the rest of the connection until the loss is judged (FlushAfter on the capture's clock).
 	r := testRun{format: "summary", ports: capturePorts}
@@ -543,5 +546,76 @@ func TestFollowPipeBatch(t *testing.T) {
 	_, err := p.FileFrom(pr, "stdin")
 	if !errors.Is(err, ErrNeedsFile) || !strings.HasPrefix(err.Error(), "stdin: ") {
 		t.Errorf("a pipe with Batch: %v, want stdin: %v", err, ErrNeedsFile)
+	}
+}
+
+// takenNow returns the pieces of a little-endian pcap with microsecond times, its packets'
+// times moved so that the last was taken now: a capture that is being made.
+func takenNow(t testing.TB, pieces []piece) []piece {
+	t.Helper()
+	if len(pieces) < 2 || binary.LittleEndian.Uint32(pieces[0].b) != 0xa1b2c3d4 {
+		t.Fatal("takenNow takes a little-endian pcap with microsecond times")
+	}
+	stamp := func(b []byte) time.Time {
+		return time.Unix(int64(binary.LittleEndian.Uint32(b)), int64(binary.LittleEndian.Uint32(b[4:]))*1000)
+	}
+	shift := time.Since(stamp(pieces[len(pieces)-1].b)).Truncate(time.Second)
+	out := make([]piece, len(pieces))
+	for i, pc := range pieces {
+		out[i] = piece{b: bytes.Clone(pc.b), packet: pc.packet}
+		if pc.packet > 0 {
+			at := stamp(pc.b).Add(shift)
+			binary.LittleEndian.PutUint32(out[i].b, uint32(at.Unix()))
+		}
+	}
+	return out
+}
+
+// TestFollowPipeStalled: a capture file replayed through a pipe whose writer stalls (a loaded
+// machine) is shown as the file is, in every run: its packets' times are of another day, so
+// the wall clock, which the test moves hours on during the stall, does not move its clock.
+// (Moved, the clock would close every connection open at the stall, idle for an hour.)
+func TestFollowPipeStalled(t *testing.T) {
+	t.Parallel()
+	for _, format := range []string{"json", "summary"} {
+		t.Run(format, func(t *testing.T) {
+			r := testRun{format: format, ports: capturePorts}
+			want, _ := r.mustDissect(t, pcapPath("kgo-produce-fetch.pcap"))
+			pieces := readPieces(t, "kgo-produce-fetch.pcap")
+			stallAt := pieces[len(pieces)/2].packet
+			pr, pw := newPipe(t)
+			var out bytes.Buffer
+			var errOut bytes.Buffer
+			p, _ := r.pipeline(t, &out, &errOut, Config{})
+			// While the writer stalls, each look at the wall clock finds it an hour further on.
+			var stalled atomic.Bool
+			var hours atomic.Int64
+			p.idleFlush = time.Millisecond
+			p.wall = func() time.Time {
+				if stalled.Load() {
+					return time.Now().Add(time.Duration(hours.Add(1)) * time.Hour)
+				}
+				return time.Now().Add(time.Duration(hours.Load()) * time.Hour)
+			}
+			stall := func(packet int) {
+				if packet == stallAt {
+					// Long enough for many idle ticks; what is asserted does not depend on how many.
+					stalled.Store(true)
+					time.Sleep(50 * time.Millisecond)
+					stalled.Store(false)
+				}
+			}
+			go feed(t, pw, pieces, false, stall, false)
+			if _, err := p.FileFrom(pr, "stdin"); err != nil {
+				t.Fatalf("FileFrom: %v", err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := out.String(); got != want {
+				g, w := clip(got, want)
+				t.Errorf("from the stalled pipe:\n%s\nfrom the file:\n%s", g, w)
+			}
+		})
 	}
 }

@@ -20,7 +20,7 @@ func bodyOf(e *render.Entry) map[string]any {
 // and a records field's batches (or a batch's records) a list, and the fields of a tagged
 // section are its struct's fields like any other. Values are int (every integer type),
 // float64, bool, string (strings, and bytes as they are), a topic or member id as Kafka prints
-// it, or nil (null).
+// it, or nil (null). A topic id whose name is known has the name beside it, as "topic".
 func Body(fields []*codec.Node) map[string]any {
 	out := make(map[string]any, len(fields))
 	addFields(out, fields)
@@ -40,15 +40,17 @@ func addFields(out map[string]any, fields []*codec.Node) {
 			continue
 		}
 		out[n.Name] = value(n)
+		if name, ok := n.Topic(); ok {
+			out["topic"] = name
+		}
 	}
 }
 
 func value(n *codec.Node) any {
 	switch {
-	case n.Type.IsArray() || n.Type.IsRecords():
-		if n.Value == nil && len(n.Children) == 0 {
-			return nil // a null array
-		}
+	case n.Null():
+		return nil
+	case n.Type.IsArray() || n.Type.IsRecords() || n.Type == wire.RecordData:
 		list := make([]any, len(n.Children))
 		for i, c := range n.Children {
 			list[i] = value(c)
@@ -59,9 +61,6 @@ func value(n *codec.Node) any {
 		addFields(m, n.Children)
 		return m
 	case n.Type == wire.Struct || n.Type == wire.NullableStruct:
-		if n.Type == wire.NullableStruct && n.Value == nil {
-			return nil
-		}
 		return map[string]any{}
 	}
 	switch v := n.Value.(type) {

@@ -5,14 +5,14 @@
 // correlation_id, latency_us, frame, ...), the short names of a debugging session (api, key,
 // version, corr, latency_ms), the pair's facts (topics, groups, errors) and the bodies of the
 // request and the response (req, resp), by the definitions' field names: structs are maps,
-// arrays are lists. What costs something to build (the bodies, the lists, the latency) is
-// built only when the expression reaches it, at most once per pair.
+// arrays are lists. A field that is not there is absent, and a comparison with it is false; a
+// null one is nil (see absentPatcher). What costs something to build (the bodies, the lists,
+// the latency) is built only when the expression reaches it, at most once per pair.
 package filter
 
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -20,7 +20,6 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
-	"github.com/expr-lang/expr/vm/runtime"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/render"
@@ -37,8 +36,8 @@ type Filter struct {
 	env    env
 }
 
-// Vars lists the names an expression may use, each with what it holds; the order is the one
-// the README's table gives.
+// Vars lists the names an expression may use, each with what it holds, in the order of the
+// table of docs/filters.md (TestVarsInDocs checks it).
 func Vars() []Var {
 	return []Var{
 		{"api, api_name", "the API's name: \"Fetch\""},
@@ -219,9 +218,7 @@ func Compile(src string) (*Filter, error) {
 	if _, err := expr.Compile(src, opts...); err != nil {
 		return nil, err
 	}
-	prog, err := expr.Compile(src, append(opts, expr.Patch(absentPatcher{}), absentCompare("_lt", runtime.Less),
-		absentCompare("_gt", runtime.More), absentCompare("_le", runtime.LessOrEqual),
-		absentCompare("_ge", runtime.MoreOrEqual), absentList)...)
+	prog, err := expr.Compile(src, append(opts, absentRule()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -313,77 +310,4 @@ func (p *patcher) Visit(n *ast.Node) {
 		p.bodies = true
 	}
 	ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: method}})
-}
-
-// absentPatcher lets a missing value (nil: a field the message does not have at its version,
-// a side of the pair that was not captured, the latency of an unanswered request) be asked
-// about without an error, as a field that is not there is in Wireshark's filters. Where the
-// operand has no static type: an ordering comparison with nil is false
-// (`req.SessionTimeoutMs < 10000` for a pair whose request was not captured), a field or
-// element of nil is nil, and a builtin or `in` over nil sees an empty list.
-type absentPatcher struct{}
-
-var absentOps = map[string]string{"<": "_lt", ">": "_gt", "<=": "_le", ">=": "_ge"}
-
-func (absentPatcher) Visit(n *ast.Node) {
-	switch b := (*n).(type) {
-	case *ast.BinaryNode:
-		if b.Operator == "in" && untyped(b.Right) {
-			b.Right = asList(b.Right)
-			return
-		}
-		fn, ok := absentOps[b.Operator]
-		if !ok || !(untyped(b.Left) || untyped(b.Right)) {
-			return
-		}
-		ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{b.Left, b.Right}})
-	case *ast.MemberNode:
-		// resp.Responses[0].Partitions: a field or element of nothing is nothing, as after ?.
-		if untyped(b.Node) && !b.Optional {
-			b.Optional = true
-			ast.Patch(n, &ast.ChainNode{Node: b})
-		}
-	case *ast.BuiltinNode:
-		// any(resp.Responses, ...), len(req.Topics): a missing list is an empty one.
-		if len(b.Arguments) > 0 && untyped(b.Arguments[0]) {
-			b.Arguments[0] = asList(b.Arguments[0])
-		}
-	}
-}
-
-// asList wraps n in a call of _list, which gives an empty list for nil.
-func asList(n ast.Node) ast.Node {
-	c := &ast.CallNode{Callee: &ast.IdentifierNode{Value: "_list"}, Arguments: []ast.Node{n}}
-	c.SetLocation(n.Location())
-	return c
-}
-
-var absentList = expr.Function("_list", func(args ...any) (any, error) {
-	if args[0] == nil {
-		return []any{}, nil
-	}
-	return args[0], nil
-}, new(func(any) any))
-
-// untyped reports whether the checker knows no type for n beyond interface{}.
-func untyped(n ast.Node) bool {
-	t := n.Type()
-	return t == nil || t.Kind() == reflect.Interface
-}
-
-// absentCompare is the function name stands for: cmp, false when either side is nil, and an
-// error (not a panic) when the two cannot be compared.
-func absentCompare(name string, cmp func(a, b any) bool) expr.Option {
-	return expr.Function(name, func(args ...any) (out any, err error) {
-		a, b := args[0], args[1]
-		if a == nil || b == nil {
-			return false, nil
-		}
-		defer func() {
-			if r := recover(); r != nil {
-				out, err = nil, fmt.Errorf("%v", r)
-			}
-		}()
-		return cmp(a, b), nil
-	}, new(func(any, any) bool))
 }

@@ -3,6 +3,8 @@ package filter
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -177,7 +179,7 @@ func TestMatch(t *testing.T) {
 		{`time > date("2026-11-29T10:00:00.002Z") && api == "Fetch"`, []string{"fetchBad", "fetchOK"}},
 		{`"NOT_LEADER_OR_FOLLOWER" in errors && "payments" in topics`, []string{"acksAll"}},
 		{`len(warnings) > 0 || no_response`, nil},
-		// Missing fields and sides are nil: comparisons with them are false, lists empty.
+		// Missing fields and sides are absent: comparisons with them are false, lists empty.
 		{`resp.ErrorCode == 0 && req.SessionTimeoutMs > 40000`, []string{"longJoin"}},
 		{`len(resp.Responses[0].Partitions) == 3`, []string{"fetchBad", "fetchOK"}},
 		{`"x" in req.NoSuchField || req.NoSuchField > 3`, nil},
@@ -335,7 +337,7 @@ func TestBody(t *testing.T) {
 	}
 }
 
-// Every name an expression may use is listed in Vars (and so in the README), and every name
+// Every name an expression may use is listed in Vars (and so in docs/filters.md), and every name
 // listed can be used.
 func TestVarsListed(t *testing.T) {
 	listed := map[string]bool{}
@@ -357,5 +359,25 @@ func TestVarsListed(t *testing.T) {
 		if !listed[name] {
 			t.Errorf("%s is not listed in Vars", name)
 		}
+	}
+}
+
+// TestVarsInDocs: the table of names of docs/filters.md is Vars, in order, names and values.
+func TestVarsInDocs(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "filters.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(page), "| name | value |\n| --- | --- |\n")
+	table, _, _ = strings.Cut(table, "\n\n")
+	if !ok {
+		t.Fatal("docs/filters.md has no table of names")
+	}
+	var want []string
+	for _, v := range Vars() {
+		want = append(want, "| `"+strings.ReplaceAll(v.Names, ", ", "`, `")+"` | "+v.About+" |")
+	}
+	if got := strings.Split(strings.TrimSpace(table), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("docs/filters.md's table of names:\n%s\nVars, as rows of that table:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // ANSI styles. Only the diagram colours its output, and only when DiagramOptions.Color is set.
@@ -41,7 +43,8 @@ type row struct {
 }
 
 // grid lines up rows of cells in columns. The last column is never padded and no line ends in
-// spaces, so that output is stable for golden files.
+// spaces, so that output is stable for golden files. Every cell and note is shown under
+// package inert's rule: a value, a name from a definition file, a note, whatever its source.
 //
 // A grid holds its rows until write, unless it streams (measure, then stream): a caller that can
 // make its rows twice gives them once to measure the columns and once to write them, each row
@@ -74,6 +77,10 @@ func (g *grid) note(col int, text, style string, cells ...cell) {
 }
 
 func (g *grid) push(r row) {
+	for i := range r.cells {
+		r.cells[i].text = inert.String(r.cells[i].text)
+	}
+	r.span = inert.String(r.span)
 	switch g.mode {
 	case gridMeasure:
 		g.measure(r)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // Compared is what `kdissect schema --compare DIR` shows: what the definitions of Dir change
@@ -23,7 +24,7 @@ type Compared struct {
 func CompareText(w io.Writer, c *Compared) error {
 	apis := len(c.APIs)
 	if _, err := fmt.Fprintf(w, "%s against the %s definitions: %d %s listed, %d %s the same as before\n",
-		c.Dir, c.Against, apis, "API"+plural(apis), len(c.Same), "file"+plural(len(c.Same))); err != nil {
+		inert.String(c.Dir), inert.String(c.Against), apis, "API"+plural(apis), len(c.Same), "file"+plural(len(c.Same))); err != nil {
 		return err
 	}
 	g := &grid{cols: []column{{}, {sep: "  "}, {sep: "  "}, {sep: "  "}, {sep: "  "}}}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // DiagramOptions says how a Diagram looks.
@@ -119,7 +120,7 @@ func title(e *Entry) string {
 	switch {
 	case !m.Response:
 		if m.ClientID != nil {
-			s += fmt.Sprintf("  client_id %q", *m.ClientID)
+			s += "  client_id " + inert.Quote(*m.ClientID)
 		}
 		if e.NoResponse {
 			s += "  no response expected"
@@ -134,7 +135,7 @@ func title(e *Entry) string {
 
 // Notice writes "#N  time  src -> dst  ! text".
 func (d *Diagram) Notice(n *Notice) error {
-	d.w.WriteString(d.heading(n.Frame, n.Time, n.Src, n.Dst) + "  ")
+	d.w.WriteString(inert.String(d.heading(n.Frame, n.Time, n.Src, n.Dst)) + "  ")
 	d.line("! "+n.Text, styleWarn)
 	_, err := d.w.WriteString("\n")
 	return err
@@ -143,6 +144,7 @@ func (d *Diagram) Notice(n *Notice) error {
 // File writes a header line saying that the messages that follow come from the named capture
 // file. kdissect calls it when it reads several files.
 func (d *Diagram) File(name string) error {
+	d.clock.newFile()
 	_, err := d.w.Write(fileHeader(nil, name))
 	return err
 }
@@ -153,8 +155,10 @@ func (d *Diagram) Flush() error { return d.w.Flush() }
 // Close flushes.
 func (d *Diagram) Close() error { return d.w.Flush() }
 
-// line writes s and a newline, in style when colours are on.
+// line writes s and a newline, in style when colours are on. Like the grid's cells, s is shown
+// under package inert's rule.
 func (d *Diagram) line(s, style string) {
+	s = inert.String(s)
 	if d.opt.Color && style != "" {
 		s = style + s + styleReset
 	}
@@ -331,6 +335,11 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 		}
 		return d.text([]byte(v), true), styleString
 	case []byte:
+		if len(n.Children) > 0 {
+			// Bytes decoded as a structure of their own (a consumer protocol subscription, a
+			// control record's key): the rows below show them, as a records field's do.
+			return fmt.Sprintf("%d bytes", len(v)), styleNumber
+		}
 		return d.text(v, codec.Printable(v)), styleString
 	case codec.UUID:
 		return fmt.Sprintf("%s (%s)", v, v.Hex()), styleString
@@ -377,7 +386,7 @@ func (d *Diagram) text(b []byte, printable bool) string {
 	}
 	var s string
 	if printable {
-		s = strconv.Quote(string(show))
+		s = inert.Quote(string(show))
 	} else {
 		s = hex.EncodeToString(show)
 	}

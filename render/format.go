@@ -117,7 +117,7 @@ func Formats() []Format {
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
-		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Expands: true, Holds: true}, Records: "full",
+		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true}, Records: "full",
 			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
 	}

@@ -23,6 +23,13 @@ import (
 // dissectTo runs the pipeline over a capture of pcaps/ in format name and returns the output.
 func dissectTo(t testing.TB, capture, name string, o render.Options, co dissect.CodecOptions) []byte {
 	t.Helper()
+	return dissectFile(t, filepath.Join("..", "pcaps", capture), name, o, co, nil)
+}
+
+// dissectFile is dissectTo of any capture file, with Kafka on the ports isServerPort names
+// (nil: none) as well as where it is detected.
+func dissectFile(t testing.TB, path, name string, o render.Options, co dissect.CodecOptions, isServerPort func(uint16) bool) []byte {
+	t.Helper()
 	set, err := schema.Embedded()
 	if err != nil {
 		t.Fatal(err)
@@ -36,11 +43,12 @@ func dissectTo(t testing.TB, capture, name string, o render.Options, co dissect.
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(&out, o), Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(&out, o), Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1,
+		IsServerPort: isServerPort})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Files([]string{filepath.Join("..", "pcaps", capture)}, nil, func(err error) { t.Logf("%s: %v", capture, err) }); err != nil {
+	if err := p.Files([]string{path}, nil, func(err error) { t.Logf("%s: %v", path, err) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Close(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -42,7 +43,7 @@ const jsonChunk = 64 << 10
 // NewJSON writes to w.
 func NewJSON(w io.Writer) *JSON {
 	j := &JSON{w: bufio.NewWriter(w)}
-	j.enc = json.NewEncoder(&j.other)
+	j.enc = json.NewEncoder(&inertJSON{w: &j.other})
 	j.enc.SetEscapeHTML(false)
 	return j
 }
@@ -188,6 +189,9 @@ func (j *JSON) node(b []byte, n *codec.Node) []byte {
 	b = appendPrefix(b, n)
 	if v, ok := n.Value.([]byte); ok {
 		b = j.bytesValue(b, v)
+	} else if v, ok := n.Value.(string); ok && !utf8.ValidString(v) {
+		// JSON cannot carry the bytes of such a string: they go as bytes do, in hex.
+		b = j.bytesValue(b, []byte(v))
 	} else {
 		b = append(b, `,"value":`...)
 		b = j.value(b, n.Value)
@@ -200,6 +204,10 @@ func (j *JSON) node(b []byte, n *codec.Node) []byte {
 				b = j.str(b, name)
 			}
 		}
+	}
+	if name, ok := n.Topic(); ok {
+		b = append(b, `,"topic":`...)
+		b = j.str(b, name)
 	}
 	if n.Note != "" {
 		b = append(b, `,"note":`...)
@@ -294,7 +302,8 @@ func appendParts(b []byte, n *codec.Node) []byte {
 }
 
 // bytesValue appends the value of a bytes node and its encoding: text when the bytes are
-// printable UTF-8, hex otherwise, cut at MaxBytes.
+// printable UTF-8, hex otherwise, cut at MaxBytes. A string that is not UTF-8 is written
+// by it too, in hex.
 func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 	truncated := false
 	if j.MaxBytes > 0 && len(v) > j.MaxBytes {

@@ -2,10 +2,14 @@ package render
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -69,10 +73,14 @@ func TestJSONValues(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
 		t.Fatalf("%v:\n%s", err, lines[0])
 	}
+	// Strings come back whole: as text when they are UTF-8, in hex otherwise.
 	for i, s := range strs {
-		want := strings.ToValidUTF8(s, "\uFFFD")
-		if got.Fields[i].Value != want {
-			t.Errorf("string %d: %q, want %q", i, got.Fields[i].Value, want)
+		want, enc := s, ""
+		if !utf8.ValidString(s) {
+			want, enc = hex.EncodeToString([]byte(s)), "hex"
+		}
+		if got.Fields[i].Value != want || got.Fields[i].Encoding != enc {
+			t.Errorf("string %d: %q (encoding %q), want %q (%q)", i, got.Fields[i].Value, got.Fields[i].Encoding, want, enc)
 		}
 	}
 	rest := got.Fields[len(strs):]
@@ -97,5 +105,42 @@ func TestJSONValues(t *testing.T) {
 	var notice map[string]any
 	if err := json.Unmarshal([]byte(lines[1]), &notice); err != nil || notice["text"] != `lost "bytes"` || notice["kind"] != "notice" {
 		t.Errorf("notice %s: %v", lines[1], err)
+	}
+}
+
+// TestJSONBigInts: int64 values beyond 2^53 (producer ids) are JSON numbers written digit for
+// digit, which a reader that keeps numbers as text (Go's json.Number) reads back exactly.
+func TestJSONBigInts(t *testing.T) {
+	values := []int64{7369327973057909530, 1<<53 + 1, -(1<<53 + 1), math.MaxInt64, math.MinInt64}
+	var fields []*codec.Node
+	for _, v := range values {
+		fields = append(fields, &codec.Node{Name: "producerId", Type: wire.Int64, Value: v})
+	}
+	var out bytes.Buffer
+	j := NewJSON(&out)
+	e := &Entry{Frame: 1, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC), Src: "a", Dst: "b",
+		Msg: &codec.Message{APIKey: 22, APIName: "InitProducerId", Version: 4, Response: true, Size: 40, Fields: fields}}
+	if err := j.Message(e); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	dec := json.NewDecoder(&out)
+	dec.UseNumber()
+	var got struct {
+		Fields []struct {
+			Value json.Number `json:"value"`
+		} `json:"fields"`
+	}
+	if err := dec.Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Fields) != len(values) {
+		t.Fatalf("%d fields, want %d", len(got.Fields), len(values))
+	}
+	for i, v := range values {
+		n, err := got.Fields[i].Value.Int64()
+		if err != nil || n != v || got.Fields[i].Value.String() != strconv.FormatInt(v, 10) {
+			t.Errorf("value %d: %q (%d, %v), want %d", i, got.Fields[i].Value, n, err, v)
+		}
 	}
 }

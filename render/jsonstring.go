@@ -2,8 +2,11 @@ package render
 
 import (
 	"encoding/hex"
+	"io"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // plainJSON marks the bytes that stand for themselves inside a JSON string: printable ASCII
@@ -16,10 +19,11 @@ var plainJSON = func() (t [256]bool) {
 }()
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json escapes strings with
-// HTML escaping off: quotes, backslashes and control characters; invalid UTF-8 becomes
-// U+FFFD; U+2028 and U+2029 are escaped, as JavaScript wants. Every JSON line and Parquet
-// field tree writes its strings through it: record values are often JSON text themselves,
-// full of quotes.
+// HTML escaping off (quotes, backslashes and control characters; invalid UTF-8 becomes
+// U+FFFD; U+2028 and U+2029, as JavaScript wants), and under package inert's rule, so that a
+// line viewed raw on a terminal is inert too: DEL, the C1 controls and the bidirectional
+// controls are escaped (\u009b, \u202e). Every JSON line and Parquet field tree writes its
+// strings through it: record values are often JSON text themselves, full of quotes.
 func appendJSONString[T ~string | ~[]byte](b []byte, s T) []byte {
 	b, _ = appendEscaped(b, s, false)
 	return b
@@ -48,10 +52,6 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 		c := s[i]
 		if plainJSON[c] {
 			i++
-			continue
-		}
-		if c == 0x7f && !printable {
-			i++ // DEL needs no escaping, but is not printable
 			continue
 		}
 		if c < utf8.RuneSelf {
@@ -87,9 +87,9 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 		case r == utf8.RuneError && size == 1:
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
+		case inert.Escaped(r):
 			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			b = appendRuneEscape(b, r)
 		default:
 			i += size
 			continue
@@ -99,4 +99,44 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
+}
+
+// appendRuneEscape appends r, a character of the Basic Multilingual Plane, as a JSON escape.
+func appendRuneEscape(b []byte, r rune) []byte {
+	const hexDigits = "0123456789abcdef"
+	return append(b, '\\', 'u', hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+}
+
+// inertJSON is JSON text from encoding/json made inert: DEL and the characters inert.Escaped
+// names, raw inside its strings, are escaped. Outside strings JSON text is ASCII without
+// controls, so the text means the same. Each Write must hold whole characters, as a
+// json.Encoder's do (one Write per value).
+type inertJSON struct {
+	w   io.Writer
+	buf []byte
+}
+
+func (j *inertJSON) Write(p []byte) (int, error) {
+	j.buf = j.buf[:0]
+	start := 0
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c < 0x7f {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		if inert.Escaped(r) {
+			j.buf = appendRuneEscape(append(j.buf, p[start:i]...), r)
+			start = i + size
+		}
+		i += size
+	}
+	if start == 0 {
+		return j.w.Write(p)
+	}
+	if _, err := j.w.Write(append(j.buf, p[start:]...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

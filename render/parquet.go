@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
@@ -16,8 +17,8 @@ import (
 
 // Parquet writes one row per message (and per notice) to a Parquet file: the JSON line's
 // top-level names as typed columns, the message's facts as typed columns, and its field tree
-// as a JSON column (README, "Analysis at scale"). Rows go out a row group at a time, so that
-// memory stays bounded whatever the capture's size.
+// as a JSON column (docs/parquet.md). Rows go out a row group at a time, so that memory stays
+// bounded whatever the capture's size.
 //
 // Messages are made into rows as they come, a batch at a time, with their facts; the field
 // trees are written by goroutines of the renderer's own, one batch each and several batches at
@@ -94,7 +95,8 @@ type parquetRow struct {
 	File          string  `parquet:"file,dict"`
 	Frame         int64   `parquet:"frame"`
 	FirstFrame    *int64  `parquet:"first_frame"`
-	Time          int64   `parquet:"time,timestamp(nanosecond:utc)"`
+	Time          int64   `parquet:"time,timestamp(microsecond:utc)"`
+	TimeNs        int64   `parquet:"time_ns"`
 	Stream        int32   `parquet:"stream"`
 	Src           string  `parquet:"src,dict"`
 	Dst           string  `parquet:"dst,dict"`
@@ -210,11 +212,24 @@ func (p *Parquet) next() *parquetRow {
 	return r
 }
 
+// setTime sets the row's time: to the microsecond in time, a timestamp of the kind every
+// engine reads as one (Spark reads no nanosecond timestamp), cut down rather than rounded so
+// that it never comes after the packet; and to the nanosecond, as the JSON time has it, in
+// time_ns.
+func (r *parquetRow) setTime(t time.Time) {
+	r.TimeNs = t.UnixNano()
+	r.Time = r.TimeNs / 1000
+	if r.TimeNs%1000 < 0 {
+		r.Time--
+	}
+}
+
 // Message adds a row.
 func (p *Parquet) Message(e *Entry) error {
 	r := p.next()
 	m := e.Msg
-	r.Frame, r.firstFrame, r.Time, r.Stream = int64(e.Frame), int64(e.FirstFrame), e.Time.UnixNano(), int32(e.Stream)
+	r.Frame, r.firstFrame, r.Stream = int64(e.Frame), int64(e.FirstFrame), int32(e.Stream)
+	r.setTime(e.Time)
 	r.FirstFrame = &r.firstFrame
 	r.Src, r.Dst = e.Src, e.Dst
 	if e.TLS != "" {
@@ -329,7 +344,8 @@ func (p *Parquet) facts(r *parquetRow, f *codec.Facts) {
 // Notice adds a row of kind "notice", as the JSON lines have.
 func (p *Parquet) Notice(n *Notice) error {
 	r := p.next()
-	r.Frame, r.Time, r.Stream = int64(n.Frame), n.Time.UnixNano(), int32(n.Stream)
+	r.Frame, r.Stream = int64(n.Frame), int32(n.Stream)
+	r.setTime(n.Time)
 	r.Src, r.Dst, r.Kind = n.Src, n.Dst, "notice"
 	r.text = n.Text
 	r.Text = &r.text
@@ -485,7 +501,7 @@ func (f *fieldWriter) batch(b *rowBatch) {
 
 // object appends the JSON object of a struct's fields: each field's name and value; a struct
 // is an object, an array or record set an array of its elements. A tagged section without
-// fields is left out.
+// fields is left out. A topic id whose name is known has the name beside it, as "topic".
 func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 	b = append(b, '{')
 	first := true
@@ -500,13 +516,17 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 		b = appendJSONString(b, n.Name)
 		b = append(b, ':')
 		b = f.value(b, n)
+		if name, ok := n.Topic(); ok {
+			b = append(b, `,"topic":`...)
+			b = appendJSONString(b, name)
+		}
 	}
 	return append(b, '}')
 }
 
 // value appends a node's value: a leaf's as in the JSON lines (bytes as text when printable,
 // hex otherwise), an array's or record set's elements in a JSON array, a struct's fields in an
-// object. A records field left unexpanded is decoded a batch at a time into scratch nodes,
+// object, null for a null one (a null struct too). A records field left unexpanded is decoded a batch at a time into scratch nodes,
 // each written and its nodes given back (codec.Message.EachRecord).
 func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
 	if n.Unexpanded() {
@@ -516,7 +536,10 @@ func (f *fieldWriter) value(b []byte, n *codec.Node) []byte {
 		// No entries: the field's value, as a decoded field without children.
 	}
 	switch {
-	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0:
+	case n.Null():
+		return append(b, "null"...)
+	case n.Type.IsArray() && (n.Value != nil || len(n.Children) > 0), n.Type.IsRecords() && len(n.Children) > 0,
+		n.Type == wire.RecordData:
 		return f.elements(b, n.Children)
 	case len(n.Children) > 0:
 		return f.object(b, n.Children)

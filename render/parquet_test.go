@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
@@ -27,7 +28,8 @@ func parquetEntries() []*Entry {
 		{Name: "batch", Type: wire.RecordBatch, Children: []*codec.Node{
 			{Name: "baseOffset", Type: wire.Int64, Value: int64(0)},
 			{Name: "attributes", Type: wire.Int16, Value: int64(4)},
-			{Name: "records", Type: wire.Array, Value: int64(2), Children: []*codec.Node{
+			{Name: "recordsCount", Type: wire.Int32, Value: int64(2)},
+			{Name: "records", Type: wire.RecordData, Children: []*codec.Node{
 				{Name: "[0]", Type: wire.Record, Value: "offset 0", Children: []*codec.Node{
 					{Name: "key", Type: wire.VarintBytes, Value: []byte("k-1")},
 					{Name: "value", Type: wire.VarintBytes, Value: []byte{0, 0xff}},
@@ -49,6 +51,7 @@ func parquetEntries() []*Entry {
 			{Name: "TopicData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
 				{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
 					{Name: "Name", Type: wire.CompactString, Value: "orders"},
+					{Name: "TopicId", Type: wire.UUID, Value: codec.UUID{1}, Note: "topic orders"},
 					{Name: "PartitionData", Type: wire.CompactArray, Value: int64(1), Children: []*codec.Node{
 						{Name: "[0]", Type: wire.Struct, Children: []*codec.Node{
 							{Name: "Index", Type: wire.Int32, Value: int64(3)},
@@ -59,6 +62,7 @@ func parquetEntries() []*Entry {
 			}},
 			{Name: "Empty", Type: wire.CompactArray, Value: int64(0)},
 			{Name: "Null", Type: wire.CompactArray},
+			{Name: "NullStruct", Type: wire.NullableStruct, Children: []*codec.Node{{Name: "present", Type: wire.Int8, Value: int64(-1)}}},
 			{Name: "_tagged_fields", Type: wire.TaggedFields, Value: int64(0)},
 		}}
 	produceFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}},
@@ -127,8 +131,12 @@ func TestParquetColumns(t *testing.T) {
 		*req.ClientID != "producer-1" || *req.Size != 120 || req.RequestFrame != nil || req.LatencyUs != nil || *req.FirstFrame != 3 {
 		t.Errorf("request row: %+v", req)
 	}
-	if got := time.Unix(0, req.Time).UTC(); !got.Equal(entries[1].Time) {
-		t.Errorf("time %v, want %v", got, entries[1].Time)
+	// time is cut down to the microsecond (234567891 ns: 234567 µs); time_ns keeps the rest.
+	if got, want := time.UnixMicro(req.Time).UTC(), entries[1].Time.Truncate(time.Microsecond); !got.Equal(want) {
+		t.Errorf("time %v, want %v", got, want)
+	}
+	if got := time.Unix(0, req.TimeNs).UTC(); !got.Equal(entries[1].Time) {
+		t.Errorf("time_ns %v, want %v", got, entries[1].Time)
 	}
 	if !slices.Equal(req.Topics, []string{"orders"}) || !slices.Equal(req.Partitions, []partitionRow{{"orders", 3}}) ||
 		req.Records != 2 || req.RecordsBytes != 70 || !slices.Equal(req.Codecs, []string{"zstd"}) || len(req.RecordSets) != 1 {
@@ -148,18 +156,63 @@ func TestParquetColumns(t *testing.T) {
 		t.Errorf("notice row: %+v", n)
 	}
 	// The field tree: the body's fields by name, arrays and records as arrays, no tagged
-	// section without fields, bytes as text or hex.
+	// section without fields, bytes as text or hex, a topic id's name beside it, a null
+	// struct null.
 	var tree map[string]any
 	if err := json.Unmarshal(req.Fields, &tree); err != nil {
 		t.Fatalf("fields %s: %v", req.Fields, err)
 	}
-	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null}`
+	want := `{"TransactionalId":null,"Acks":-1,"TopicData":[{"Name":"orders","TopicId":"AQAAAAAAAAAAAAAAAAAAAA","topic":"orders","PartitionData":[{"Index":3,"Records":[{"baseOffset":0,"attributes":4,"recordsCount":2,"records":[{"key":"k-1","value":"00ff","headers":[]},{"key":null,"value":"{\"a\":\"é\"}","headers":[]}]}]}]}],"Empty":[],"Null":null,"NullStruct":null}`
 	if string(req.Fields) != want {
 		t.Errorf("fields\n%s\nwant\n%s", req.Fields, want)
 	}
 }
 
 // TestParquetNoTree: without the field tree, the fields column is null and the rest alike.
+// TestParquetTimeTypes: time is a TIMESTAMP(MICROS, UTC), the timestamp Spark, Trino,
+// ClickHouse and DuckDB all read as one; time_ns is an INT64 integer (nanoseconds since the
+// epoch, as the JSON time has them). No other column is a timestamp.
+func TestParquetTimeTypes(t *testing.T) {
+	data := writeParquet(t, Options{File: "cap.pcap"}, parquetEntries())
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// timestamp returns a column's timestamp annotation, if it has one.
+	timestamp := func(lt *format.LogicalType) *format.TimestampType {
+		if lt == nil {
+			return nil
+		}
+		ts, _ := lt.Value.(*format.TimestampType)
+		return ts
+	}
+	seen := 0
+	for _, path := range f.Schema().Columns() {
+		leaf, _ := f.Schema().Lookup(path...)
+		typ := leaf.Node.Type()
+		ts := timestamp(typ.LogicalType())
+		switch name := strings.Join(path, "."); name {
+		case "time":
+			seen++
+			if typ.Kind() != parquet.Int64 || ts == nil || !ts.IsAdjustedToUTC || ts.Unit.Value.Duration() != time.Microsecond {
+				t.Errorf("time: %v %v, want INT64 TIMESTAMP(MICROS, UTC)", typ.Kind(), typ.LogicalType())
+			}
+		case "time_ns":
+			seen++
+			if typ.Kind() != parquet.Int64 || ts != nil {
+				t.Errorf("time_ns: %v %v, want an INT64 integer", typ.Kind(), typ.LogicalType())
+			}
+		default:
+			if ts != nil {
+				t.Errorf("%s is a timestamp too: %v", name, typ.LogicalType())
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d of the columns time and time_ns", seen)
+	}
+}
+
 func TestParquetNoTree(t *testing.T) {
 	entries := parquetEntries()
 	full := readParquet(t, writeParquet(t, Options{}, entries))

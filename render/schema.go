@@ -9,6 +9,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // Layout is what a message looks like on the wire at one version, with no bytes: the header,
@@ -177,7 +178,8 @@ func (l *Layout) WriteText(w io.Writer) error {
 	if l.Flexible {
 		flex = "flexible"
 	}
-	if _, err := fmt.Fprintf(w, "%s %s v%d  (API key %d, %s, %s)\n", l.API, directionTitle(l.Direction), l.Version, l.APIKey, flex, fromSource(l.Body.Source)); err != nil {
+	title := fmt.Sprintf("%s %s v%d  (API key %d, %s, %s)", l.API, directionTitle(l.Direction), l.Version, l.APIKey, flex, fromSource(l.Body.Source))
+	if _, err := io.WriteString(w, inert.String(title)+"\n"); err != nil {
 		return err
 	}
 	tags := false
@@ -266,9 +268,9 @@ func walkLayout(fs []*LayoutField, fn func(f *LayoutField, depth int)) {
 // WriteJSON writes the layout as an indented JSON tree.
 func (l *Layout) WriteJSON(w io.Writer) error { return writeJSON(w, l) }
 
-// writeJSON writes v as indented JSON.
+// writeJSON writes v as indented JSON, inert (see inertJSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(&inertJSON{w: w})
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

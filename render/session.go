@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // Fetch sessions (KIP-227) as summaries, diagrams and JSON lines show them; the conversation
@@ -101,7 +102,7 @@ func appendPartitions(b []byte, ps []codec.SessionPartition, most int) []byte {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = append(append(b, t...), '[')
+		b = append(inert.Append(b, t), '[')
 		for j, p := range byTopic[t] {
 			if j > 0 {
 				b = append(b, ',')

@@ -226,7 +226,7 @@ func (s *Stats) Write(w io.Writer) error {
 			lat = []string{us(*a.P50), us(*a.P90), us(*a.P99), us(*a.Max)}
 		}
 		apiRows = append(apiRows, append([]string{strconv.Itoa(int(a.APIKey)), a.APIName, strconv.Itoa(int(a.APIVersion)),
-			strconv.Itoa(a.Requests), strconv.Itoa(a.Responses), strconv.Itoa(a.Unanswered), strconv.FormatInt(a.Bytes, 10)}, lat...))
+			strconv.Itoa(a.Requests), strconv.Itoa(a.Responses), strconv.Itoa(a.Unanswered), strconv.Itoa(a.NoResponse), strconv.FormatInt(a.Bytes, 10)}, lat...))
 	}
 	var errRows [][]string
 	for _, e := range r.errors {
@@ -265,7 +265,7 @@ func (s *Stats) Write(w io.Writer) error {
 		optional bool
 	}{
 		{"Messages per API and version (latency in ms, over the paired responses)", true,
-			[]string{"key", "API", "version", "requests", "responses", "unanswered", "bytes", "p50", "p90", "p99", "max"}, apiRows, false},
+			[]string{"key", "API", "version", "requests", "responses", "unanswered", "no response", "bytes", "p50", "p90", "p99", "max"}, apiRows, false},
 		{"\nError codes in responses", true, []string{"code", "name", "count", "APIs"}, errRows, false},
 		{"\nConnections", true, []string{"stream", "client", "broker", "client id", "software", "messages", "bytes", "first - last (UTC)"}, connRows, false},
 		{"\nRecords per topic (bytes are the records fields on the wire)", false,

@@ -26,7 +26,10 @@ type apiStatJSON struct {
 	Requests   int    `json:"requests"`
 	Responses  int    `json:"responses"`
 	Unanswered int    `json:"unanswered"`
-	Bytes      int64  `json:"bytes"`
+	// NoResponse counts the requests the broker does not answer (Produce with acks=0), so
+	// that requests = responses + unanswered + no_response when every response is paired.
+	NoResponse int   `json:"no_response"`
+	Bytes      int64 `json:"bytes"`
 	// Latencies over the paired responses, absent when none was paired.
 	P50 *int64 `json:"latency_p50_us,omitempty"`
 	P90 *int64 `json:"latency_p90_us,omitempty"`
@@ -103,7 +106,7 @@ func (s *Stats) rows() statRows {
 		a := s.apis[k]
 		slices.Sort(a.latencies)
 		row := apiStatJSON{Kind: "stats", Table: "apis", APIKey: k[0], APIName: a.name, APIVersion: k[1],
-			Requests: a.requests, Responses: a.responses, Unanswered: max(0, a.requests-a.noResponse-a.answered), Bytes: a.bytes}
+			Requests: a.requests, Responses: a.responses, Unanswered: max(0, a.requests-a.noResponse-a.answered), NoResponse: a.noResponse, Bytes: a.bytes}
 		if n := len(a.latencies); n > 0 {
 			row.P50, row.P90, row.P99, row.Max = us(percentile(a.latencies, 0.5)), us(percentile(a.latencies, 0.9)),
 				us(percentile(a.latencies, 0.99)), us(a.latencies[n-1])
@@ -139,7 +142,7 @@ func (s *Stats) rows() statRows {
 // same order.
 func (s *Stats) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	enc := json.NewEncoder(&inertJSON{w: bw})
 	enc.SetEscapeHTML(false)
 	r := s.rows()
 	var lines []any

@@ -9,14 +9,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // Summary writes one line per message, like tshark's default output: packet number, time (since
 // the first packet unless TimeFormat says otherwise), stream, endpoints, direction, API and
 // version, correlation id, then the client id (requests) or the request's packet and the latency
-// (responses), the size and the message's facts.
+// (responses), the size and the message's facts. Every string is shown under package inert's
+// rule; lines go out through an inert.Writer too, so a string appended as it is could at
+// worst break a line, never drive the terminal.
 type Summary struct {
 	w     *bufio.Writer
+	out   *inert.Writer // over w
 	clock clock
 	line  []byte // the line being built
 }
@@ -24,6 +28,7 @@ type Summary struct {
 // NewSummary writes to w, with times as t says (TimeDefault: since the first packet).
 func NewSummary(w io.Writer, t TimeFormat) *Summary {
 	s := &Summary{w: bufio.NewWriter(w), clock: clock{format: t}}
+	s.out = inert.NewWriter(s.w)
 	if t == TimeDefault {
 		s.clock.format = TimeRel
 	}
@@ -44,7 +49,7 @@ func (s *Summary) Message(e *Entry) error {
 		b = append(b, "Request  "...)
 	}
 	mark := len(b)
-	b = append(b, m.APIName...)
+	b = inert.Append(b, m.APIName)
 	if m.APIKey >= 0 {
 		b = append(b, " v"...)
 		b = strconv.AppendInt(b, int64(m.Version), 10)
@@ -57,7 +62,7 @@ func (s *Summary) Message(e *Entry) error {
 	switch {
 	case !m.Response:
 		if m.ClientID != nil {
-			b = strconv.AppendQuote(append(b, " client "...), *m.ClientID)
+			b = inert.AppendQuote(append(b, " client "...), *m.ClientID)
 		}
 		if e.NoResponse {
 			b = append(b, " (acks=0: no response)"...)
@@ -73,7 +78,7 @@ func (s *Summary) Message(e *Entry) error {
 	b = strconv.AppendInt(b, int64(m.Size), 10)
 	b = append(b, " bytes"...)
 	if e.TLS != "" {
-		b = append(append(b, "  "...), e.TLS...)
+		b = inert.Append(append(b, "  "...), e.TLS)
 	}
 	if e.Facts != nil {
 		mark := len(b)
@@ -92,7 +97,7 @@ func (s *Summary) Message(e *Entry) error {
 	}
 	b = append(b, '\n')
 	for _, w := range m.Warnings {
-		b = append(append(append(b, "       ! "...), w.String()...), '\n')
+		b = append(inert.Append(append(b, "       ! "...), w.String()), '\n')
 	}
 	return s.write(b)
 }
@@ -111,14 +116,14 @@ func (s *Summary) head(b []byte, frame int, t time.Time, stream int, src, dst st
 	mark = len(b)
 	b = strconv.AppendInt(b, int64(stream), 10)
 	b = padLeft(b, mark, 3)
-	b = append(append(append(append(b, ' '), src...), " -> "...), dst...)
+	b = inert.Append(append(inert.Append(append(b, ' '), src), " -> "...), dst)
 	return append(b, ' ')
 }
 
 // write writes a line and keeps its buffer for the next.
 func (s *Summary) write(b []byte) error {
 	s.line = b
-	_, err := s.w.Write(b)
+	_, err := s.out.Write(b)
 	return err
 }
 
@@ -147,18 +152,21 @@ const spaces = "                                "
 // Notice writes a line marked with '!'.
 func (s *Summary) Notice(n *Notice) error {
 	b := s.head(s.line[:0], n.Frame, n.Time, n.Stream, n.Src, n.Dst)
-	b = append(append(append(b, "! "...), n.Text...), '\n')
+	b = append(inert.Append(append(b, "! "...), n.Text), '\n')
 	return s.write(b)
 }
 
 // File writes a header line saying that the lines that follow come from the named capture
 // file. kdissect calls it when it reads several files.
-func (s *Summary) File(name string) error { return s.write(fileHeader(s.line[:0], name)) }
+func (s *Summary) File(name string) error {
+	s.clock.newFile()
+	return s.write(fileHeader(s.line[:0], name))
+}
 
 // fileHeader is the line before the output of each of several capture files, as head(1) and
 // tail(1) mark theirs.
 func fileHeader(b []byte, name string) []byte {
-	return append(append(append(b, "==> "...), name...), " <==\n"...)
+	return append(inert.Append(append(b, "==> "...), name), " <==\n"...)
 }
 
 // Close flushes.
@@ -213,7 +221,7 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 			if shown == 3 {
 				break
 			}
-			b = append(next(b), name...)
+			b = inert.Append(next(b), name)
 			if ps := f.Partitions[name]; len(ps) > 0 {
 				b = append(b, '[')
 				for i, p := range ps {
@@ -266,7 +274,7 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 			} else {
 				b = append(b, ',')
 			}
-			b = append(b, c...)
+			b = inert.Append(b, c)
 			if i == len(codecs)-1 {
 				b = append(b, ')')
 			}
@@ -278,14 +286,14 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, g...)
+			b = inert.Append(b, g)
 		}
 	}
 	if len(f.Members) > 0 {
-		b = append(part(b, "member "), f.Members[0]...)
+		b = inert.Append(part(b, "member "), f.Members[0])
 	}
 	if f.Txn != "" {
-		b = append(part(b, "txn "), f.Txn...)
+		b = inert.Append(part(b, "txn "), f.Txn)
 	}
 	for i, c := range f.Coordinators {
 		if i == 0 {
@@ -294,20 +302,20 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 			b = append(b, ", "...)
 		}
 		if c.Key != "" {
-			b = append(append(b, c.Key...), ": "...)
+			b = append(inert.Append(b, c.Key), ": "...)
 		}
 		if c.ErrorCode != 0 {
 			b = append(b, codec.ErrorName(c.ErrorCode)...)
 			continue
 		}
 		b = strconv.AppendInt(append(b, "node "...), int64(c.NodeID), 10)
-		b = append(append(b, ' '), c.HostPort()...)
+		b = inert.Append(append(b, ' '), c.HostPort())
 	}
 	if f.SASLMechanism != "" {
-		b = append(part(b, "mechanism "), f.SASLMechanism...)
+		b = inert.Append(part(b, "mechanism "), f.SASLMechanism)
 	}
 	if f.SASLUser != "" {
-		b = strconv.AppendQuote(part(b, "user "), f.SASLUser)
+		b = inert.AppendQuote(part(b, "user "), f.SASLUser)
 	}
 	if len(f.Errors) > 0 {
 		b = part(b, "errors ")

@@ -10,10 +10,12 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // newTable is a bordered table with the headers as written, left-aligned, and cols columns of
-// which the first is right-aligned when numeric (keys, codes).
+// which the first is right-aligned when numeric (keys, codes). Every cell is shown under
+// package inert's rule.
 func newTable(w io.Writer, cols int, numeric bool) *tablewriter.Table {
 	align := make([]tw.Align, cols)
 	for i := range align {
@@ -25,7 +27,17 @@ func newTable(w io.Writer, cols int, numeric bool) *tablewriter.Table {
 	return tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderFilter(tw.CellFilter{Global: inertCells}),
+		tablewriter.WithRowFilter(tw.CellFilter{Global: inertCells}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
+}
+
+// inertCells shows a table's cells under package inert's rule.
+func inertCells(cells []string) []string {
+	for i, c := range cells {
+		cells[i] = inert.String(c)
+	}
+	return cells
 }
 
 // APITable writes every API: key, name, valid versions, and the first flexible version
@@ -98,7 +110,7 @@ func DiffJSON(w io.Writer, a, b *Layout) error {
 // DiffTable writes the changes between two layouts of a message, a at version va and b at vb.
 func DiffTable(w io.Writer, a, b *Layout) error {
 	changes := Diff(a, b)
-	if _, err := fmt.Fprintf(w, "%s %s v%d..v%d: %d changes\n", b.API, directionTitle(b.Direction), a.Version, b.Version, len(changes)); err != nil {
+	if _, err := fmt.Fprintf(w, "%s %s v%d..v%d: %d changes\n", inert.String(b.API), directionTitle(b.Direction), a.Version, b.Version, len(changes)); err != nil {
 		return err
 	}
 	if len(changes) == 0 {

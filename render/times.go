@@ -16,8 +16,8 @@ const (
 	TimeDefault TimeFormat = iota
 	TimeAbsDate            // ad: date and time of day
 	TimeAbs                // a: time of day
-	TimeRel                // r: seconds since the capture's first packet
-	TimeDelta              // d: seconds since the previous message or notice shown
+	TimeRel                // r: seconds since the first packet (of all the files read)
+	TimeDelta              // d: seconds since the previous message or notice shown (of the same file)
 	TimeEpoch              // e: seconds since 1970-01-01 UTC
 )
 
@@ -55,6 +55,10 @@ func (c *clock) setStart(t time.Time) {
 		c.start = t
 	}
 }
+
+// newFile starts the lines of another capture file: the first of them has no previous line
+// to count from (d), since the files may not come in time order.
+func (c *clock) newFile() { c.prev = time.Time{} }
 
 // appendTime appends t as the format shows it. labelled: the line shows the unit or the time
 // zone (a diagram heading); otherwise the bare number or time, for a column (a summary).

@@ -3,12 +3,14 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -377,16 +379,32 @@ func TestFilterTiming(t *testing.T) {
 	if *timedCapture == "" {
 		t.Skip("no -capture given")
 	}
-	b := browsertest.Start(t)
+	// The capture is read before Chromium starts, so that a path that cannot be read, or a
+	// file with no Kafka in it, fails the test at once rather than timing an empty page.
+	f, err := os.Open(*timedCapture)
+	if err != nil && !filepath.IsAbs(*timedCapture) {
+		t.Fatalf("-capture: %v (go test runs in serve/: a relative path is read from there; give an absolute one)", err)
+	} else if err != nil {
+		t.Fatalf("-capture: %v", err)
+	}
+	f.Close()
 	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
 	p, err := dissect.New(dissect.Config{Codec: htmlCodec(t), Out: srv.Renderer(), Needs: serve.Needs(), Select: dissect.SelectAll(), Detect: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	p.Files([]string{*timedCapture}, nil, func(err error) { t.Log(err) })
+	var readErr error
+	p.Files([]string{*timedCapture}, nil, func(err error) { readErr = errors.Join(readErr, err) })
 	p.Close()
+	if readErr != nil {
+		t.Fatalf("-capture %s: %v", *timedCapture, readErr)
+	}
+	if srv.Messages() == 0 {
+		t.Fatalf("-capture %s: no Kafka message to filter in it", *timedCapture)
+	}
 	t.Logf("%s: %d messages held, read in %v", *timedCapture, srv.Messages(), time.Since(start))
+	b := browsertest.Start(t)
 	ts := httptest.NewServer(srv.Handler())
 	defer ts.Close()
 	page := b.Open(t, ts.URL+"/")

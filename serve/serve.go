@@ -292,7 +292,10 @@ func (s *Server) Handler() http.Handler {
 }
 
 // guard sets the headers every response has and refuses what no handler may see: a wrong
-// host, a missing token, a body on a request that takes none.
+// host, a missing token, a POST from another origin (a page open in the same browser may
+// not make the server read uploads or run filters: net/http's CrossOriginProtection, which
+// reads Sec-Fetch-Site and Origin; programs that send neither are let through), a body on
+// a request that takes none.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -314,6 +317,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "this page needs its token: open the URL kdissect printed", http.StatusUnauthorized)
 				return
 			}
+		}
+		var crossOrigin http.CrossOriginProtection
+		if err := crossOrigin.Check(r); err != nil {
+			http.Error(w, "refused: the request comes from another site's page, not kdissect's own", http.StatusForbidden)
+			return
 		}
 		if r.Method != http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 0)

@@ -43,6 +43,12 @@ func htmlCodec(t testing.TB) *codec.Codec {
 // format html.
 func feed(t testing.TB, capture string, out render.Renderer, format string) {
 	t.Helper()
+	feedFile(t, filepath.Join("..", "pcaps", capture), out, format)
+}
+
+// feedFile is feed of any capture file.
+func feedFile(t testing.TB, path string, out render.Renderer, format string) {
+	t.Helper()
 	set, _ := schema.Embedded()
 	f, _ := render.LookupFormat(format)
 	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
@@ -57,7 +63,7 @@ func feed(t testing.TB, capture string, out render.Renderer, format string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Files([]string{filepath.Join("..", "pcaps", capture)}, nil, func(err error) { t.Log(err) }); err != nil {
+	if err := p.Files([]string{path}, nil, func(err error) { t.Log(err) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Close(); err != nil {
@@ -345,15 +351,7 @@ func TestHTTP(t *testing.T) {
 			if tt.host != "" {
 				req.Host = tt.host
 			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tt.status {
-				t.Errorf("status %d, want %d: %.200s", resp.StatusCode, tt.status, body)
-			}
+			resp, body := send(t, req, tt.status)
 			if !strings.Contains(string(body), tt.says) {
 				t.Errorf("body %.200q lacks %q", body, tt.says)
 			}
@@ -436,4 +434,67 @@ func TestUploadWarning(t *testing.T) {
 			t.Errorf("upload%s of 3 bytes (status %d): warnings %q, want one that starts %q and says upload once", tt.query, res.StatusCode, warned, tt.want)
 		}
 	}
+}
+
+// TestCrossOrigin: a POST that a browser says comes from another origin (Origin, or
+// Sec-Fetch-Site) is refused, so that a page open in the same browser cannot make the server
+// read uploads or run filters; the page's own POSTs and programs that name no origin go on.
+func TestCrossOrigin(t *testing.T) {
+	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t)}, false)
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	data, err := os.ReadFile(filepath.Join("..", "pcaps", "kgo-produce-fetch.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := ts.URL // http://127.0.0.1:PORT, the origin of the page it serves
+	paths := []string{"/upload?name=kgo-produce-fetch.pcap", "/filter?name=kgo-produce-fetch.pcap&y=" + url.QueryEscape(`api == "Fetch"`)}
+	tests := []struct {
+		name          string
+		origin, fetch string // Origin and Sec-Fetch-Site; "" leaves the header out
+		status        int
+	}{
+		{"another site", "https://attacker.example", "cross-site", 403},
+		{"another site, Origin only", "https://attacker.example", "", 403},
+		{"another port of this host", "http://127.0.0.1:1", "same-site", 403},
+		{"another port, Origin only", "http://127.0.0.1:1", "", 403},
+		{"an opaque origin", "null", "", 403},
+		{"Sec-Fetch-Site only", "", "cross-site", 403},
+		{"the page itself", own, "same-origin", 200},
+		{"the page itself, Origin only", own, "", 200},
+		{"a program", "", "", 200},
+	}
+	for _, tt := range tests {
+		for _, path := range paths {
+			t.Run(tt.name+" "+path[:strings.Index(path, "?")], func(t *testing.T) {
+				req, _ := http.NewRequest("POST", ts.URL+path, bytes.NewReader(data))
+				if tt.origin != "" {
+					req.Header.Set("Origin", tt.origin)
+				}
+				if tt.fetch != "" {
+					req.Header.Set("Sec-Fetch-Site", tt.fetch)
+				}
+				send(t, req, tt.status)
+			})
+		}
+	}
+	// Reading is not refused: a page elsewhere cannot read the answer anyway.
+	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
+	req.Header.Set("Origin", "https://attacker.example")
+	send(t, req, 200)
+}
+
+// send makes the request and reads the answer, failing t unless its status is status.
+func send(t *testing.T, req *http.Request, status int) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != status {
+		t.Errorf("%s %s: status %d, want %d: %.200s", req.Method, req.URL.Path, resp.StatusCode, status, body)
+	}
+	return resp, body
 }

@@ -38,7 +38,7 @@ func runMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.tmp, "tmp", "", "folder for the kdissect build and the doubled capture (default: a new one under $TMPDIR)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of one run of one program")
-	fs.BoolVar(&o.markdown, "markdown", false, "print the tables in Markdown too (for the README)")
+	fs.BoolVar(&o.markdown, "markdown", false, "print the tables in Markdown too (for docs/performance.md)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -370,7 +370,7 @@ func TestSeveralFiles(t *testing.T) {
 		}
 		onlyB, _, _ := kdissect(t, "--format", format, b)
 		if format == "summary" {
-			// Relative times count from the first file's first packet: compare the packet numbers.
+			// Relative times count from the earliest first packet of the files: compare the packet numbers.
 			one, onlyB, two = firstColumn(one), firstColumn(onlyB), firstColumn(two)
 		} else {
 			// Stream numbers go on from one file to the next.

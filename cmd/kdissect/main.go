@@ -38,7 +38,7 @@ func registerCommon(fs *flag.FlagSet, c *cli.Common, defaultFormat string) {
 	fs.IntVar(&c.APIKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
 	fs.Int64Var(&c.MaxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
 	fs.StringVar(&c.Records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
-	fs.StringVarP(&c.Times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet), d (since the previous message), e (epoch); default r for summary, ad for diagram")
+	fs.StringVarP(&c.Times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet of all the files), d (since the previous message of the file), e (epoch); default r for summary, ad for diagram")
 	fs.BoolVar(&c.ShowSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 	fs.IntVar(&c.MaxMessages, "max-messages", render.DefaultMaxMessages, "html: how many messages the page holds; the others are counted and left out (0: no limit)")
 }
@@ -89,7 +89,7 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.IntVar(&s.Stream, "stream", -1, "show only this connection (the stream number in the output)")
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
-	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see README, Display filters): 'api == \"Fetch\" && latency_ms > 100'")
+	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see docs/filters.md): 'api == \"Fetch\" && latency_ms > 100'")
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic, per fetch session")
 }
 

@@ -187,7 +187,7 @@ func TestServeLive(t *testing.T) {
 			t.Errorf("message %d: %s", i, e)
 		}
 	}
-	// The README's picture of the live page (with -update): filtered by -Y, a Produce request
+	// The picture of the live page in docs/workshop.md (with -update): filtered by -Y, a Produce request
 	// selected.
 	if *update {
 		first.Eval(`(function () { var b = document.getElementById('f-y'); b.value = 'api == "Produce" && req.Acks == -1'; document.getElementById('y-apply').click(); return true; })()`, nil)

@@ -272,21 +272,21 @@ func (s *space) batch(p, end int) *codec.Node {
 	if c != crc {
 		s.warn(p+17, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
-	count := int64(int32(binary.BigEndian.Uint32(s.b[r.pos:])))
+	// The count is a field of its own, before the records whether they are compressed or not,
+	// as Kafka's record-format documentation writes it: one name in every output.
+	count := r.int("recordsCount", wire.Int32)
 	if s.d.opt.HeadersOnly {
 		// The batch header says all a summary needs: the records are neither decompressed
 		// nor walked.
-		r.kids = append(r.kids, s.node("records", wire.RecordData, r.pos, end-r.pos, count))
+		r.kids = append(r.kids, s.node("records", wire.RecordData, r.pos, end-r.pos, nil))
 		n.Children = r.kids
 		return n
 	}
 	if id := wire.Attributes(attrs).Codec(); id == wire.NoCompression {
-		arr := s.node("records", wire.Array, r.pos, end-r.pos, count)
-		arr.PrefixSize = 4 // the record count
-		arr.Children = s.records(r.pos+4, end, count, &bi)
-		r.kids = append(r.kids, arr)
+		recs := s.node("records", wire.RecordData, r.pos, end-r.pos, nil)
+		recs.Children = s.records(r.pos, end, count, &bi)
+		r.kids = append(r.kids, recs)
 	} else {
-		r.int("recordCount", wire.Int32)
 		what := fmt.Sprintf("batch at offset %d", s.base+p)
 		r.kids = append(r.kids, s.compressed(r.pos, end, id, what, func(in *space) []*codec.Node {
 			return in.records(0, len(in.b), count, &bi)
@@ -312,7 +312,7 @@ const (
 )
 
 // batchCounts is batch for Options.CountsOnly: n gets the batch's attributes and its record
-// count, nothing else.
+// count, and its records undecoded.
 func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 	crc := binary.BigEndian.Uint32(s.b[p+batchCRCAt:])
 	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
@@ -320,9 +320,11 @@ func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 	}
 	attrs := int64(int16(binary.BigEndian.Uint16(s.b[p+batchAttrsAt:])))
 	count := int64(int32(binary.BigEndian.Uint32(s.b[p+batchCountAt:])))
-	n.Children = append(s.nodes.List(2),
+	records := p + batchCountAt + 4
+	n.Children = append(s.nodes.List(3),
 		withBits(s.node("attributes", wire.Int16, p+batchAttrsAt, 2, attrs), wire.BatchAttributes),
-		s.node("records", wire.RecordData, p+batchCountAt, end-p-batchCountAt, count))
+		s.node("recordsCount", wire.Int32, p+batchCountAt, 4, count),
+		s.node("records", wire.RecordData, records, end-records, nil))
 	return n
 }
 
@@ -435,17 +437,17 @@ func (s *space) control(p, i int, key *codec.Node, kb []byte, val *codec.Node, v
 		s.warn(p, "record [%d]: a control record key needs 4 bytes, has %d", i, len(kb))
 		return "control record"
 	}
+	// The key and value keep their bytes as their value; their fields are their children.
 	kp := key.Offset - s.base + key.Size - len(kb)
 	typ := int64(int16(binary.BigEndian.Uint16(kb[2:])))
-	key.Value = nil
 	key.Children = s.fields(kp, kp+len(kb), []field{{"version", wire.Int16}, {"type", wire.Int16}})
 	name := fmt.Sprintf("control type %d", typ)
 	if typ >= 0 && typ < int64(len(controlTypes)) {
 		name = controlTypes[typ]
+		key.Children[1].Note = name
 	}
 	if (typ == 0 || typ == 1) && len(vb) >= 6 {
 		vp := val.Offset - s.base + val.Size - len(vb)
-		val.Value = nil
 		val.Children = s.fields(vp, vp+len(vb), []field{{"version", wire.Int16}, {"coordinatorEpoch", wire.Int32}})
 	}
 	return name

@@ -352,3 +352,52 @@ func BenchmarkWithDir(b *testing.B) {
 		}
 	}
 }
+
+// TestDirDataDefinitions: a directory's data definition of a structure kdissect decodes (an
+// older release's ConsumerProtocolSubscription, v0-2) is merged over the built-in one version
+// by version, and does not change the set it came from; other data definitions are skipped
+// and named.
+func TestDirDataDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"ConsumerProtocolSubscription.json": `{"type": "data", "name": "ConsumerProtocolSubscription", "validVersions": "0-2",
+			"flexibleVersions": "none", "fields": [
+			{"name": "Topics", "type": "[]string", "versions": "0+"},
+			{"name": "UserData", "type": "bytes", "versions": "0+", "nullableVersions": "0+"},
+			{"name": "OwnedPartitions", "type": "[]TopicPartition", "versions": "1+", "fields": [
+				{"name": "Topic", "type": "string", "versions": "1+"},
+				{"name": "Partitions", "type": "[]int32", "versions": "1+"}]},
+			{"name": "GenerationId", "type": "int32", "versions": "2+"}]}`,
+		"OtherData.json":          `{"type": "data", "name": "OtherData", "validVersions": "0", "fields": []}`,
+		"ApiVersionsRequest.json": `{"apiKey": 18, "type": "request", "name": "ApiVersionsRequest", "validVersions": "0", "flexibleVersions": "none", "fields": []}`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, _ := Embedded()
+	s, err := base.WithDir(dir, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Data("ConsumerProtocolSubscription")
+	if m == nil || m.ValidVersions.String() != "0-3" || m.At(2).Embedded || !m.At(3).Embedded {
+		t.Fatalf("merged subscription: %+v", m)
+	}
+	if base.Data("ConsumerProtocolSubscription").At(2) == m.At(2) {
+		t.Error("the built-in set changed")
+	}
+	if s.Data("OtherData") != nil {
+		t.Error("a data definition kdissect does not decode was taken")
+	}
+	var skipped []string
+	for _, n := range s.Notices() {
+		if n.Kind == Skipped {
+			skipped = append(skipped, n.Text)
+		}
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "OtherData.json (data)") || strings.Contains(skipped[0], "Consumer") {
+		t.Errorf("skip notices %q", skipped)
+	}
+}

@@ -144,6 +144,9 @@ const (
 	TypeRequest  = "request"
 	TypeResponse = "response"
 	TypeHeader   = "header"
+	// TypeData is a structure carried inside another message's bytes field (the consumer
+	// protocol's subscription and assignment): decoded where that field is, never framed.
+	TypeData = "data"
 )
 
 // PeekType returns a definition's "type" ("request", "response", "header", "data", ...)

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,6 +47,7 @@ func (a *API) Flexible(v int16) bool {
 // Set is a read-only collection of definitions indexed by API key, plus the two headers.
 type Set struct {
 	apis           map[int16]*API
+	data           map[string]*Message // data definitions by name (Data)
 	RequestHeader  *Message
 	ResponseHeader *Message
 	// notices are what loading a directory found that the user should know.
@@ -71,7 +73,7 @@ const (
 )
 
 var embeddedSet = sync.OnceValues(func() (*Set, error) {
-	s := &Set{apis: map[int16]*API{}}
+	s := &Set{apis: map[int16]*API{}, data: map[string]*Message{}}
 	err := fs.WalkDir(embedded, "defs", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -85,6 +87,13 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 			return err
 		}
 		m.Embedded = true
+		if m.Type == TypeData {
+			if s.data[m.Name] != nil {
+				return fmt.Errorf("%s: %s is defined twice", path, m.Name)
+			}
+			s.data[m.Name] = m
+			return nil
+		}
 		slot, err := s.slot(m)
 		if err != nil {
 			return err
@@ -142,6 +151,26 @@ func (s *Set) slot(m *Message) (**Message, error) {
 // order found.
 func (s *Set) Notices() []Notice { return s.notices }
 
+// Data returns the data definition named name (ConsumerProtocolSubscription, ...), or nil. Data
+// definitions describe structures that travel inside a bytes field of another message.
+func (s *Set) Data(name string) *Message { return s.data[name] }
+
+// mergeData merges the data definition in data (read from path) over the set's definition of
+// the same name, version by version, and reports whether it did: only the data definitions the
+// set already has are decoded anywhere; the others are skipped, as other kinds are.
+func (s *Set) mergeData(data []byte, path string) bool {
+	m, err := Parse(data, path)
+	if err != nil || s.data[m.Name] == nil {
+		return false
+	}
+	merged, differs := mergeVersions(s.data[m.Name], m)
+	s.data[m.Name] = merged
+	for _, d := range differs {
+		s.notices = append(s.notices, Notice{Kind: Differs, Text: d})
+	}
+	return true
+}
+
 // API returns the definitions of an API key, or nil.
 func (s *Set) API(key int16) *API { return s.apis[key] }
 
@@ -176,14 +205,15 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 // declares; the versions of s it does not declare stay (a directory of an older Kafka release
 // keeps the newer versions kdissect knows). Where a file redefines a version with another
 // layout, it wins, and a notice (Notices) names the message, versions and fields that differ.
-// Files that are not request, response or header definitions (Kafka's directory holds a
-// README, data and record definitions) are skipped and named in one notice. Header fields are
+// Data definitions of the structures kdissect decodes inside bytes fields (Data) are merged the
+// same way. Other files (Kafka's directory holds a README, other data definitions and record
+// definitions) are skipped and named in one notice. Header fields are
 // named by their roles, whatever the file calls them (FieldCorrelationID, ...).
 //
 // apiKey, when >= 0, is given to every definition in dir whose apiKey is not a number; such a
 // definition without it is an error.
 func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
-	out := &Set{apis: map[int16]*API{}, RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
+	out := &Set{apis: map[int16]*API{}, data: maps.Clone(s.data), RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
 		notices: slices.Clone(s.notices)}
 	for k, a := range s.apis {
 		c := *a
@@ -216,6 +246,9 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 		typ, err := PeekType(data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if typ == TypeData && out.mergeData(data, path) {
+			continue
 		}
 		if typ != TypeRequest && typ != TypeResponse && typ != TypeHeader {
 			if typ == "" {

@@ -46,7 +46,7 @@ const (
 	TaggedField  // one field of a tagged section: tag, size, value
 
 	RecordBatch       // a record batch (magic 2)
-	RecordData        // a batch's records left undecoded: the value is their count
+	RecordData        // a batch's records, not compressed: decoded (its children) or not (none)
 	CompressedRecords // a compressed payload, a leaf of the frame holding decompressed nodes
 	Record
 	Message // a legacy message (magic 0 and 1)

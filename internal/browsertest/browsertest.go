@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -85,7 +86,7 @@ type Page struct {
 	ctx context.Context
 
 	mu       sync.Mutex
-	problems []string // console errors, exceptions, error entries of the browser's log
+	problems []string // console errors, exceptions, error entries of the browser's log, dialogs
 	requests []string // the URL of every request the tab made
 	// Took is how long the page took to load (navigation to the load event).
 	Took time.Duration
@@ -153,11 +154,17 @@ func (p *Page) listen(ev any) {
 		}
 	case *network.EventRequestWillBeSent:
 		p.requests = append(p.requests, ev.Request.URL)
+	case *page.EventJavascriptDialogOpening:
+		// A script ran that no page of kdissect has (alert, confirm, prompt): a problem, and
+		// the dialog is dismissed, or the tab would wait for it. (A listener must not wait
+		// for the browser itself.)
+		p.problems = append(p.problems, "dialog ("+string(ev.Type)+"): "+ev.Message)
+		go chromedp.Call(p.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 	}
 }
 
-// Problems returns the console errors, uncaught exceptions and error entries of the browser's
-// log (refused requests, policy violations) so far.
+// Problems returns the console errors, uncaught exceptions, error entries of the browser's log
+// (refused requests, policy violations) and dialogs opened so far.
 func (p *Page) Problems() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

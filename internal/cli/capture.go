@@ -38,8 +38,8 @@ type Capture struct {
 	// OutPath is -o; dest, when set, is the file the output goes to instead of stdout.
 	OutPath string
 	dest    io.Writer
-	// named: this run is one capture of -o DIR/, whose notes are mixed with the others': the
-	// note that nothing was shown names the capture.
+	// named: this run is one capture of -o DIR/, whose notes are mixed with the others': its
+	// notes on stderr name the capture (prefix).
 	named bool
 	// opened counts the captures Run opened as captures: with none, -o's file is removed.
 	opened int
@@ -126,12 +126,10 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		}
 	}
 	o.opened = p.Seen().Files
+	noticesLeftOut(p, o.prefix(files), stderr)
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
-		if o.named {
-			why = files[0] + ": " + why
-		}
-		fmt.Fprintf(stderr, "kdissect: %s\n", why)
+		fmt.Fprintf(stderr, "kdissect: %s%s\n", o.prefix(files), why)
 	}
 	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
 		if !f.Silent && f.Stats == nil {
@@ -145,6 +143,15 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		return cmd.Failed(stderr, "writing output: %v", err)
 	}
 	return status
+}
+
+// prefix begins the notes said on stderr about the capture: its name when it is one capture
+// of -o DIR/, whose notes are mixed with the others'.
+func (o *Capture) prefix(files []string) string {
+	if o.named {
+		return files[0] + ": "
+	}
+	return ""
 }
 
 // messagesTo is where the messages go: the -o file, or stdout.
@@ -260,6 +267,22 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 	}
 	shown, _ := p.Shown()
 	fmt.Fprintf(stderr, "kdissect: %d packets read (%d TCP), %d Kafka messages shown\n", seen.Packets, seen.TCP, shown)
+}
+
+// noticesLeftOut says how many notices a filter left out with connections that showed no
+// message; prefix names the capture of a run among others (-o DIR/).
+func noticesLeftOut(p *dissect.Pipeline, prefix string, stderr io.Writer) {
+	quiet, crowded := p.NoticesLeftOut()
+	switch {
+	case quiet == 1:
+		fmt.Fprintf(stderr, "kdissect: %s1 notice about a connection with no message shown was left out\n", prefix)
+	case quiet > 1:
+		fmt.Fprintf(stderr, "kdissect: %s%d notices about connections with no message shown were left out\n", prefix, quiet)
+	}
+	if crowded > 0 {
+		fmt.Fprintf(stderr, "kdissect: %s%d notices were left out: they came after the first %d of a connection, before its first message shown\n",
+			prefix, crowded, dissect.MaxHeldNotices)
+	}
 }
 
 // notSubcommand is what to add to the error of a capture that does not exist when its name

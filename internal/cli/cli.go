@@ -14,6 +14,8 @@ import (
 	"time"
 
 	flag "github.com/spf13/pflag"
+
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
 // Exit statuses, the same for every subcommand. Whatever is not ExitOK was said on stderr.
@@ -55,8 +57,11 @@ func HelpCommand(prog string) *Command {
 }
 
 // Run is main without the process: arguments, streams, exit status. It is the one way out of
-// every subcommand.
+// every subcommand. Whatever a subcommand says on stderr (errors, warnings, notices, which
+// quote file names, definitions and strings from captures) is shown under package inert's
+// rule: nothing said there drives the terminal.
 func (p *Program) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stderr = inert.NewWriter(stderr)
 	cmd, rest := p.Find(args)
 	return cmd.Run(cmd, rest, stdin, stdout, stderr)
 }

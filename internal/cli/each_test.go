@@ -32,3 +32,25 @@ func TestEach(t *testing.T) {
 		t.Errorf("one silent job: %q", stdout.String())
 	}
 }
+
+// TestEachStderrOrder: what jobs say on stderr comes in the order of their names, whatever
+// order they end in (here the reverse: each job ends only after the one after it).
+func TestEachStderrOrder(t *testing.T) {
+	names := []string{"a", "b", "c"}
+	ended := make([]chan struct{}, len(names))
+	for i := range ended {
+		ended[i] = make(chan struct{})
+	}
+	var stderr strings.Builder
+	Each(names, len(names), io.Discard, &stderr, func(i int, _, stderr io.Writer) int {
+		if i+1 < len(names) {
+			<-ended[i+1]
+		}
+		fmt.Fprintln(stderr, names[i])
+		close(ended[i])
+		return ExitOK
+	})
+	if want := "a\nb\nc\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}

@@ -84,6 +84,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	shown, _ := p.Shown()
 	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",
 		st.Packets, st.TCP, shown, ks.Received, ks.Dropped)
+	noticesLeftOut(p, "", stderr)
 	if save != nil && status == ExitOK {
 		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, l.Write)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kdissect/kdissect/internal/inert"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -32,10 +33,18 @@ func StdinTerminal(files []string, stdin io.Reader) bool {
 	return ok && slices.Contains(files, "-") && term.IsTerminal(int(f.Fd()))
 }
 
-// IsTerminal reports whether w is a terminal.
+// IsTerminal reports whether w is a terminal (or an inert.Writer over one).
 func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := unwrap(w).(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// unwrap is the writer under an inert.Writer (Program.Run puts one over stderr), or w.
+func unwrap(w io.Writer) io.Writer {
+	if iw, ok := w.(*inert.Writer); ok {
+		return iw.Unwrap()
+	}
+	return w
 }
 
 // Warnings writes a run's warnings to stderr ("kdissect: ..."), and keeps the progress line
@@ -50,16 +59,15 @@ func NewWarnings(stderr io.Writer) *Warnings { return &Warnings{stderr: stderr} 
 
 // Warn writes one warning, for dissect.Config's Warn.
 func (w *Warnings) Warn(err error) {
-	out := w.stderr
 	if w.line != nil {
-		out = w.line
+		w.line.Clear() // the next update draws it again
 	}
-	fmt.Fprintf(out, "kdissect: %v\n", err)
+	fmt.Fprintf(w.stderr, "kdissect: %v\n", err)
 }
 
 // Progress starts a progress line for a file, for dissect.Config's Progress: its update and
 // its end.
 func (w *Warnings) Progress(string) (update func(read, total int64, packets int), end func()) {
-	w.line = render.NewProgress(w.stderr, time.Now)
+	w.line = render.NewProgress(unwrap(w.stderr), time.Now) // its carriage returns are its own
 	return w.line.Update, func() { w.line.Clear(); w.line = nil }
 }

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2"
 )
 
-var update = flag.Bool("update", false, "rewrite the outputs of the README's example queries")
+var update = flag.Bool("update", false, "rewrite the outputs of the example queries in docs/parquet.md")
 
 // root is the repository's root, where kdissect is built and pcaps/ lies.
 const root = "../.."
@@ -147,8 +148,8 @@ var columns = []string{"kind", "frame", "first_frame", "stream", "src", "dst", "
 	"correlation_id", "client_id", "size", "request_frame", "latency_us", "text"}
 
 // TestEachCapture: for every capture in pcaps/, the Parquet file has a row for every JSON line
-// (messages and notices), in order, with the same values; its time is the JSON time to the
-// nanosecond; and the counts per API, version and kind, the bytes and the latency percentiles
+// (messages and notices), in order, with the same values; its time_ns is the JSON time to the
+// nanosecond, and its time (a timestamp) the JSON time cut down to the microsecond; and the counts per API, version and kind, the bytes and the latency percentiles
 // are those of --stats.
 func TestEachCapture(t *testing.T) {
 	db := open(t)
@@ -159,7 +160,7 @@ func TestEachCapture(t *testing.T) {
 			file := filepath.Join(dir, name+".parquet")
 			run(t, "--format", "parquet", "-o", file, capture)
 			lines, stats := jsonLines(t, run(t, "--format", "json", "--stats", capture))
-			rows := query(t, db, "SELECT file, "+strings.Join(columns, ", ")+", epoch_ns(time) FROM read_parquet("+quote(file)+")")
+			rows := query(t, db, "SELECT file, "+strings.Join(columns, ", ")+", time_ns, epoch_us(time) FROM read_parquet("+quote(file)+")")
 			if len(rows) != len(lines) {
 				t.Fatalf("%d rows, %d JSON lines", len(rows), len(lines))
 			}
@@ -181,7 +182,10 @@ func TestEachCapture(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got := rows[i][len(columns)+1]; got != json.Number(fmt.Sprint(at.UnixNano())) {
-					t.Errorf("row %d: time %v ns, JSON has %v", i, got, line["time"])
+					t.Errorf("row %d: time_ns %v, JSON has %v", i, got, line["time"])
+				}
+				if got := rows[i][len(columns)+2]; got != json.Number(fmt.Sprint(at.Truncate(time.Microsecond).UnixMicro())) {
+					t.Errorf("row %d: time %v µs, JSON has %v", i, got, line["time"])
 				}
 			}
 			compareAPIs(t, db, "read_parquet("+quote(file)+")", stats["apis"])
@@ -197,6 +201,7 @@ SELECT api_key, api_name, api_version,
   count(*) FILTER (kind = 'request') AS requests,
   count(*) FILTER (kind = 'response') AS responses,
   greatest(0, count(*) FILTER (kind = 'request') - count(*) FILTER (no_response) - count(request_frame)) AS unanswered,
+  count(*) FILTER (no_response) AS no_response,
   sum(size) AS bytes,
   list_sort(list(latency_us) FILTER (latency_us IS NOT NULL)) AS l
 FROM %s WHERE api_key IS NOT NULL
@@ -212,8 +217,8 @@ func compareAPIs(t *testing.T, db *sql.DB, from string, want []map[string]any) {
 	for i := range min(len(rows), len(want)) {
 		r, w := rows[i], want[i]
 		got := map[string]any{"kind": "stats", "table": "apis", "api_key": r[0], "api_name": r[1], "api_version": r[2],
-			"requests": r[3], "responses": r[4], "unanswered": r[5], "bytes": r[6]}
-		if l, _ := r[7].([]any); len(l) > 0 {
+			"requests": r[3], "responses": r[4], "unanswered": r[5], "no_response": r[6], "bytes": r[7]}
+		if l, _ := r[8].([]any); len(l) > 0 {
 			pct := func(p float64) any {
 				i := int(float64(len(l))*p+0.999999) - 1
 				return l[max(0, min(i, len(l)-1))]
@@ -223,6 +228,30 @@ func compareAPIs(t *testing.T, db *sql.DB, from string, want []map[string]any) {
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("API row %d:\n got %v\nwant %v", i, got, w)
 		}
+	}
+}
+
+// TestTimeArithmetic: a response's time minus its request's, as an engine subtracts two
+// timestamps, is its latency_us, give or take the microsecond each time was cut down to;
+// time_ns gives it to the nanosecond.
+func TestTimeArithmetic(t *testing.T) {
+	db := open(t)
+	dir := filepath.Join(t.TempDir(), "parquet") + "/"
+	run(t, append([]string{"--format", "parquet", "-o", dir}, captures(t)...)...)
+	from := "read_parquet(" + quote(dir+"*.parquet") + ")"
+	rows := query(t, db, `SELECT count(*),
+		count(*) FILTER (abs(date_diff('microsecond', req.time, resp.time) - resp.latency_us) > 1),
+		count(*) FILTER (abs((resp.time_ns - req.time_ns) - resp.latency_us * 1000) >= 1000)
+	FROM `+from+` resp JOIN `+from+` req
+	  ON req.file = resp.file AND req.stream = resp.stream AND req.frame = resp.request_frame
+	 AND req.correlation_id = resp.correlation_id AND req.kind = 'request'
+	WHERE resp.kind = 'response'`)
+	pairs, _ := strconv.Atoi(fmt.Sprint(rows[0][0]))
+	if pairs < 100 {
+		t.Fatalf("only %d responses paired with their requests", pairs)
+	}
+	if rows[0][1] != json.Number("0") || rows[0][2] != json.Number("0") {
+		t.Errorf("of %d pairs, %v differ from latency_us by more than 1 µs (time), %v by a microsecond or more (time_ns)", pairs, rows[0][1], rows[0][2])
 	}
 }
 
@@ -296,5 +325,47 @@ func TestDirectory(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("topics:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestFieldsTree reads the fields column's JSON with DuckDB: each record batch's recordsCount,
+// compressed or not, adds up to the record counts of the typed record_sets column; and the
+// topic name beside each TopicId (Produce v13, Fetch v18) is the one the typed topics column
+// resolves.
+func TestFieldsTree(t *testing.T) {
+	db := open(t)
+	dir := t.TempDir()
+	codecs := filepath.Join(dir, "codecs.parquet")
+	run(t, "--format", "parquet", "-o", codecs, filepath.Join(root, "pcaps", "kgo-codecs.pcap"))
+	batches := `(SELECT record_sets, unnest(json_extract(fields, '$.TopicData[*].PartitionData[*].Records[*]')) AS b
+		FROM read_parquet(` + quote(codecs) + `) WHERE api_name = 'Produce' AND kind = 'request')`
+	got := query(t, db, `SELECT count(*) FILTER ((b->>'$.attributes')::INTEGER & 7 = 0),
+		count(*) FILTER ((b->>'$.attributes')::INTEGER & 7 <> 0),
+		sum((b->>'$.recordsCount')::INTEGER), sum(json_array_length(b->'$.records')) FROM `+batches)
+	sets := query(t, db, `SELECT sum(s.records) FROM (SELECT unnest(record_sets) AS s FROM read_parquet(`+quote(codecs)+`)
+		WHERE api_name = 'Produce' AND kind = 'request')`)
+	if len(got) != 1 || len(sets) != 1 || got[0][0] == json.Number("0") || got[0][1] == json.Number("0") ||
+		fmt.Sprint(got[0][2]) != fmt.Sprint(sets[0][0]) || fmt.Sprint(got[0][3]) != fmt.Sprint(sets[0][0]) {
+		t.Errorf("batches not compressed, compressed, sum of recordsCount, records: %v; record_sets count %v", got, sets)
+	}
+
+	fetch := filepath.Join(dir, "fetch.parquet")
+	run(t, "--format", "parquet", "-o", fetch, filepath.Join(root, "pcaps", "kgo-produce-fetch.pcap"))
+	names := query(t, db, `SELECT api_name, kind,
+		list_sort(list_distinct(coalesce(json_extract_string(fields, '$.TopicData[*].topic'), [])
+			|| coalesce(json_extract_string(fields, '$.Topics[*].topic'), [])
+			|| coalesce(json_extract_string(fields, '$.Responses[*].topic'), []))) AS named, list_sort(topics)
+		FROM read_parquet(`+quote(fetch)+`) WHERE api_name IN ('Produce', 'Fetch') AND api_version >= 13`)
+	some := 0
+	for _, r := range names {
+		if fmt.Sprint(r[2]) != fmt.Sprint(r[3]) {
+			t.Errorf("%v %v: topics beside the ids %v, topics column %v", r[0], r[1], r[2], r[3])
+		}
+		if fmt.Sprint(r[2]) == "[kdissect-events]" {
+			some++
+		}
+	}
+	if some == 0 {
+		t.Errorf("no message names kdissect-events beside its ids: %v", names)
 	}
 }

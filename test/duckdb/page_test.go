@@ -16,30 +16,33 @@ import (
 	"unicode/utf8"
 )
 
-// example is one of the README's example queries: a comment naming it, the query in a sql
+// example is one of the example queries of docs/parquet.md: a comment naming it, the query in a sql
 // block, and its output in the block after.
 var example = regexp.MustCompile("(?s)<!-- duckdb example: ([a-z-]+) -->\n```sql\n(.*?)```\n\n```\n(.*?)```")
 
-// TestREADMEExamples runs the README's example queries on the Parquet files of the captures
-// the README names, written as it says, and requires the output the README shows; with
-// -update, it writes the outputs into the README.
-func TestREADMEExamples(t *testing.T) {
+// parquetPage is the page of the documentation that shows the example queries and the columns.
+const parquetPage = "docs/parquet.md"
+
+// TestPageExamples runs the example queries of docs/parquet.md on the Parquet files of the
+// captures the page names, written as it says, and requires the output the page shows; with
+// -update, it writes the outputs into the page.
+func TestPageExamples(t *testing.T) {
 	db := open(t)
-	readme := filepath.Join(root, "README.md")
-	text, err := os.ReadFile(readme)
+	page := filepath.Join(root, parquetPage)
+	text, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The captures, written as the README says, from the repository's root, so that the file
+	// The captures, written as the page says, from the repository's root, so that the file
 	// column names pcaps/FILE.
 	m := regexp.MustCompile("<!-- duckdb examples: captures -->\n```\nkdissect (.*)\n```").FindSubmatch(text)
 	if m == nil {
-		t.Fatal("README.md does not say how the examples' files are written")
+		t.Fatal(parquetPage + " does not say how the examples' files are written")
 	}
 	args := strings.Fields(string(m[1]))
 	dir := filepath.Join(t.TempDir(), "parquet") + "/"
 	if i := slices.Index(args, "parquet/"); i < 0 {
-		t.Fatalf("the README's command %q writes no parquet/", m[1])
+		t.Fatalf("%s: the command %q writes no parquet/", parquetPage, m[1])
 	} else {
 		args[i] = dir
 	}
@@ -56,15 +59,15 @@ func TestREADMEExamples(t *testing.T) {
 		rows, cols := queryTable(t, db, strings.ReplaceAll(q, "'parquet/*.parquet'", quote(dir+"*.parquet")))
 		got := formatTable(cols, rows)
 		if got != want && !*update {
-			t.Errorf("README example %s: the query gives\n%s\nthe README shows\n%s", name, got, want)
+			t.Errorf("%s: example %s: the query gives\n%s\nthe page shows\n%s", parquetPage, name, got, want)
 		}
 		return []byte(fmt.Sprintf("<!-- duckdb example: %s -->\n```sql\n%s```\n\n```\n%s```", name, q, got))
 	})
 	if found < 3 {
-		t.Errorf("%d example queries in README.md, want 3", found)
+		t.Errorf("%d example queries in %s, want 3", found, parquetPage)
 	}
 	if *update && !bytes.Equal(updated, text) {
-		if err := os.WriteFile(readme, updated, 0o644); err != nil {
+		if err := os.WriteFile(page, updated, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,9 +170,9 @@ func cell(v any) (string, bool) {
 	return fmt.Sprint(v), false
 }
 
-// TestREADMEColumns: the README's table of columns names every column of the files, in order,
-// with the type DuckDB reads.
-func TestREADMEColumns(t *testing.T) {
+// TestPageColumns: the table of columns of docs/parquet.md names every column of the files,
+// in order, with the type DuckDB reads.
+func TestPageColumns(t *testing.T) {
 	db := open(t)
 	file := filepath.Join(t.TempDir(), "one.parquet")
 	run(t, "--format", "parquet", "-o", file, filepath.Join(root, "pcaps", "kgo-produce-fetch.pcap"))
@@ -178,14 +181,14 @@ func TestREADMEColumns(t *testing.T) {
 	for _, r := range rows {
 		got = append(got, fmt.Sprintf("%v %v", r[0], r[1]))
 	}
-	text, err := os.ReadFile(filepath.Join(root, "README.md"))
+	text, err := os.ReadFile(filepath.Join(root, parquetPage))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(text), "<!-- duckdb columns -->\n")
 	table, _, ok2 := strings.Cut(table, "<!-- end of columns -->")
 	if !ok || !ok2 {
-		t.Fatal("no table of columns in README.md")
+		t.Fatal("no table of columns in " + parquetPage)
 	}
 	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([^|]+) \\|")
 	var want []string
@@ -193,6 +196,6 @@ func TestREADMEColumns(t *testing.T) {
 		want = append(want, m[1]+" "+strings.TrimSpace(m[2]))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("columns of the files:\n%s\nREADME:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("columns of the files:\n%s\n%s:\n%s", strings.Join(got, "\n"), parquetPage, strings.Join(want, "\n"))
 	}
 }
