@@ -20,30 +20,47 @@ import (
 // partMark starts the field cell of an explanation row, so that parts do not read as fields.
 const partMark = "· "
 
+// A step is one step of a field's encoding: the bytes at Offset (Size of them; 0 for a bit of
+// a bit field, which lies in the field's own bytes), a label ("length", "content", "bytes",
+// "bit 3"), what the bytes mean, and the rule that gives them that meaning (the page shows
+// it; the diagram's rows, narrower, do not). The diagram's --explain rows and the page's
+// explanation are both made of them.
+type step struct {
+	Offset, Size         int
+	Label, Meaning, Rule string
+}
+
 // explain adds n's parts under its row.
 func (d *Diagram) explain(g *grid, frame []byte, n, parent *codec.Node, depth int) {
-	part := func(off, size int, label, meaning string) {
-		o := fmt.Sprintf("0x%04x", off)
+	for _, p := range steps(frame, n, parent) {
+		o := fmt.Sprintf("0x%04x", p.Offset)
 		if n.Decompressed {
 			o = "d" + o
 		}
 		s := ""
-		if size > 0 {
-			s = strconv.Itoa(size)
+		if p.Size > 0 {
+			s = strconv.Itoa(p.Size)
 		}
 		cells := []cell{{text: o}, {text: s}}
 		if d.opt.Hex {
 			cells = append(cells, cell{})
 		}
-		g.add(append(cells, cell{}, cell{text: indent(depth+1) + partMark + label, style: styleDim}, cell{text: meaning, style: styleNote})...)
+		g.add(append(cells, cell{}, cell{text: indent(depth+1) + partMark + p.Label, style: styleDim}, cell{text: p.Meaning, style: styleNote})...)
 	}
+}
+
+// steps are the steps of n's encoding, in the order of its bytes: its length or count prefix
+// and its content, a varint's bytes and zigzag step, a bit field's named bits. frame is the
+// message's bytes, for a prefix the decode stopped at; parent is n's parent (nil at the top).
+func steps(frame []byte, n, parent *codec.Node) []step {
+	var out []step
 	if p, ok := n.Prefix(); ok {
 		label, meaning := prefixMeaning(frame, n, p)
-		part(p.Offset, p.Size, label, meaning)
+		out = append(out, step{p.Offset, p.Size, label, meaning, prefixRule(n.Type, p.Encoding)})
 		// The content of an array or a tagged section is its elements, rows of their own.
 		leaf := !n.Type.IsArray() && n.Type != wire.TaggedFields && len(n.Children) == 0 && !n.Unexpanded()
 		if start, size := n.Content(); leaf && !n.Null() && p.Known {
-			part(start, size, "content", contentMeaning(n, size))
+			out = append(out, step{start, size, "content", contentMeaning(n, size), ""})
 		}
 	}
 	if n.Type.IsVarint() {
@@ -57,24 +74,59 @@ func (d *Diagram) explain(g *grid, frame []byte, n, parent *codec.Node, depth in
 				meaning += fmt.Sprintf(" → %d byte%s of value", v, plural(int(v)))
 			}
 		}
-		part(n.Offset, n.Size, "bytes", meaning)
+		out = append(out, step{n.Offset, n.Size, "bytes", meaning, varintRule(n.Type)})
 	}
-	if v, ok := n.Value.(int64); ok && n.Bits != wire.NoBits {
-		for _, b := range n.Bits.Bits(v) {
-			if n.Bits == wire.ACLOperations && b.Value == 0 {
-				continue // a set of operations: the ones in it
-			}
-			label := fmt.Sprintf("bit %d", b.Low)
-			if b.High > b.Low {
-				label = fmt.Sprintf("bits %d-%d", b.Low, b.High)
-			}
-			meaning := fmt.Sprintf("%s = %d", b.Name, b.Value)
-			if b.Meaning != "" {
-				meaning += " (" + b.Meaning + ")"
-			}
-			part(n.Offset, 0, label, meaning)
+	return append(out, bitSteps(n)...)
+}
+
+// bitSteps are the named bits of a bit field.
+func bitSteps(n *codec.Node) []step {
+	v, ok := n.Value.(int64)
+	if !ok || n.Bits == wire.NoBits {
+		return nil
+	}
+	var out []step
+	for _, b := range n.Bits.Bits(v) {
+		if n.Bits == wire.ACLOperations && b.Value == 0 {
+			continue // a set of operations: the ones in it
 		}
+		label := fmt.Sprintf("bit %d", b.Low)
+		if b.High > b.Low {
+			label = fmt.Sprintf("bits %d-%d", b.Low, b.High)
+		}
+		meaning := fmt.Sprintf("%s = %d", b.Name, b.Value)
+		if b.Meaning != "" {
+			meaning += " (" + b.Meaning + ")"
+		}
+		out = append(out, step{n.Offset, 0, label, meaning, ""})
 	}
+	return out
+}
+
+// prefixRule says how a prefix of encoding e before a value of type t is read.
+func prefixRule(t wire.Type, e wire.Prefix) string {
+	what := "length in bytes"
+	if t.IsArray() {
+		what = "number of elements"
+	}
+	switch {
+	case t == wire.TaggedFields:
+		return "uvarint: the number of tagged fields that follow, each a tag, a size and a value"
+	case e == wire.UvarintPrefix && t.PlusOne():
+		return "compact: an unsigned varint of the " + what + " + 1, so 0 is null and 1 empty"
+	case e == wire.VarintPrefix:
+		return "record format: a zigzag varint of the " + what + ", -1 for null"
+	}
+	return e.String() + ", big-endian: the " + what + ", -1 for null"
+}
+
+// varintRule says how a varint of type t is read.
+func varintRule(t wire.Type) string {
+	const groups = "7 bits a byte, the lowest group first; a byte's top bit says another follows"
+	if t.Zigzag() {
+		return groups + "; then zigzag: even numbers are 0, 1, 2..., odd ones -1, -2..."
+	}
+	return groups
 }
 
 // hexBytes writes bytes as one hex number, as a teacher points at them: 0x0b, 0xffff.

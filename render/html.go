@@ -173,6 +173,10 @@ func LeftOut(left, limit int) string {
 // A node is an array [name, type, offset, size, value, flags, about, pane, children...]: the
 // strings are indexes into the message's table "s" (0 is the empty string); flags are the
 // Flag* bits; pane is 0 for the frame's bytes and k for the k-th decompressed payload ("z").
+// "x" lists the steps of the fields' encodings as the diagram's --explain shows them, each an
+// array [node, offset, size, label, meaning, rule] where node is the field's index in depth-first
+// order and the offset counts in the field's pane; "header_why" says why the header has its
+// version. They are always there: the page is for teaching, and they cost a page 11-25% more.
 type PageMessages struct {
 	// MaxBytes cuts byte and string values longer than this in the shown values (0: never);
 	// the bytes themselves are always whole in the hex dump.
@@ -180,6 +184,11 @@ type PageMessages struct {
 	strs     map[string]int
 	list     []string
 	json     *JSON
+	// Of the message being appended: its bytes, the depth-first index of the next node, and
+	// the steps found so far.
+	frame []byte
+	next  int
+	steps []byte
 }
 
 // The bits of a page node's flags.
@@ -234,11 +243,17 @@ func (p *PageMessages) Append(b []byte, e *Entry, file string) []byte {
 		panes[in.Node] = i + 1
 	}
 	d := &Diagram{opt: DiagramOptions{MaxBytes: p.MaxBytes}}
+	p.frame, p.next, p.steps = e.Redacted(), 0, p.steps[:0]
 	b = append(b, `,"f":`...)
 	b = p.nodes(b, d, m, m.Fields, nil, 0, panes, true)
+	b = append(b, `,"header_why":`...)
+	b = appendJSString(b, m.HeaderReason())
+	b = append(b, `,"x":[`...)
+	b = append(b, p.steps...)
+	b = append(b, ']')
 
 	b = append(b, `,"b":"`...)
-	b = base64.StdEncoding.AppendEncode(b, e.Redacted())
+	b = base64.StdEncoding.AppendEncode(b, p.frame)
 	b = append(b, `","z":[`...)
 	for i, in := range inflated {
 		if i > 0 {
@@ -333,6 +348,8 @@ func (p *PageMessages) nodes(b []byte, d *Diagram, m *codec.Message, ns []*codec
 		if n.Def != nil && !(parent != nil && parent.Def == n.Def) {
 			about = n.Def.About
 		}
+		p.explain(n, parent)
+		p.next++
 		b = append(b, '[')
 		b = strconv.AppendInt(b, int64(p.str(n.Name)), 10)
 		b = append(b, ',')
@@ -360,6 +377,23 @@ func (p *PageMessages) nodes(b []byte, d *Diagram, m *codec.Message, ns []*codec
 		b = append(b, ']')
 	}
 	return append(b, ']')
+}
+
+// explain adds the steps of n's encoding to p.steps.
+func (p *PageMessages) explain(n, parent *codec.Node) {
+	for _, s := range steps(p.frame, n, parent) {
+		if len(p.steps) > 0 {
+			p.steps = append(p.steps, ',')
+		}
+		p.steps = append(p.steps, '[')
+		for i, v := range [...]int{p.next, s.Offset, s.Size, p.str(s.Label), p.str(s.Meaning), p.str(s.Rule)} {
+			if i > 0 {
+				p.steps = append(p.steps, ',')
+			}
+			p.steps = strconv.AppendInt(p.steps, int64(v), 10)
+		}
+		p.steps = append(p.steps, ']')
+	}
 }
 
 // escapeForScript escapes <, > and & in the JSON text b[from:] (they occur only inside its

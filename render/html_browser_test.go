@@ -272,32 +272,47 @@ func between(t *testing.T, b []byte, start, end string) []byte {
 	return b[:j]
 }
 
-// TestScreenshots takes the pictures of the README and docs/ in Chromium: the page of
-// kgo-codecs.pcap with a record of a gzip batch selected, and the schema page of DescribeGroups
-// Response v6. With -update they are written to docs/; otherwise to a temporary directory
-// (they are looked at, not compared: fonts differ between machines).
+// TestScreenshots takes the pictures of the README and of docs/lesson.md in Chromium at
+// 1280x720, a projector's size: a JoinGroup request with its GroupId pinned and the first step
+// of its encoding lit; a record of a gzip batch with its zigzag varint explained; the
+// conversation of a consumer joining its group; the schema page of DescribeGroups Response v6.
+// With -update they are written to docs/; otherwise to a temporary directory (they are looked
+// at, not compared: fonts differ between machines).
 func TestScreenshots(t *testing.T) {
 	b := browsertest.Start(t)
 	dir := t.TempDir()
 	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
 		dir = filepath.Join("..", "docs")
 	}
-	url := "file://" + writePage(t, "kgo-codecs.pcap", render.Options{MaxBytes: 64})
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
 	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+	got := explainField(t, p, 92, "GroupId")
+	p.Eval(`document.dispatchEvent(new KeyboardEvent('keydown', { key: ']', bubbles: true })); true`, nil)
+	if len(got.Steps) != 2 {
+		t.Fatalf("GroupId: %+v", got)
+	}
+	shoot(t, p, filepath.Join(dir, "page.png"))
+
+	p.Eval(`document.getElementById('ladder-toggle').click(); true`, nil)
+	shoot(t, p, filepath.Join(dir, "ladder.png"))
+	p.Check(onlyItself(url))
+
+	url = "file://" + writePage(t, "kgo-codecs.pcap", render.Options{MaxBytes: 64})
+	p.Navigate(url)
 	var picked string
-	p.Eval(`(function () {
-	  var rows = document.querySelectorAll('#rows tr[data-frame="68"]');
-	  rows[0].click();
-	  var f = Array.prototype.filter.call(document.querySelectorAll('#tree tr.dec'), function (r) { return / value$/.test(r.querySelector('td.f').textContent); })[0];
+	p.Eval(`(async function () {
+	  document.querySelector('#rows tr[data-frame="68"]').click();
+	  var f = Array.prototype.filter.call(document.querySelectorAll('#tree tr.dec'), function (r) { return / offsetDelta$/.test(r.querySelector('td.f').textContent); })[1];
 	  f.click();
-	  f.scrollIntoView({block: 'end'});
+	  document.dispatchEvent(new KeyboardEvent('keydown', { key: ']', bubbles: true }));
 	  return f.querySelector('td.f').textContent.trim() + ' ' + document.querySelectorAll('#panes .hl').length;
 	})()`, &picked)
-	if !strings.HasPrefix(picked, "value ") {
+	if !strings.HasPrefix(picked, "offsetDelta ") {
 		t.Fatalf("picked %q", picked)
 	}
+	shoot(t, p, filepath.Join(dir, "record.png"))
 	p.Check(onlyItself(url))
-	p.Screenshot(filepath.Join(dir, "page.png"), 1400, 860)
 
 	var page bytes.Buffer
 	c := dissectCodec(t)
@@ -316,7 +331,14 @@ func TestScreenshots(t *testing.T) {
 	p.Navigate("file://" + path)
 	p.Eval(`document.getElementById('v6').scrollIntoView(); true`, nil)
 	p.Check(onlyItself("file://" + path))
-	p.Screenshot(filepath.Join(dir, "schema.png"), 1100, 720)
+	p.Screenshot(filepath.Join(dir, "schema.png"), 1280, 720)
+}
+
+// shoot takes a screenshot at 1280x720 once the page has drawn what the last action did.
+func shoot(t *testing.T, p *browsertest.Page, path string) {
+	t.Helper()
+	p.Eval(`new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(function () { r(true); }); }); })`, nil)
+	p.Screenshot(path, 1280, 720)
 }
 
 func dissectCodec(t testing.TB) *codec.Codec {

@@ -54,7 +54,11 @@ const pageFile = `<header>
 <label><input id="f-errors" type="checkbox"> errors</label>
 <span class="grow"></span>
 <button id="pause" hidden>pause</button>
+<label id="tail-l" hidden title="keep the newest message selected and in view"><input id="tail" type="checkbox" data-role="tail"> tail</label>
 <label id="upload" hidden>open a capture <input id="upload-file" type="file"></label>
+<button id="ladder-toggle" aria-pressed="false" title="the conversation of the selected message's connection, as a ladder diagram">conversation</button>
+<button id="zoom-out" data-role="zoom-out" title="smaller text (-)">A&#8722;</button>
+<button id="zoom-in" data-role="zoom-in" title="larger text (+), for a projector">A+</button>
 <button id="theme" title="light or dark">&#9681;</button>
 </header>
 <div class="ybar"><label for="f-y" title="display filter: the expressions of -Y">-Y</label>
@@ -65,6 +69,7 @@ const pageFile = `<header>
 <details id="notices" class="notices" hidden></details>
 <div id="main">
 <nav id="list"><table><thead><tr><th>frame</th><th>time</th><th></th><th>API</th><th>corr</th><th>ms</th><th>size</th><th>client id</th><th>addresses</th></tr></thead><tbody id="rows"></tbody></table></nav>
+<section id="ladder" class="pn" data-role="ladder" hidden></section>
 <section id="detail"></section>
 </div>
 <div id="drop">drop a capture to dissect it</div>

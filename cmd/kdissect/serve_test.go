@@ -203,7 +203,7 @@ func TestServeLive(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		first.Eval(`(function () { var ms = kdissect.messages(); for (var i = ms.length - 1; i >= 0; i--) if (ms[i].api_name === 'Produce' && ms[i].kind === 'request') { kdissect.select(i); break; } var v = Array.prototype.filter.call(document.querySelectorAll('#tree tr'), function (r) { return /value$/.test((r.querySelector('td.f') || {}).textContent || ''); })[0]; if (v) v.click(); return true; })()`, nil)
-		first.Screenshot(filepath.Join("..", "..", "docs", "live.png"), 1400, 860)
+		first.Screenshot(filepath.Join("..", "..", "docs", "live.png"), 1280, 720)
 	}
 	first.Check(func(u string) bool { return strings.HasPrefix(u, url) })
 	second.Check(func(u string) bool { return strings.HasPrefix(u, url) })

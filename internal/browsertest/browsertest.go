@@ -208,14 +208,22 @@ func (p *Page) Eval(script string, out any) {
 	}
 }
 
-// Screenshot writes a PNG of the viewport, width x height CSS pixels, to path.
-func (p *Page) Screenshot(path string, width, height int64) {
+// Viewport sets the size of the tab's viewport, width x height CSS pixels.
+func (p *Page) Viewport(width, height int64) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
 	defer cancel()
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, height)); err != nil {
 		p.t.Fatal(err)
 	}
+}
+
+// Screenshot writes a PNG of the viewport, width x height CSS pixels, to path.
+func (p *Page) Screenshot(path string, width, height int64) {
+	p.t.Helper()
+	p.Viewport(width, height)
+	ctx, cancel := context.WithTimeout(p.ctx, time.Minute)
+	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		p.t.Fatal(err)

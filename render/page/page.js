@@ -41,6 +41,11 @@
     }
     var top = [];
     for (var i = 0; i < m.f.length; i++) top.push(mk(m.f[i], null, 0));
+    // The steps of each field's encoding, as --explain gives them (render.PageMessages).
+    for (var k = 0; k < (m.x || []).length; k++) {
+      var x = m.x[k], n = flat[x[0]];
+      if (n) (n.steps = n.steps || []).push({ off: x[1], size: x[2], label: s[x[3]], meaning: s[x[4]], rule: s[x[5]] });
+    }
     return { top: top, flat: flat };
   }
   function bytesOf(b64) {
@@ -74,7 +79,7 @@
     var lat = m.latency_us != null ? (m.latency_us / 1000).toFixed(3) : '';
     var cells = [[m.frame, 'num'], [relTime(m), 'num'], [m.kind === 'response' ? '\u2190' : '\u2192', ''],
       [apiText(m) + (m.kind === 'response' ? ' resp' : ''), 'api'], [m.correlation_id, 'num'],
-      [lat, 'num'], [m.size, 'num'], [m.client_id || '', ''], [m.src + ' \u2192 ' + m.dst, '']];
+      [lat, 'num'], [m.size, 'num'], [m.client_id || '', 'w'], [m.src + ' \u2192 ' + m.dst, 'w']];
     for (var c = 0; c < cells.length; c++) tr.appendChild(el('td', cells[c][1], cells[c][0]));
     tr.title = m.title;
     return tr;
@@ -135,6 +140,18 @@
     count();
     if (dropped) $('bar').textContent = droppedNote();
     if (cur < 0 && shown.length) select(shown[0]);
+    if ($('tail').checked) follow();
+    ladderSoon();
+  }
+  // follow selects the newest message listed, once a frame however many came (tail).
+  var following = false;
+  function follow() {
+    if (following) return;
+    following = true;
+    requestAnimationFrame(function () {
+      following = false;
+      if ($('tail').checked && shown.length && cur !== shown[shown.length - 1]) select(shown[shown.length - 1]);
+    });
   }
   // droppedNote is what the bar says of the messages a live page dropped (dropped of them).
   function droppedNote() { return dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.'; }
@@ -145,18 +162,30 @@
     var rows = $('rows').querySelectorAll('tr.cur');
     for (var i = 0; i < rows.length; i++) rows[i].classList.remove('cur');
     var r = $('rows').querySelector('tr[data-i="' + cur + '"]');
-    if (r) { r.classList.add('cur'); scrollInto(r); }
+    if (r) { r.classList.add('cur'); scrollInto($('list'), r); }
   }
   // Scrolling waits for the next frame, so that a burst of selections (keys held down) costs
-  // one layout, not one each.
+  // one layout, not one each. Each pane scrolls on its own (never the page): what is to be seen
+  // is a pane and the elements to bring into it (their union, or its start when bigger).
   var toScroll = [];
-  function scrollInto(e) {
+  function scrollInto(box, first, last) {
     if (!toScroll.length) requestAnimationFrame(function () {
       var list = toScroll;
       toScroll = [];
-      for (var i = 0; i < list.length; i++) if (list[i].isConnected) list[i].scrollIntoView({ block: 'nearest' });
+      for (var i = 0; i < list.length; i++) if (list[i][1].isConnected) bring(list[i][0], list[i][1], list[i][2] || list[i][1]);
     });
-    toScroll.push(e);
+    toScroll.push([box, first, last]);
+  }
+  function bring(box, first, last) {
+    var a = first.getBoundingClientRect(), z = last.getBoundingClientRect(), b = box.getBoundingClientRect();
+    var r = { top: Math.min(a.top, z.top), bottom: Math.max(a.bottom, z.bottom), left: Math.min(a.left, z.left), right: Math.max(a.right, z.right) };
+    var head = box.querySelector('th'); // a sticky heading covers the top of the pane
+    var top = b.top + box.clientTop + (head && box.contains(first) && first.tagName === 'TR' ? head.offsetHeight : 0);
+    var bottom = b.top + box.clientTop + box.clientHeight, left = b.left + box.clientLeft, right = left + box.clientWidth;
+    if (r.top < top || r.bottom - r.top > bottom - top) box.scrollTop += r.top - top - 2;
+    else if (r.bottom > bottom) box.scrollTop += r.bottom - bottom + 2;
+    if (r.left < left || r.right - r.left > right - left) box.scrollLeft += r.left - left - 2;
+    else if (r.right > right) box.scrollLeft += r.right - right + 2;
   }
 
   // The detail of the selected message.
@@ -169,33 +198,78 @@
     cur = i;
     markRow();
     draw(msgs[i]);
+    ladderSoon();
   }
+  // ladderSoon redraws the conversation at the next frame, once however many messages came.
+  var ladderDue = false;
+  function ladderSoon() {
+    if (ladderDue || $('ladder').hidden) return;
+    ladderDue = true;
+    requestAnimationFrame(function () { ladderDue = false; ladder(); });
+  }
+  // draw fills the three panes of the detail: the diagram (with the message's heading), the
+  // bytes with the working of the selected field under them, and the field tree.
   function draw(m) {
     var d = $('detail');
     d.textContent = '';
     var t = decode(m);
-    view = { m: m, top: t.top, flat: t.flat, panes: [], pinned: null, shownSel: null, lit: null };
-    d.appendChild(el('h2', '', '#' + m.frame + '  ' + m.title));
+    view = { m: m, top: t.top, flat: t.flat, panes: [], pinned: null, hover: null, lit: null, pv: null };
+    var dg = el('section', 'pn');
+    dg.id = 'dg';
+    dg.appendChild(el('h2', '', '#' + m.frame + '  ' + m.title));
     var info = (m.time ? m.time.replace('T', ' ').replace('Z', ' UTC') + '  ' : '') + m.src + ' \u2192 ' + m.dst +
       '  stream ' + m.stream + (m.file ? '  ' + m.file : '') + (m.tls ? '  ' + m.tls : '');
-    d.appendChild(el('div', 'meta', info));
-    for (var w = 0; w < (m.warnings || []).length; w++) d.appendChild(el('div', 'warn', '! ' + m.warnings[w]));
-
-    d.appendChild(el('h3', '', 'Wire diagram'));
+    dg.appendChild(el('div', 'meta', info));
+    dg.appendChild(pairLink(m));
+    for (var w = 0; w < (m.warnings || []).length; w++) dg.appendChild(el('div', 'warn', '! ' + m.warnings[w]));
+    dg.appendChild(diagram(m, t.top));
+    view.dg = dg;
+    d.appendChild(dg);
+    d.appendChild(bytesPane(m));
+    var fields = el('section', 'pn');
+    fields.id = 'fields';
+    fields.appendChild(tree(t.flat));
+    view.fields = fields;
+    d.appendChild(fields);
+  }
+  // pairLink links a response to its request ("answers #37") and a request to its response,
+  // found by the response's request_frame on the same stream.
+  function pairLink(m) {
+    var d = el('div', 'pair noprint'), other = -1, i;
+    for (i = 0; i < msgs.length && other < 0; i++) {
+      var o = msgs[i];
+      if (o.stream !== m.stream || o.file !== m.file) continue;
+      if (m.kind === 'response' ? o.kind === 'request' && o.frame === m.request_frame : o.kind === 'response' && o.request_frame === m.frame) other = i;
+    }
+    var text = m.kind === 'response' ? (m.request_frame ? 'answers #' + m.request_frame : 'its request was not captured') :
+      (other >= 0 ? 'answered by #' + msgs[other].frame : 'no response on this page');
+    if (other < 0) { d.appendChild(el('span', 'meta', text)); return d; }
+    // A link, not a button: the page's buttons in the detail are those that draw more of it.
+    var a = el('a', 'link', text + (m.kind === 'response' && m.latency_us != null ? ' after ' + (m.latency_us / 1000).toFixed(3) + ' ms' : ''));
+    a.tabIndex = 0;
+    a.setAttribute('role', 'link');
+    a.onkeydown = function (ev) { if (ev.key === 'Enter') { ev.stopPropagation(); a.onclick(); } };
+    var target = msgs[other];
+    a.setAttribute('data-frame', target.frame);
+    a.onclick = function () { var k = msgs.indexOf(target); if (k >= 0) select(k); };
+    d.appendChild(a);
+    return d;
+  }
+  function diagram(m, top) {
     var diag = el('div', '');
     diag.id = 'diagram';
     var hdr = [], body = [];
-    for (var k = 0; k < t.top.length; k++) (t.top[k].flags & FlagHeader ? hdr : body).push(t.top[k]);
+    for (var k = 0; k < top.length; k++) (top[k].flags & FlagHeader ? hdr : body).push(top[k]);
     var dir = m.kind === 'response' ? 'Response' : 'Request';
     var budget = { left: DIAGRAM_MAX };
     diag.appendChild(block('hdr', dir + ' Header v' + m.header_version, hdr, budget));
     diag.appendChild(block('bdy', (m.api_name || '') + dir + (m.api_version != null ? ' v' + m.api_version : ''), body, budget));
-    if (budget.left < 0) diag.appendChild(el('div', 'more', 'The diagram shows the first ' + DIAGRAM_MAX + ' fields; the tree below has them all.'));
-    d.appendChild(diag);
-
-    var bytesEl = el('div', '');
+    if (budget.left < 0) diag.appendChild(el('div', 'more', 'The diagram shows the first ' + DIAGRAM_MAX + ' fields; the tree has them all.'));
+    return diag;
+  }
+  function bytesPane(m) {
+    var bytesEl = el('section', '');
     bytesEl.id = 'bytes';
-    bytesEl.appendChild(el('h3', '', 'Bytes'));
     var panesEl = el('div', '');
     panesEl.id = 'panes';
     view.panesEl = panesEl;
@@ -207,10 +281,14 @@
     }
     for (var p = 0; p < view.panes.length; p++) panesEl.appendChild(view.panes[p].el);
     bytesEl.appendChild(panesEl);
-    bytesEl.appendChild(el('div', 'help noprint', 'Point at a field to light up its bytes (a length or count before them in a deeper shade); click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it.'));
-    d.appendChild(bytesEl);
-    d.appendChild(el('h3', '', 'Fields'));
-    d.appendChild(tree(t.flat));
+    var ex = el('div', '');
+    ex.id = 'explain';
+    ex.setAttribute('data-role', 'explain');
+    ex.setAttribute('aria-live', 'polite');
+    view.explain = ex;
+    bytesEl.appendChild(ex);
+    bytesEl.appendChild(el('div', 'help noprint', 'Click a field to light up its bytes (a length or count before them in a hue of its own); point at one to preview it; click a byte for its field. Keys: \u2191 \u2193 messages, \u2190 \u2192 fields, Enter into a field, Esc out of it, [ ] the steps of its encoding.'));
+    return bytesEl;
   }
 
   function fieldAttrs(e, n) {
@@ -240,6 +318,7 @@
     l.appendChild(el('span', 't', n.type));
     l.appendChild(el('span', 'z', ' \u00b7 ' + n.size + 'B'));
     b.appendChild(l);
+    b.appendChild(el('span', 'v' + (n.flags & FlagError ? ' e' : ''), n.val)); // shown, not only a tooltip: tooltips do not project
     b.title = n.name + ' ' + n.type + ', ' + n.size + ' bytes at ' + hex4(n.off) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
       (n.val ? ': ' + n.val : '') + (n.about ? '\n' + n.about : '');
     if (n.kids.length) {
@@ -253,7 +332,7 @@
     var t = el('table', 'tree');
     t.id = 'tree';
     var h = el('tr');
-    var heads = ['offset', 'size', 'type', 'field', 'value', 'about'];
+    var heads = ['offset', 'size', 'type', 'field', 'value'];
     for (var i = 0; i < heads.length; i++) h.appendChild(el('th', '', heads[i]));
     t.appendChild(h);
     var n = Math.min(flat.length, TREE_MAX);
@@ -265,7 +344,7 @@
         more.remove();
       };
       var tr = el('tr'), td = el('td');
-      td.colSpan = 6;
+      td.colSpan = 5;
       td.appendChild(more);
       tr.appendChild(td);
       t.appendChild(tr);
@@ -283,7 +362,7 @@
     tr.appendChild(el('td', 'f', new Array(n.depth + 1).join('  ') + name + (n.flags & FlagNullable ? '?' : '')));
     var v = el('td', 'v' + (n.flags & FlagError ? ' e' : '') + (n.val.charAt(0) === '"' ? ' s' : ''), n.val);
     tr.appendChild(v);
-    tr.appendChild(el('td', 'a', n.about));
+    if (n.about) tr.title = n.about;
     return tr;
   }
   function headerChild(n) {
@@ -332,38 +411,107 @@
     p.more.style.display = left > 0 ? '' : 'none';
   }
 
-  // Selection: a field lights up its bytes (class hl), a byte selects the innermost field.
-  function show(n) {
+  // Selection: a field lights up its bytes (class hl), a byte selects the innermost field. The
+  // pinned field (clicked, or reached with the keys) keeps its light while the pointer moves:
+  // pointing at another field previews it (classes hv and pv) without moving the pinned one.
+  // rangeOf is the range of bytes of n, drawn first unless only seen (a preview draws nothing
+  // and marks at most PREVIEW_MAX bytes, so that pointing stays quick over a big payload).
+  var PREVIEW_MAX = 4096;
+  function rangeOf(n, seen) {
+    var p = n && view.panes[n.pane];
+    if (!p) return null;
+    if (n.off + n.size > p.drawn && !seen) drawTo(p, n.off + n.size);
+    var r = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + (seen ? Math.min(n.size, PREVIEW_MAX) : n.size), p.spans.length) };
+    r.c = Math.min(r.a + n.pre, r.b); // the length or count prefix ends here
+    return r;
+  }
+  // show moves the selection's classes to n and brings its box, row and bytes into their panes
+  // (all but from, the pane the click came from, which must not jump under the pointer).
+  function show(n, from) {
     if (!view) return;
-    var i;
-    if (view.shownSel) for (i = 0; i < view.shownSel.els.length; i++) view.shownSel.els[i].classList.remove('sel');
-    view.shownSel = n;
-    var want = null;
-    if (n) {
-      for (i = 0; i < n.els.length; i++) n.els[i].classList.add('sel');
-      var p = view.panes[n.pane];
-      if (p) {
-        if (n.off + n.size > p.drawn) drawTo(p, n.off + n.size);
-        want = { p: p, a: Math.max(0, n.off), b: Math.min(n.off + n.size, p.spans.length) };
-        want.c = Math.min(want.a + n.pre, want.b); // the length or count prefix ends here
-      }
+    var i, old = view.shown;
+    if (old) for (i = 0; i < old.els.length; i++) old.els[i].classList.remove('sel');
+    view.shown = n;
+    var want = rangeOf(n);
+    if (n) for (i = 0; i < n.els.length; i++) {
+      n.els[i].classList.add('sel');
+      var box = n.els[i].tagName === 'TR' ? view.fields : view.dg;
+      if (box !== from || n.els[i].offsetHeight < box.clientHeight) scrollInto(box, n.els[i]);
     }
     light(view.lit, want);
     view.lit = want;
-    if (want && want.b > want.a) reveal(want.p.spans[want.a]);
+    explain(n);
+    if (want && want.b > want.a && view.panesEl !== from) scrollInto(view.panesEl, want.p.spans[want.a], want.p.spans[want.b - 1]);
   }
-  // reveal scrolls the box of hex dumps, and only it, to show byte span s.
-  // It waits for the next frame, as scrolling does.
-  var toReveal = null;
-  function reveal(s) {
-    if (!toReveal) requestAnimationFrame(function () {
-      var s = toReveal, box = view && view.panesEl;
-      toReveal = null;
-      if (!box || !s.isConnected) return;
-      var top = s.offsetTop - box.offsetTop;
-      if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - 20) box.scrollTop = Math.max(0, top - 30);
-    });
-    toReveal = s;
+  // explain writes the working of the selected field under the bytes: what it is, then each
+  // step of its encoding (prefix, content, varint groups, zigzag, bits) with the rule that
+  // reads it; [ and ] step through them, lighting each one's bytes in turn (class stp).
+  function explain(n) {
+    var ex = view.explain;
+    ex.textContent = '';
+    view.step = -1;
+    view.stepEls = [];
+    stepLight(null);
+    if (!n) return;
+    var h = el('div', 'xh');
+    h.appendChild(el('b', '', n.name));
+    h.appendChild(document.createTextNode(' ' + n.type + ', ' + n.size + (n.size === 1 ? ' byte' : ' bytes') + ' at ' + hex4(n.off) + (n.val ? ': ' : '')));
+    h.appendChild(el('span', 'v', n.val));
+    ex.appendChild(h);
+    if (n.about) ex.appendChild(el('div', 'about', n.about));
+    if ((n.flags & FlagHeader || headerChild(n)) && view.m.header_why) ex.appendChild(el('div', 'why', view.m.header_why));
+    var steps = n.steps || [];
+    if (!steps.length) return;
+    var ol = el('ol', 'steps');
+    for (var i = 0; i < steps.length; i++) {
+      var st = steps[i], li = el('li', 'st');
+      li.setAttribute('data-step', i);
+      li.appendChild(el('span', 'sl', st.label));
+      li.appendChild(el('span', 'sm', st.meaning));
+      if (st.rule) li.appendChild(el('span', 'sr', st.rule));
+      ol.appendChild(li);
+      view.stepEls.push(li);
+    }
+    ex.appendChild(ol);
+    ex.appendChild(el('div', 'help noprint', steps.length > 1 ? '[ and ] step through the parts, lighting each one\u2019s bytes.' : '] lights these bytes.'));
+  }
+  // stepTo lights step i of the pinned field (-1: none).
+  function stepTo(i) {
+    var n = view && view.pinned;
+    if (!n || !n.steps || i < -1 || i >= n.steps.length) return;
+    if (view.step >= 0) view.stepEls[view.step].classList.remove('cur');
+    view.step = i;
+    if (i < 0) { stepLight(null); return; }
+    view.stepEls[i].classList.add('cur');
+    scrollInto(view.explain, view.stepEls[i]);
+    var st = n.steps[i], p = view.panes[n.pane];
+    // A bit lies in the field's own bytes.
+    var a = st.size ? st.off : n.off, b = a + (st.size || n.size);
+    stepLight(p ? { p: p, a: Math.max(0, a), b: Math.min(b, p.spans.length) } : null);
+    if (view.stepLit && view.stepLit.b > view.stepLit.a) scrollInto(view.panesEl, p.spans[view.stepLit.a], p.spans[view.stepLit.b - 1]);
+  }
+  function stepLight(r) {
+    if (!view) return;
+    mark(view.stepLit, 'stp', false);
+    view.stepLit = r;
+    mark(r, 'stp', true);
+  }
+  function preview(n) {
+    if (!view || view.hover === n) return;
+    var i, old = view.hover;
+    if (old) for (i = 0; i < old.els.length; i++) old.els[i].classList.remove('hv');
+    mark(view.pv, 'pv', false);
+    view.hover = n;
+    view.pv = n && n !== view.pinned ? rangeOf(n, true) : null;
+    if (n && n !== view.pinned) for (i = 0; i < n.els.length; i++) n.els[i].classList.add('hv');
+    mark(view.pv, 'pv', true);
+  }
+  function mark(r, cls, on) {
+    if (!r) return;
+    for (var i = r.a; i < r.b; i++) {
+      r.p.spans[i].classList.toggle(cls, on);
+      r.p.ascii[i].classList.toggle(cls + 'a', on);
+    }
   }
   // light moves the class hl from the bytes of range was to those of range now, touching only
   // the bytes that change (a byte clicked inside a big payload lights nothing new); the bytes
@@ -389,14 +537,14 @@
       now.p.ascii[i].classList.add('hlpa');
     }
   }
-  function pin(n, scroll) {
+  function pin(n, from) {
     if (!view) return;
     view.pinned = n;
-    show(n);
-    if (scroll && n) {
-      for (var i = 0; i < n.els.length; i++) if (n.els[i].tagName === 'TR') scrollInto(n.els[i]);
-    }
+    preview(null);
+    show(n, from);
   }
+  // paneOf is the pane (diagram, tree or bytes) that holds e.
+  function paneOf(e) { return e.closest('#dg, #fields, #panes'); }
   function nodeOf(e) {
     while (e && e.getAttribute) {
       if (e.hasAttribute('data-n')) return view && view.flat[+e.getAttribute('data-n')];
@@ -419,19 +567,18 @@
     if (t.classList.contains('b') && t.hasAttribute('data-offset')) {
       var pe = t.closest('.pane');
       var n = innermost(+pe.getAttribute('data-pane'), +t.getAttribute('data-offset'));
-      if (n) pin(n, true);
+      if (n) pin(n, view.panesEl);
       return;
     }
     var f = nodeOf(t);
-    if (f) { ev.stopPropagation(); pin(f, false); return; }
+    if (f) { ev.stopPropagation(); pin(f, paneOf(t)); return; }
+    var st = t.closest('#explain li[data-step]');
+    if (st) { stepTo(+st.getAttribute('data-step')); return; }
     var r = t.closest('tr[data-i]');
     if (r) select(+r.getAttribute('data-i'));
   });
   document.addEventListener('mouseover', function (ev) {
-    if (!view) return;
-    var f = nodeOf(ev.target);
-    if (f) show(f);
-    else if (view.shownSel !== view.pinned) show(view.pinned);
+    if (view) preview(nodeOf(ev.target));
   });
   document.addEventListener('keydown', function (ev) {
     var tag = (ev.target.tagName || '').toLowerCase();
@@ -440,13 +587,99 @@
     switch (ev.key) {
       case 'ArrowDown': if (pos + 1 < shown.length) select(shown[pos + 1]); break;
       case 'ArrowUp': if (pos > 0) select(shown[pos - 1]); break;
-      case 'ArrowRight': if (view) pin(view.flat[n ? Math.min(n.idx + 1, view.flat.length - 1) : 0], true); break;
-      case 'ArrowLeft': if (view) pin(view.flat[n ? Math.max(n.idx - 1, 0) : 0], true); break;
-      case 'Enter': if (n && n.kids.length) pin(n.kids[0], true); else if (view && !n) pin(view.flat[0], true); break;
-      case 'Escape': if (n && n.parent) pin(n.parent, true); break;
+      case 'ArrowRight': if (view) pin(view.flat[n ? Math.min(n.idx + 1, view.flat.length - 1) : 0]); break;
+      case 'ArrowLeft': if (view) pin(view.flat[n ? Math.max(n.idx - 1, 0) : 0]); break;
+      case 'Enter': if (n && n.kids.length) pin(n.kids[0]); else if (view && !n) pin(view.flat[0]); break;
+      case 'Escape': if (n && n.parent) pin(n.parent); break;
+      case '+': case '=': setZoom(zoom + 1, true); break;
+      case '-': setZoom(zoom - 1, true); break;
+      case ']': if (view) stepTo(view.step + 1); break;
+      case '[': if (view) stepTo(view.step - 1); break;
       default: return;
     }
     ev.preventDefault();
+  });
+
+  // The conversation: a ladder (sequence) diagram of the selected message's connection, with,
+  // when it talks to a consumer group, every connection that names the same group (its
+  // members' connections to the coordinator). One lane per client connection and one per
+  // broker address; each message an arrow (data-frame) from its source lane to its
+  // destination's, in the order of the capture, its time on the left. Drawn as inline SVG,
+  // every text a text node; redrawn as a live page receives messages.
+  var SVG = 'http://www.w3.org/2000/svg', LADDER_MAX = 2000, ROW = 24, TIMES = 90, LANE_MIN = 150;
+  function svg(tag, attrs, text) {
+    var e = document.createElementNS(SVG, tag);
+    for (var k in attrs) e.setAttribute(k, attrs[k]);
+    if (text != null) e.textContent = text;
+    return e;
+  }
+  // groupOf is the consumer group a message names at the top of its body (GroupId), or ''.
+  function groupOf(m) {
+    for (var i = 0; i < m.f.length; i++) if (m.s[m.f[i][0]] === 'GroupId' && !(m.f[i][5] & FlagHeader)) return m.s[m.f[i][4]];
+    return '';
+  }
+  function conversation(m) {
+    var streams = {}, groups = {}, i, key = function (o) { return (o.file || '') + '\u0000' + o.stream; };
+    streams[key(m)] = true;
+    for (i = 0; i < msgs.length; i++) if (streams[key(msgs[i])]) { var g = groupOf(msgs[i]); if (g) groups[g] = true; }
+    for (i = 0; i < msgs.length; i++) if (groups[groupOf(msgs[i])]) streams[key(msgs[i])] = true;
+    var out = [];
+    for (i = 0; i < msgs.length; i++) if (streams[key(msgs[i])]) out.push(i);
+    return { list: out, groups: Object.keys(groups) };
+  }
+  function ladder() {
+    var box = $('ladder');
+    if (box.hidden) return;
+    box.textContent = '';
+    if (cur < 0) { box.appendChild(el('div', 'empty', 'Select a message to see its conversation.')); return; }
+    var c = conversation(msgs[cur]), list = c.list.slice(0, LADDER_MAX), lanes = [], at = {}, i;
+    function lane(id, label, sub) { if (!(id in at)) { at[id] = lanes.length; lanes.push([label, sub]); } return at[id]; }
+    var rows = [];
+    for (i = 0; i < list.length; i++) {
+      var m = msgs[list[i]], req = m.kind !== 'response';
+      var client = req ? m.src : m.dst, broker = req ? m.dst : m.src;
+      var cl = lane('c' + (m.file || '') + m.stream, (m.client_id || 'client') + ' #' + m.stream, client);
+      var bl = lane('b' + broker, 'broker', broker);
+      rows.push({ i: list[i], m: m, from: req ? cl : bl, to: req ? bl : cl });
+    }
+    box.appendChild(el('div', 'meta', 'Conversation of stream ' + msgs[cur].stream + (c.groups.length ? ' and of group ' + c.groups.join(', ') : '') +
+      ': ' + list.length + ' messages' + (c.list.length > list.length ? ' (the first ' + LADDER_MAX + ' of ' + c.list.length + ')' : '') + '. Click an arrow to open its message.'));
+    var width = Math.max(box.clientWidth - 20, TIMES + lanes.length * LANE_MIN), step = (width - TIMES) / lanes.length;
+    var x = function (l) { return TIMES + step * (l + 0.5); }, top = 44, height = top + rows.length * ROW + 10;
+    var g = svg('svg', { width: width, height: height, viewBox: '0 0 ' + width + ' ' + height, 'class': 'ladder' });
+    for (i = 0; i < lanes.length; i++) {
+      g.appendChild(svg('text', { x: x(i), y: 16, 'class': 'lane', 'text-anchor': 'middle' }, lanes[i][0]));
+      g.appendChild(svg('text', { x: x(i), y: 32, 'class': 'lane sub', 'text-anchor': 'middle' }, lanes[i][1]));
+      g.appendChild(svg('line', { x1: x(i), y1: top - 6, x2: x(i), y2: height, 'class': 'life' }));
+    }
+    for (i = 0; i < rows.length; i++) g.appendChild(arrow(rows[i], top + i * ROW + ROW / 2, x));
+    box.appendChild(g);
+    var now = box.querySelector('.arrow.cur');
+    if (now) scrollInto(box, now);
+  }
+  function arrow(r, y, x) {
+    var m = r.m, a = svg('g', { 'class': 'arrow ' + (m.kind === 'response' ? 'resp' : 'req') + (r.i === cur ? ' cur' : '') + (m.error ? ' err' : ''), 'data-frame': m.frame, 'data-i': r.i });
+    var x1 = x(r.from), x2 = x(r.to), dir = x2 > x1 ? 1 : -1;
+    a.appendChild(svg('rect', { x: 0, y: y - ROW / 2, width: '100%', height: ROW, 'class': 'hit' }));
+    a.appendChild(svg('text', { x: 4, y: y + 4, 'class': 'time' }, relTime(m)));
+    a.appendChild(svg('line', { x1: x1, y1: y, x2: x2 - dir * 6, y2: y }));
+    a.appendChild(svg('path', { d: 'M' + x2 + ' ' + y + ' l' + (-dir * 9) + ' -5 v10 z' }));
+    var label = '#' + m.frame + ' ' + apiText(m) + (m.kind === 'response' ? ' resp' : '') + ' corr ' + m.correlation_id +
+      (m.latency_us != null ? ' ' + (m.latency_us / 1000).toFixed(3) + ' ms' : '');
+    a.appendChild(svg('text', { x: (x1 + x2) / 2, y: y - 4, 'text-anchor': 'middle' }, label));
+    return a;
+  }
+  $('ladder-toggle').onclick = function () {
+    var box = $('ladder');
+    box.hidden = !box.hidden;
+    $('main').classList.toggle('conv', !box.hidden);
+    this.setAttribute('aria-pressed', String(!box.hidden));
+    if (box.hidden) markRow(); // the list scrolled nowhere while it was hidden
+    ladder();
+  };
+  $('ladder').addEventListener('click', function (ev) {
+    var a = ev.target.closest && ev.target.closest('[data-frame]');
+    if (a) select(+a.getAttribute('data-i'));
   });
 
   // Controls.
@@ -456,6 +689,24 @@
     root.setAttribute('data-theme', dark ? 'light' : 'dark');
   }
   $('theme').onclick = theme;
+  // Text size, for a projector: A- and A+ (or - and +) step through these sizes of the root
+  // font, which every size on the page follows; the step is kept in the URL (#zoom=N) so that
+  // a reload or a shared link keeps it.
+  var ZOOMS = [11, 13, 15, 18, 21, 25, 30], ZOOM0 = 1, zoom = ZOOM0;
+  function setZoom(z, keep) {
+    zoom = Math.max(0, Math.min(ZOOMS.length - 1, z));
+    document.documentElement.style.fontSize = ZOOMS[zoom] + 'px';
+    $('zoom-out').disabled = zoom === 0;
+    $('zoom-in').disabled = zoom === ZOOMS.length - 1;
+    if (!keep) return;
+    var h = zoom === ZOOM0 ? '' : '#zoom=' + zoom;
+    try { history.replaceState(null, '', location.pathname + location.search + h); } catch (e) { location.hash = h; }
+    if (view && view.pinned) show(view.pinned); // the bigger boxes may have moved it away
+  }
+  $('zoom-in').onclick = function () { setZoom(zoom + 1, true); };
+  $('zoom-out').onclick = function () { setZoom(zoom - 1, true); };
+  var zq = /(?:^#|&)zoom=(\d+)/.exec(location.hash);
+  setZoom(zq ? +zq[1] : ZOOM0, false);
   // The list's filters, and on a served page the -Y expression, are in the URL's query (text,
   // kind, api, stream, errors, y) so that a link opens the list as it was.
   var listParams = { text: 'f-text', kind: 'f-kind', api: 'f-api', stream: 'f-stream', errors: 'f-errors' };
@@ -544,6 +795,8 @@
   if (meta.live) {
     var pb = $('pause');
     pb.hidden = false;
+    $('tail-l').hidden = false;
+    $('tail').onchange = function () { if (this.checked) follow(); };
     pb.onclick = function () {
       paused = !paused;
       pb.textContent = paused ? 'resume' : 'pause';
