@@ -46,9 +46,9 @@ func savedMessages(t *testing.T, out string) []string {
 	return lines
 }
 
-// dropNames removes the names of topic ids from a line: the notes of uuid fields, and a
-// "topic" beside a "topic_id". The names come from Metadata responses that the file need not
-// hold.
+// dropNames removes the names of topic ids from a line: the notes and the "topic" of uuid
+// fields, and a "topic" beside a "topic_id". The names come from Metadata responses that the
+// file need not hold.
 func dropNames(v any) {
 	switch v := v.(type) {
 	case []any:
@@ -58,6 +58,7 @@ func dropNames(v any) {
 	case map[string]any:
 		if v["type"] == "uuid" {
 			delete(v, "note")
+			delete(v, "topic")
 		}
 		if _, ok := v["topic_id"]; ok {
 			delete(v, "topic")
