@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -110,7 +109,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
 			return
 		}
-		status = cmd.Failed(stderr, "%v%s", err, notSubcommand(cmd.prog, err))
+		status = cmd.Failed(stderr, "%v", err)
 	})
 	done()
 	if err != nil {
@@ -283,14 +282,4 @@ func noticesLeftOut(p *dissect.Pipeline, prefix string, stderr io.Writer) {
 		fmt.Fprintf(stderr, "kdissect: %s%d notices were left out: they came after the first %d of a connection, before its first message shown\n",
 			prefix, crowded, dissect.MaxHeldNotices)
 	}
-}
-
-// notSubcommand is what to add to the error of a capture that does not exist when its name
-// reads like a mistyped subcommand ("kdissect shema"): a word, not a path.
-func notSubcommand(p *Program, err error) string {
-	var pe *fs.PathError
-	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || strings.ContainsAny(pe.Path, "./\\") {
-		return ""
-	}
-	return fmt.Sprintf(" (nor is there a subcommand %q: %s --help lists them)", pe.Path, p.Name)
 }
