@@ -142,8 +142,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 		r, err := capture.OpenLive(o.Iface, capture.LiveOptions{Ports: ports.Ranges()})
 		if err != nil {
 			ln.Close()
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			return ExitUsage
+			return liveFailed(cmd, stderr, err)
 		}
 		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
 			Keys: keys, Flush: true, Warn: warn})
