@@ -343,6 +343,8 @@ func TestSilentRuns(t *testing.T) {
 	}{
 		{"TLS without -p", []string{"--format", "summary"}, tlsFile,
 			[]string{"TCP connections to port 443", "no Kafka request seen on any port", "TLS seen on port 443 (2 connections): try -p 443 --tls-keylog FILE"}},
+		{"TLS with a key log of other sessions", []string{"--format", "summary", "--tls-keylog", pcap("kgo-tls12.keylog")}, pcap("kgo-tls13.pcap"),
+			[]string{"TLS seen on port 9093 (6 connections): the key log given has no keys for these sessions"}},
 		{"no Kafka", []string{"--format", "summary", "--stats"}, httpFile,
 			[]string{"4 TCP connections to port 80", "no Kafka request seen on any port"}},
 		{"filters", []string{"--format", "json", "--topic", "no-such-topic"}, kafka,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -121,7 +122,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		if err := save.Close(); err != nil {
 			status = cmd.Failed(stderr, "-w %s: %v", o.Write, err)
 		} else {
-			fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), o.Write)
+			fmt.Fprintf(stderr, "kdissect: %s written to %s\n", plural.Count(save.Written(), "packet"), o.Write)
 		}
 	}
 	o.opened = p.Seen().Files
@@ -265,7 +266,7 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 		return
 	}
 	shown, _ := p.Shown()
-	fmt.Fprintf(stderr, "kdissect: %d packets read (%d TCP), %d Kafka messages shown\n", seen.Packets, seen.TCP, shown)
+	fmt.Fprintf(stderr, "kdissect: %s read (%d TCP), %s shown\n", plural.Count(seen.Packets, "packet"), seen.TCP, plural.Count(shown, "Kafka message"))
 }
 
 // noticesLeftOut says how many notices a filter left out with connections that showed no
@@ -279,7 +280,7 @@ func noticesLeftOut(p *dissect.Pipeline, prefix string, stderr io.Writer) {
 		fmt.Fprintf(stderr, "kdissect: %s%d notices about connections with no message shown were left out\n", prefix, quiet)
 	}
 	if crowded > 0 {
-		fmt.Fprintf(stderr, "kdissect: %s%d notices were left out: they came after the first %d of a connection, before its first message shown\n",
-			prefix, crowded, dissect.MaxHeldNotices)
+		fmt.Fprintf(stderr, "kdissect: %s%s %s left out: %s after the first %d of a connection, before its first message shown\n",
+			prefix, plural.Count(crowded, "notice"), plural.Pick(crowded, "was", "were"), plural.Pick(crowded, "it came", "they came"), dissect.MaxHeldNotices)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -83,11 +84,11 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()
-	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",
-		st.Packets, st.TCP, shown, ks.Received, ks.Dropped)
+	fmt.Fprintf(stderr, "kdissect: %s captured (%d TCP), %s shown; %s received by filter, %d dropped by kernel\n",
+		plural.Count(st.Packets, "packet"), st.TCP, plural.Count(shown, "Kafka message"), plural.Count(ks.Received, "packet"), ks.Dropped)
 	noticesLeftOut(p, "", stderr)
 	if save != nil && status == ExitOK {
-		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, l.Write)
+		fmt.Fprintf(stderr, "kdissect: wrote %s to %s\n", plural.Count(st.Packets, "packet"), l.Write)
 	}
 	if writeErr != nil {
 		return cmd.Failed(stderr, "writing output: %v", writeErr)

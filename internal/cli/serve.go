@@ -17,6 +17,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/serve"
 )
 
@@ -167,11 +168,11 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 			}
 			st := r.Stats()
 			r.Close()
-			fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP)\n", st.Packets, st.TCP)
+			fmt.Fprintf(stderr, "kdissect: %s captured (%d TCP)\n", plural.Count(st.Packets, "packet"), st.TCP)
 		}
 		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, ports, page)
 	} else {
-		fmt.Fprintf(stderr, "kdissect: serving %d messages on %s\n", srv.Messages(), page)
+		fmt.Fprintf(stderr, "kdissect: serving %s on %s\n", plural.Count(srv.Messages(), "message"), page)
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
