@@ -64,7 +64,10 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	// decode has no -o: stdout is its only output, so a binary format goes there (Output
 	// still refuses a terminal).
 	o.ToFile = true
-	_, out, err := o.Output(stdout, stderr)
+	f, out, err := o.Output(stdout, stderr)
+	if err == nil {
+		err = cli.WritesSomething(f, false, "") // decode has no --stats
+	}
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

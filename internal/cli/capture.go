@@ -65,6 +65,9 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		return cmd.Report(stderr, err)
 	}
 	f, out, err := o.Output(o.messagesTo(stdout), stderr)
+	if err == nil {
+		err = WritesSomething(f, o.Select.Stats || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
+	}
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
