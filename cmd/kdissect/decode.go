@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +39,10 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	fail := func(format string, a ...any) int { return cmd.Failed(stderr, "decode: "+format, a...) }
 	if fs.NArg() > 1 {
 		return cmd.UsageError(stderr, "one input file at most, got %q", fs.Args())
+	}
+	// With no file, frames come from stdin: from a terminal, none would (decode would wait).
+	if cli.StdinTerminal([]string{cmp.Or(fs.Arg(0), "-")}, stdin) {
+		return cmd.UsageError(stderr, "decode reads frames from stdin, which is a terminal: pipe them in (xxd -p frames.bin | kdissect decode) or name a file")
 	}
 	if o.api == "" && fs.Changed("api-version") {
 		return cmd.UsageError(stderr, "--api-version goes with --api")
