@@ -453,7 +453,7 @@ func firstColumn(s string) string {
 // that decode it cleanly.
 func TestDecodeHints(t *testing.T) {
 	out, errOut, code := kdissectStdin(t, []byte("zzzz-not-hex\n"), "decode")
-	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "neither hex text nor binary frames") || !strings.Contains(errOut, "'z' at offset 0") {
+	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "neither hex text (digits, 0x bytes, xxd or hexdump -C output) nor binary frames") || !strings.Contains(errOut, `line 1: "zzzz-not-hex" is not hex`) {
 		t.Errorf("text: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
