@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -112,10 +114,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	page := "http://" + ln.Addr().String() + "/"
-	if o.Token != "" {
-		page += "?token=" + url.QueryEscape(o.Token)
-	}
+	page := pageURLs(host, ln.Addr(), o.Token)
 	hs := srv.HTTPServer()
 
 	signals := make(chan os.Signal, 2)
@@ -189,4 +188,34 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	srv.Close()
 	hs.Close()
 	return status
+}
+
+// pageURLs says where the page is: one URL, or for a server listening on every address, one a
+// line for each address of the machine (a room needs one it can reach; [::] is none).
+func pageURLs(host string, addr net.Addr, token string) string {
+	bound, port, _ := net.SplitHostPort(addr.String())
+	var ifaces []netip.Addr
+	if nets, err := net.InterfaceAddrs(); err == nil {
+		for _, n := range nets {
+			if p, err := netip.ParsePrefix(n.String()); err == nil {
+				ifaces = append(ifaces, p.Addr())
+			}
+		}
+	}
+	hosts := serve.Hosts(host, ifaces)
+	if len(hosts) == 0 {
+		hosts = []string{bound}
+	}
+	var urls []string
+	for _, h := range hosts {
+		u := "http://" + net.JoinHostPort(h, port) + "/"
+		if token != "" {
+			u += "?token=" + url.QueryEscape(token)
+		}
+		urls = append(urls, u)
+	}
+	if len(urls) == 1 {
+		return urls[0]
+	}
+	return "each address of this machine:\n  " + strings.Join(urls, "\n  ")
 }
