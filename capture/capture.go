@@ -33,6 +33,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
+
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // MaxCaptureLength is the longest packet record a capture may hold: libpcap's
@@ -223,7 +225,7 @@ func newReader(r io.Reader, name string, bufSize int) (*Reader, error) {
 	case len(magic) == 0 && err == io.EOF:
 		return nil, fmt.Errorf("%s: empty file: not a capture", name)
 	case len(magic) < 4 && (err == io.EOF || err == io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("%s: only %d bytes: not a capture", name, len(magic))
+		return nil, fmt.Errorf("%s: only %s: not a capture", name, plural.Count(len(magic), "byte"))
 	case err != nil:
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
+
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Link types that hold raw IP on some systems: DLT_RAW is 12 on most BSDs and
@@ -150,7 +152,7 @@ func (d *decoder) decode(data []byte, lt layers.LinkType, cut bool) (seg *Segmen
 		// Ethernet one, say) does not say so.
 		if truncated || cut {
 			if missing > 0 {
-				return nil, true, fmt.Errorf("cut by the snap length before the end of the TCP header (%d bytes of the IP packet missing): %v", missing, err)
+				return nil, true, fmt.Errorf("cut by the snap length before the end of the TCP header (%s of the IP packet missing): %v", plural.Count(missing, "byte"), err)
 			}
 			return nil, true, fmt.Errorf("cut by the snap length before the end of the TCP header: %v", err)
 		}

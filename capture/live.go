@@ -80,16 +80,12 @@ func (r *Reader) KernelStats() (stats KernelStats, ok bool) {
 	return KernelStats{}, false
 }
 
-// SetcapCommand grants a binary what live capture needs, so that it runs
-// without root.
-const SetcapCommand = "sudo setcap cap_net_raw,cap_net_admin=eip $(which kdissect)"
-
-// liveError explains why a packet socket on iface could not be set up: a
-// missing privilege says how to get it.
+// liveError explains why a packet socket on iface could not be set up; a missing privilege
+// is ErrPermission (what to do about it is the command line's to say).
 func liveError(iface, what string, err error) error {
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-		return fmt.Errorf("%w on %s (%s: %v): live capture needs root or the CAP_NET_RAW capability; run kdissect with sudo, or grant it once with:\n  %s",
-			ErrPermission, iface, what, err, SetcapCommand)
+		return fmt.Errorf("%w on %s (%s: %v): live capture needs root or the CAP_NET_RAW capability",
+			ErrPermission, iface, what, err)
 	}
 	return fmt.Errorf("capturing on %s: %s: %w", iface, what, err)
 }

@@ -20,7 +20,7 @@ func TestLivePermissionMessage(t *testing.T) {
 		if !errors.Is(err, ErrPermission) {
 			t.Errorf("%v: not ErrPermission: %v", errno, err)
 		}
-		for _, want := range []string{"eth0", "sudo", SetcapCommand, errno.Error()} {
+		for _, want := range []string{"eth0", "CAP_NET_RAW", errno.Error()} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%v: message %q lacks %q", errno, err, want)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // decoder walks bytes by definition. It stops at the first field that does not fit and records
@@ -205,7 +206,7 @@ func (d *decoder) need(n int, name string, typ wire.Type) bool {
 		return false
 	}
 	if n > d.left() {
-		d.fail(d.pos, "%s (%s) needs %d bytes, %d left", name, typ, n, d.left())
+		d.fail(d.pos, "%s (%s) needs %s, %d left", name, typ, plural.Count(n, "byte"), d.left())
 		return false
 	}
 	return true
@@ -360,7 +361,7 @@ func (d *decoder) arrayHead(f *schema.Field, nullable bool) (typ wire.Type, coun
 	// Every element takes at least one byte: refuse counts the remaining bytes cannot hold
 	// before looping or allocating anything.
 	if min := int64(d.minSize(f)); count*min > int64(d.left()) {
-		d.fail(start, "%s: array of %d elements cannot fit in the %d bytes left", name, count, d.left())
+		d.fail(start, "%s: array of %s cannot fit in the %s left", name, plural.Count(count, "element"), plural.Count(d.left(), "byte"))
 		return typ, count, true, false
 	}
 	return typ, count, true, true
@@ -537,7 +538,7 @@ func (d *decoder) varHead(k schema.Kind, name string, nullable, compact bool) (t
 		return typ, length, true, false
 	}
 	if length > int64(d.left()) {
-		d.fail(start, "%s (%s) says %d bytes, %d left", name, typ, length, d.left())
+		d.fail(start, "%s (%s) says %s, %d left", name, typ, plural.Count(length, "byte"), d.left())
 		return typ, length, true, false
 	}
 	return typ, length, true, true
@@ -694,7 +695,7 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 		section()
 	}
 	if count > uint64(d.left()) {
-		d.fail(start, "_tagged_fields: %d tags cannot fit in the %d bytes left", count, d.left())
+		d.fail(start, "_tagged_fields: %s cannot fit in the %s left", plural.Count(count, "tag"), plural.Count(d.left(), "byte"))
 		if n != nil {
 			n.Size = d.pos - start
 		}
@@ -711,7 +712,7 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 			break
 		}
 		if size > uint64(d.left()) {
-			d.fail(ts, "tagged field %d says %d bytes, %d left", tag, size, d.left())
+			d.fail(ts, "tagged field %d says %s, %d left", tag, plural.Count(size, "byte"), d.left())
 			break
 		}
 		var f *schema.Field
@@ -742,7 +743,7 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 			stop, failed = d.pos, d.failed
 			d.end, d.flex, d.failed = outerEnd, outerFlex, false
 			if !failed && stop != end {
-				d.warn(stop, "tagged field %s: %d of its %d bytes not decoded", f.Name, end-stop, size)
+				d.warn(stop, "tagged field %s: %d of its %s not decoded", f.Name, end-stop, plural.Count(size, "byte"))
 			}
 		}
 		d.pos = end

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Codec decodes Kafka frames with one set of definitions. It is safe for concurrent use.
@@ -253,7 +254,7 @@ func (c *Codec) parseRequestHeader(frame []byte) (requestHeader, error) {
 		n := int(int16(binary.BigEndian.Uint16(frame[12:])))
 		if n >= 0 {
 			if 14+n > len(frame) {
-				return h, fmt.Errorf("client id of %d bytes runs past the frame", n)
+				return h, fmt.Errorf("client id of %s runs past the frame", plural.Count(n, "byte"))
 			}
 			s := string(frame[14 : 14+n])
 			h.ClientID = &s
@@ -386,7 +387,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: wire.Int32, Offset: 0, Size: 4, Value: int64(size)}))
 	d.pos = 4
 	if size != len(frame)-4 {
-		d.warn(0, "message_size says %d bytes, the frame has %d", size, len(frame)-4)
+		d.warn(0, "message_size says %s, the frame has %d", plural.Count(size, "byte"), len(frame)-4)
 	}
 	d.version = int16(m.HeaderVersion)
 	d.flex = header.Flexible(d.version)
@@ -405,7 +406,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 		d.flex = def.Flexible(m.Version)
 		m.Fields = d.structBody(def.Body, plan, m.Fields)
 		if !d.failed && d.pos < d.end {
-			d.warn(d.pos, "%d bytes after the end of %s v%d", d.end-d.pos, def.Name, m.Version)
+			d.warn(d.pos, "%s after the end of %s v%d", plural.Count(d.end-d.pos, "byte"), def.Name, m.Version)
 		}
 	}
 	if !d.failed && d.pos < d.end {

@@ -25,6 +25,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
@@ -561,8 +562,8 @@ func (p *Pipeline) file(r *capture.Reader, name string) (packets int, err error)
 		p.seen.Packets += st.Packets
 		p.seen.TCP += st.TCP
 		if n, pkt, capLen, length := r.Overlong(); n > 0 {
-			p.cfg.Warn(fmt.Errorf("%s: %d packet records claim more captured bytes than the packet had (the first: packet %d, %d > %d bytes), as some capture tools write them; read anyway, trusting the IP header's length",
-				name, n, pkt, capLen, length))
+			p.cfg.Warn(fmt.Errorf("%s: %s claim more captured bytes than the packet had (the first: packet %d, %d > %d bytes), as some capture tools write them; read anyway, trusting the IP header's length",
+				name, plural.Count(n, "packet record"), pkt, capLen, length))
 		}
 	}()
 	if r.Streaming() {
@@ -849,7 +850,7 @@ func (p *Pipeline) readSegments(r *capture.Reader, name string, next func() (*ca
 			p.progress()
 		}
 		if seg.Truncated {
-			p.cfg.Warn(fmt.Errorf("%s: packet %d: cut by the snap length, %d bytes of TCP payload missing", name, seg.Num, seg.Missing))
+			p.cfg.Warn(fmt.Errorf("%s: packet %d: cut by the snap length, %s of TCP payload missing", name, seg.Num, plural.Count(seg.Missing, "byte")))
 		}
 		add(seg)
 	}

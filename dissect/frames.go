@@ -2,14 +2,13 @@ package dissect
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"unicode"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -63,34 +62,24 @@ func ReadFrames(name string, stdin io.Reader) (string, []byte, error) {
 // and white space). It stops at a frame cut short (an InputError), or when the output cannot be
 // written.
 func (fr Frames) Decode(name string, data []byte) error {
-	// Hex text is told from binary frames by its bytes: a binary frame starts with its size
-	// prefix, whose first byte is 0x00 for any frame under 16 MiB and never a hex digit or white
-	// space for one under 150 MB.
-	if isHexText(data) {
-		clean := strings.Map(func(r rune) rune {
-			if unicode.IsSpace(r) {
-				return -1
-			}
-			return r
-		}, string(data))
-		var err error
-		if data, err = hex.DecodeString(clean); err != nil {
-			return inputError("%s: not hex: %v", name, err)
+	// Hex text is told from binary frames by its bytes (see isText), and read in any of the
+	// forms people paste (see hexText).
+	if isText(data) {
+		b, err := hexText(data)
+		if err != nil {
+			return inputError("%s: neither hex text (digits, 0x bytes, xxd or hexdump -C output) nor binary frames: %v; as binary, its first four characters would claim a frame of %s",
+				name, err, plural.Count(binary.BigEndian.Uint32(append(data[:min(4, len(data)):min(4, len(data))], 0, 0, 0, 0)), "byte"))
 		}
-	} else if off, ok := notHexText(data); ok {
-		// Text, but not hex: as binary, its first four characters would be a size of more than
-		// 500 MB. It is neither.
-		return inputError("%s: neither hex text nor binary frames: %q at offset %d is not a hex digit, and text read as a binary frame would claim %d bytes",
-			name, data[off], off, binary.BigEndian.Uint32(append(data[:min(4, len(data)):min(4, len(data))], 0, 0, 0, 0)))
+		data = b
 	}
 	for off, i := 0, 0; off < len(data); i++ {
 		if len(data)-off < 4 {
-			return inputError("%s: offset %d: %d bytes left, too few for a size prefix", name, off, len(data)-off)
+			return inputError("%s: offset %d: %s left, too few for a size prefix", name, off, plural.Count(len(data)-off, "byte"))
 		}
 		size := int(int32(binary.BigEndian.Uint32(data[off:])))
 		end := off + 4 + size
 		if size < 0 || end > len(data) {
-			return inputError("%s: offset %d: frame of %d bytes, but %d bytes are left", name, off, size, len(data)-off-4)
+			return inputError("%s: offset %d: frame of %s, but %s left", name, off, plural.Count(size, "byte"), plural.Count(len(data)-off-4, "byte")+plural.Pick(len(data)-off-4, " is", " are"))
 		}
 		frame := data[off:end]
 		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
@@ -114,37 +103,6 @@ func (fr Frames) Decode(name string, data []byte) error {
 		off = end
 	}
 	return nil
-}
-
-// isHexText reports whether data is hex digits and white space only.
-func isHexText(data []byte) bool {
-	digits := false
-	for _, c := range data {
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-			digits = true
-		case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
-		default:
-			return false
-		}
-	}
-	return digits
-}
-
-// notHexText reports whether data is text (printable ASCII and white space) that is not hex,
-// and where its first character that is not a hex digit is.
-func notHexText(data []byte) (int, bool) {
-	first := -1
-	for i, c := range data {
-		switch {
-		case c == ' ', c == '\t', c == '\n', c == '\r':
-		case c < 0x20 || c > 0x7e:
-			return 0, false
-		case first < 0 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'):
-			first = i
-		}
-	}
-	return first, first >= 0
 }
 
 // maxFits bounds the APIs a decode hint lists.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly"
 )
 
@@ -15,8 +16,9 @@ type Seen struct {
 	// and those that carried TCP.
 	Files, Packets, TCP int
 	// Conns counts the TCP connections per server port (the port the connection's first
-	// packet, or its SYN, went to); TLS counts those of them whose TLS was not decrypted.
-	Conns, TLS map[uint16]int
+	// packet, or its SYN, went to); TLS counts those of them whose TLS was not decrypted, and
+	// NoSecrets those of these that were not for want of their secrets in the key log given.
+	Conns, TLS, NoSecrets map[uint16]int
 	// Decoded counts the Kafka messages decoded, before the filters.
 	Decoded int
 	// Streamed names the captures read as they arrived (from a pipe or FIFO).
@@ -42,6 +44,12 @@ func (s *Seen) event(ev event) {
 				s.TLS = map[uint16]int{}
 			}
 			s.TLS[ev.conn.Server.Port()]++
+			if ev.notice.NoSecrets {
+				if s.NoSecrets == nil {
+					s.NoSecrets = map[uint16]int{}
+				}
+				s.NoSecrets[ev.conn.Server.Port()]++
+			}
 		}
 	}
 }
@@ -53,10 +61,6 @@ func (c Seen) Explain(shown int, ports []string, filtered bool) string {
 	if shown > 0 {
 		return ""
 	}
-	files := "1 file"
-	if c.Files != 1 {
-		files = fmt.Sprintf("%d files", c.Files)
-	}
 	conns := 0
 	for _, n := range c.Conns {
 		conns += n
@@ -64,9 +68,9 @@ func (c Seen) Explain(shown int, ports []string, filtered bool) string {
 	var why []string
 	switch {
 	case c.Decoded > 0 && filtered:
-		why = append(why, fmt.Sprintf("the filters excluded all %d Kafka messages", c.Decoded))
+		why = append(why, "the filters excluded all "+plural.Count(c.Decoded, "Kafka message"))
 	case c.Decoded > 0:
-		why = append(why, fmt.Sprintf("%d Kafka messages were decoded but none shown", c.Decoded))
+		why = append(why, plural.Count(c.Decoded, "Kafka message")+" decoded, none shown")
 	case len(ports) > 0 && conns == 0:
 		why = append(why, fmt.Sprintf("no TCP connection to the ports -p names (%s)", strings.Join(ports, ",")))
 	case len(ports) > 0:
@@ -75,14 +79,24 @@ func (c Seen) Explain(shown int, ports []string, filtered bool) string {
 		why = append(why, "no Kafka request seen on any port")
 	}
 	for _, p := range sortedPorts(c.TLS) {
-		why = append(why, fmt.Sprintf("TLS seen on port %d (%d connections): try -p %d --tls-keylog FILE", p, c.TLS[p], p))
+		why = append(why, c.tlsHint(p))
 	}
-	connections := "connections"
-	if conns == 1 {
-		connections = "connection"
+	return fmt.Sprintf("no Kafka message shown: read %s (%d TCP) in %s, %d TCP %s%s; %s",
+		plural.Count(c.Packets, "packet"), c.TCP, plural.Count(c.Files, "file"), conns, plural.Noun(conns, "connection"), portSummary(c.Conns), strings.Join(why, "; "))
+}
+
+// tlsHint says what to do about the TLS connections to port that were not decrypted: give a
+// key log, or (when the one given has none of their secrets) give the right one.
+func (c Seen) tlsHint(port uint16) string {
+	n, missed := c.TLS[port], c.NoSecrets[port]
+	seen := fmt.Sprintf("TLS seen on port %d (%s)", port, plural.Count(n, "connection"))
+	switch {
+	case missed == 0:
+		return fmt.Sprintf("%s: try -p %d --tls-keylog FILE", seen, port)
+	case missed == n:
+		return seen + ": the key log given has no keys for " + plural.Pick(n, "this session", "these sessions")
 	}
-	return fmt.Sprintf("no Kafka message shown: read %d packets (%d TCP) in %s, %d TCP %s%s; %s",
-		c.Packets, c.TCP, files, conns, connections, portSummary(c.Conns), strings.Join(why, "; "))
+	return fmt.Sprintf("%s: the key log given has no keys for %d of these sessions", seen, missed)
 }
 
 // portSummary lists the server ports of the connections, the busiest first, at most 8.
@@ -100,11 +114,7 @@ func portSummary(conns map[uint16]int) string {
 		}
 		parts = append(parts, fmt.Sprint(p))
 	}
-	word := "port"
-	if len(ports) > 1 {
-		word = "ports"
-	}
-	return fmt.Sprintf(" to %s %s", word, strings.Join(parts, ", "))
+	return fmt.Sprintf(" to %s %s", plural.Noun(len(ports), "port"), strings.Join(parts, ", "))
 }
 
 func sortedPorts(m map[uint16]int) []uint16 {

@@ -84,6 +84,9 @@ type Notice struct {
 	Packet int
 	Time   time.Time
 	Msg    string
+	// NoSecrets, on a NoticeTLS, says why the connection is not decrypted: secrets were given
+	// (a key log, a capture's Decryption Secrets Blocks), but none for this connection.
+	NoSecrets bool
 }
 
 // Handler receives what the assembler finds. A Handler that also has a method

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
@@ -188,9 +189,9 @@ func (f *framer) gap(n int, pkt int, t time.Time) {
 	}
 	f.reportSkipped()
 	held := f.held()
-	msg := fmt.Sprintf("%d bytes lost (not captured) at stream offset %d", n, f.base+held)
+	msg := fmt.Sprintf("%s lost (not captured) at stream offset %d", plural.Count(n, "byte"), f.base+held)
 	if held > 0 {
-		msg += fmt.Sprintf("; the %d bytes buffered before the gap are dropped", held)
+		msg += fmt.Sprintf("; the %s buffered before the gap %s dropped", plural.Count(held, "byte"), plural.Pick(held, "is", "are"))
 	}
 	f.notice(Notice{Kind: NoticeGap, Packet: pkt, Time: t, Msg: msg})
 	f.dropBig()
@@ -349,7 +350,7 @@ func (f *framer) reportSkipped() {
 		return
 	}
 	f.notice(Notice{Kind: NoticeSkipped, Packet: f.skipPkt, Time: f.skipTime,
-		Msg: fmt.Sprintf("%d bytes at stream offset %d skipped: no Kafka frame starts in them", f.skipped, f.skipFrom)})
+		Msg: fmt.Sprintf("%s at stream offset %d skipped: no Kafka frame starts in %s", plural.Count(f.skipped, "byte"), f.skipFrom, plural.Pick(f.skipped, "it", "them"))})
 	f.skipped = 0
 }
 
@@ -449,7 +450,7 @@ func (f *framer) finish() {
 	// What is held is the start of a frame: in buf, or in the file of a big frame (buf is then
 	// empty).
 	if held := int(f.held()); held > 0 {
-		msg := fmt.Sprintf("stream ends inside a frame: %d bytes at stream offset %d", held, f.base)
+		msg := fmt.Sprintf("stream ends inside a frame: %s at stream offset %d", plural.Count(held, "byte"), f.base)
 		switch {
 		case f.big != nil:
 			msg += fmt.Sprintf(" of a %d-byte frame", f.bigSize)

@@ -513,7 +513,7 @@ func TestFramerResyncBufferBound(t *testing.T) {
 	if len(h.notices) != 1 {
 		t.Errorf("notices %s, want one", h.noticeText())
 	}
-	h.noticeHas(t, NoticeSkipped, "1 bytes at stream offset 0 skipped")
+	h.noticeHas(t, NoticeSkipped, "1 byte at stream offset 0 skipped: no Kafka frame starts in it")
 }
 
 // chaotic is a checker whose verdicts follow no rule but are a function of the bytes it sees:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
 
@@ -124,10 +125,12 @@ func (t *tlsConn) state(st tlsdec.State, s int, end int64) {
 		return
 	}
 	var msg string
+	noSecrets := false
 	switch st {
 	case tlsdec.NoKeys:
+		noSecrets = t.keys.Len() > 0 || t.keys.Following()
 		switch {
-		case t.keys.Len() == 0 && !t.keys.Following():
+		case !noSecrets:
 			msg = "encrypted; pass --tls-keylog FILE to decrypt"
 		case len(info.Missing) == 4:
 			msg = fmt.Sprintf("encrypted; the key log has no secrets for this connection (client random %s)", info.ClientRandomHex())
@@ -149,7 +152,7 @@ func (t *tlsConn) state(st tlsdec.State, s int, end int64) {
 	default:
 		return
 	}
-	t.notice(s, end, info.Describe()+": "+msg)
+	t.notice(s, end, info.Describe()+": "+msg, noSecrets)
 }
 
 func joinLabels(ls []string) string {
@@ -171,7 +174,7 @@ func joinLabels(ls []string) string {
 }
 
 // notice gives the connection's TLS notice, once.
-func (t *tlsConn) notice(s int, end int64, msg string) {
+func (t *tlsConn) notice(s int, end int64, msg string, noSecrets bool) {
 	if t.noticed {
 		return
 	}
@@ -181,7 +184,7 @@ func (t *tlsConn) notice(s int, end int64, msg string) {
 		o, s = t.outer[1-s], 1-s
 	}
 	pkt, tm := t.at(s, end)
-	o.notice(Notice{Kind: NoticeTLS, Packet: pkt, Time: tm, Msg: msg})
+	o.notice(Notice{Kind: NoticeTLS, Packet: pkt, Time: tm, Msg: msg, NoSecrets: noSecrets})
 }
 
 // gap reports n lost bytes of f's direction.
@@ -197,7 +200,7 @@ func (t *tlsConn) gap(f *framer, n int, pkt int, tm time.Time) {
 	t.spans[s] = append(t.spans[s][:0], span{off: at, pkt: pkt, time: tm})
 	if before == tlsdec.Decrypting && t.dec.State() == tlsdec.Decrypting {
 		f.notice(Notice{Kind: NoticeGap, Packet: pkt, Time: tm,
-			Msg: fmt.Sprintf("%d bytes lost (not captured) at stream offset %d: TLS records after a loss cannot be decrypted, so this direction is not decoded any further", n, f.base-int64(n))})
+			Msg: fmt.Sprintf("%s lost (not captured) at stream offset %d: TLS records after a loss cannot be decrypted, so this direction is not decoded any further", plural.Count(n, "byte"), f.base-int64(n))})
 		t.inner[s].finish()
 	}
 }
@@ -213,7 +216,7 @@ func (t *tlsConn) finish(f *framer) {
 	if t.dec.State() == tlsdec.Handshake && !t.noticed {
 		info := t.dec.Info()
 		e := t.fed[s]
-		t.notice(s, e, info.Describe()+": encrypted; the TLS handshake is not complete in the capture, so it cannot be decrypted")
+		t.notice(s, e, info.Describe()+": encrypted; the TLS handshake is not complete in the capture, so it cannot be decrypted", false)
 	}
 	if !t.dead[s] {
 		t.inner[s].finish()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/internal/inert"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Compared is what `kdissect schema --compare DIR` shows: what the definitions of Dir change
@@ -23,8 +24,8 @@ type Compared struct {
 // for a new version, against the version before it.
 func CompareText(w io.Writer, c *Compared) error {
 	apis := len(c.APIs)
-	if _, err := fmt.Fprintf(w, "%s against the %s definitions: %d %s listed, %d %s the same as before\n",
-		inert.String(c.Dir), inert.String(c.Against), apis, "API"+plural(apis), len(c.Same), "file"+plural(len(c.Same))); err != nil {
+	if _, err := fmt.Fprintf(w, "%s against the %s definitions: %s listed, %s the same as before\n",
+		inert.String(c.Dir), inert.String(c.Against), plural.Count(apis, "API"), plural.Count(len(c.Same), "file")); err != nil {
 		return err
 	}
 	g := &grid{cols: []column{{}, {sep: "  "}, {sep: "  "}, {sep: "  "}, {sep: "  "}}}

@@ -13,6 +13,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/internal/inert"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // DiagramOptions says how a Diagram looks.
@@ -305,12 +306,9 @@ func (d *Diagram) bareValue(n *codec.Node, parent *codec.Node) (string, string) 
 			}
 			return fmt.Sprintf("%d %s", v, codec.ErrorName(int16(v))), styleError
 		case n.Type.IsArray():
-			if v == 1 {
-				return "1 item", styleNumber
-			}
-			return fmt.Sprintf("%d items", v), styleNumber
+			return plural.Count(v, "item"), styleNumber
 		case n.Type.IsRecords():
-			return fmt.Sprintf("%d bytes", v), styleNumber
+			return plural.Count(v, "byte"), styleNumber
 		case n.Bits == wire.BatchAttributes:
 			return batchAttributes(v), styleNumber
 		case n.Note != "" && noteInValue(n, parent):
@@ -391,7 +389,7 @@ func (d *Diagram) text(b []byte, printable bool) string {
 		s = hex.EncodeToString(show)
 	}
 	if cut {
-		s += fmt.Sprintf("… (%d bytes)", len(b))
+		s += "… (" + plural.Count(len(b), "byte") + ")"
 	}
 	return s
 }

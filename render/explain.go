@@ -8,6 +8,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // The diagram's --explain rows: under each field whose encoding has parts, one row per part,
@@ -71,7 +72,7 @@ func steps(frame []byte, n, parent *codec.Node) []step {
 			case "tag":
 				meaning += fmt.Sprintf(" → tag %d", v)
 			case "size":
-				meaning += fmt.Sprintf(" → %d byte%s of value", v, plural(int(v)))
+				meaning += " → " + plural.Count(v, "byte") + " of value"
 			}
 		}
 		out = append(out, step{n.Offset, n.Size, "bytes", meaning, varintRule(n.Type)})
@@ -166,24 +167,24 @@ func prefixMeaning(frame []byte, n *codec.Node, p codec.PrefixInfo) (label, mean
 	case n.Type == wire.TaggedFields && length == 0:
 		b.WriteString(" → no tagged fields")
 	case n.Type == wire.TaggedFields:
-		fmt.Fprintf(&b, " → %d tagged field%s", length, plural(int(length)))
+		fmt.Fprintf(&b, " → %s", plural.Count(length, "tagged field"))
 	case n.Type.IsArray():
 		if n.Type.PlusOne() {
 			fmt.Fprintf(&b, " → count %d", length)
 		} else {
-			fmt.Fprintf(&b, " → %d element%s", length, plural(int(length)))
+			fmt.Fprintf(&b, " → %s", plural.Count(length, "element"))
 		}
 	case n.Type.PlusOne():
 		fmt.Fprintf(&b, " → length %d", length)
 	default:
-		fmt.Fprintf(&b, " → %d byte%s", length, plural(int(length)))
+		fmt.Fprintf(&b, " → %s", plural.Count(length, "byte"))
 	}
 	return label, b.String()
 }
 
 // contentMeaning says what the content of a leaf with a prefix is.
 func contentMeaning(n *codec.Node, size int) string {
-	s := fmt.Sprintf("%d byte%s", size, plural(size))
+	s := plural.Count(size, "byte")
 	switch {
 	case n.Secret:
 		return s + ", redacted"

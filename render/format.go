@@ -22,6 +22,9 @@ type Format struct {
 	// Silent: nothing is written while a capture is read (statistics only), so a progress line
 	// on the same terminal cuts no line, and nothing needs parting from the tables after it.
 	Silent bool
+	// Empty: the format writes nothing at all; a run is worth it only for what else it asks
+	// (the statistics, the packets written with -w).
+	Empty bool
 	// Batch: the output is written only when the renderer is closed, so a live capture, which
 	// shows each message as it completes, cannot use it.
 	Batch bool
@@ -119,7 +122,7 @@ func Formats() []Format {
 			Page: WriteLayoutPage},
 		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true}, Records: "full",
 			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
-		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true},
+		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true, Empty: true},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // DefaultMaxMessages is how many messages a workshop page holds unless the user says: enough
@@ -162,7 +163,11 @@ func WritePage(w io.Writer, title string, msgs [][]byte, meta PageMeta, connect 
 
 // LeftOut says how many messages a page left out past its limit, and how to see them.
 func LeftOut(left, limit int) string {
-	return fmt.Sprintf("the page holds the first %d messages; %d more were left out: narrow the capture with filters (--api, --stream, --topic, --client-id, --errors, ...) or raise --max-messages", limit, left)
+	were := "were"
+	if left == 1 {
+		were = "was"
+	}
+	return fmt.Sprintf("the page holds the first %s; %d more %s left out: narrow the capture with filters (--api, --stream, --topic, --client-id, --errors, ...) or raise --max-messages", plural.Count(limit, "message"), left, were)
 }
 
 // PageMessages encodes messages for the workshop page's script: one JSON object per message

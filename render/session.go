@@ -5,6 +5,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/inert"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Fetch sessions (KIP-227) as summaries, diagrams and JSON lines show them; the conversation
@@ -69,7 +70,7 @@ func appendSession(b []byte, s *codec.SessionStep, all bool) []byte {
 		b = append(b, '(')
 	}
 	b = strconv.AppendInt(b, int64(len(s.Partitions)), 10)
-	b = append(append(b, " partition"...), plural(len(s.Partitions))...)
+	b = append(append(b, ' '), plural.Noun(len(s.Partitions), "partition")...)
 	if !s.Followed {
 		b = append(b, " known (the session opened before the capture or on another connection)"...)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/inert"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Summary writes one line per message, like tshark's default output: packet number, time (since
@@ -92,7 +93,7 @@ func (s *Summary) Message(e *Entry) error {
 	if n := len(m.Warnings); n > 0 {
 		b = append(b, "  ["...)
 		b = strconv.AppendInt(b, int64(n), 10)
-		b = append(append(b, " warning"...), plural(n)...)
+		b = append(append(b, ' '), plural.Noun(n, "warning")...)
 		b = append(b, ']')
 	}
 	b = append(b, '\n')
@@ -182,13 +183,6 @@ func appendLatency(b []byte, d time.Duration) []byte {
 	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64), " ms"...)
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 // appendFacts appends to b the short account of a message's facts that a summary line ends
 // with: topics and partitions, record counts and codecs, group and member, errors.
 func appendFacts(b []byte, f *codec.Facts) []byte {
@@ -267,7 +261,7 @@ func appendFacts(b []byte, f *codec.Facts) []byte {
 		} else {
 			b = strconv.AppendInt(b, int64(records), 10)
 		}
-		b = append(append(b, " record"...), plural(records)...)
+		b = append(append(b, ' '), plural.Noun(records, "record")...)
 		for i, c := range codecs {
 			if i == 0 {
 				b = append(b, " ("...)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -260,7 +261,7 @@ func (s *Server) filter(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}) {
-		http.Error(w, fmt.Sprintf("the filter took longer than %v over %d messages", s.evalTimeout, len(msgs)), http.StatusServiceUnavailable)
+		http.Error(w, fmt.Sprintf("the filter took longer than %v over %s", s.evalTimeout, plural.Count(len(msgs), "message")), http.StatusServiceUnavailable)
 		return
 	}
 	slices.Sort(ans.Match)

@@ -29,6 +29,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -697,14 +698,14 @@ func (s *Server) readCapture(w http.ResponseWriter, r *http.Request) (data []byt
 		name = name[:200]
 	}
 	if r.ContentLength > s.cfg.MaxUpload {
-		http.Error(w, fmt.Sprintf("%s: %d bytes is over the limit of %d bytes", name, r.ContentLength, s.cfg.MaxUpload), http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("%s: %s is over the limit of %s", name, plural.Count(r.ContentLength, "byte"), plural.Count(s.cfg.MaxUpload, "byte")), http.StatusRequestEntityTooLarge)
 		return nil, "", false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxUpload))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			http.Error(w, fmt.Sprintf("%s: over the limit of %d bytes", name, s.cfg.MaxUpload), http.StatusRequestEntityTooLarge)
+			http.Error(w, fmt.Sprintf("%s: over the limit of %s", name, plural.Count(s.cfg.MaxUpload, "byte")), http.StatusRequestEntityTooLarge)
 			return nil, "", false
 		}
 		http.Error(w, "reading the upload: "+err.Error(), http.StatusBadRequest)

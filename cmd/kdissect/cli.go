@@ -25,8 +25,9 @@ func subcommands() []*cli.Command {
 	return []*cli.Command{
 		{Name: "decode", Short: "decode raw frames (binary or hex text) from FILE or stdin", Usage: "kdissect decode [flags] [FILE]", Run: runDecode, Flags: func() *flag.FlagSet { fs, _ := decodeFlags(); return fs },
 			About: "Decodes raw Kafka frames (a 4-byte size, a header, a body), one after another, from FILE or\n" +
-				"stdin, binary or hex text. Frames are read as requests; responses need --api and\n" +
-				"--api-version, since a response does not say which API it answers."},
+				"stdin, binary or hex text: hex digits spaced anyhow (xxd -p), 0x bytes (0x1f 0x00, a C\n" +
+				"array, xxd -i) or one 0x run, or a dump of xxd or hexdump -C. Frames are read as requests;\n" +
+				"responses need --api and --api-version, since a response does not say which API it answers."},
 		{Name: "schema", Short: "the APIs, or one message's layout at a version", Usage: "kdissect schema [API] [flags]", Run: runSchema, Flags: func() *flag.FlagSet { fs, _ := schemaFlags(); return fs },
 			About: "Without an API, the table of every API. With an API (name or key), the layout of its\n" +
 				"request or response at one version, header first, and where its definition comes from;\n" +

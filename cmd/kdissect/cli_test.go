@@ -70,22 +70,55 @@ func TestFlagErrors(t *testing.T) {
 	}
 }
 
-// TestMissingCapture: a capture that does not exist is named, and a name that reads like a
-// mistyped subcommand says there is no such subcommand either; a path does not.
+// TestMissingCapture: a capture that does not exist is named (exit 1); a first argument that is
+// a word, neither a subcommand nor a file, is a mistyped subcommand (exit 2), the nearest one
+// suggested, before any flag of the main command is parsed; a word that is a file is read.
 func TestMissingCapture(t *testing.T) {
 	for _, tt := range []struct {
-		arg, want string
-		hint      bool
+		args []string
+		code int
+		want string
 	}{
-		{"shema", "kdissect: open shema: no such file or directory", true},
-		{"./shema", "kdissect: open ./shema: no such file or directory", false},
-		{"nofile.pcap", "kdissect: open nofile.pcap: no such file or directory", false},
+		{[]string{"shema", "Fetch"}, cli.ExitUsage, `kdissect: no subcommand "shema", and no file of that name: did you mean schema?`},
+		{[]string{"lve", "-i", "lo"}, cli.ExitUsage, `kdissect: no subcommand "lve", and no file of that name: did you mean live?`},
+		{[]string{"-p", "9092", "verison"}, cli.ExitUsage, "did you mean version?"},
+		{[]string{"sch"}, cli.ExitUsage, "did you mean schema?"},
+		{[]string{"xyzzy"}, cli.ExitUsage, `kdissect: no subcommand "xyzzy", and no file of that name` + "\nRun 'kdissect --help' for usage."},
+		{[]string{"./shema"}, cli.ExitFailure, "kdissect: open ./shema: no such file or directory"},
+		{[]string{"nofile.pcap"}, cli.ExitFailure, "kdissect: open nofile.pcap: no such file or directory"},
 	} {
-		out, errOut, code := kdissect(t, tt.arg)
-		hint := strings.Contains(errOut, `nor is there a subcommand "shema": kdissect --help lists them`)
-		if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, tt.want) || hint != tt.hint {
-			t.Errorf("kdissect %s: exit %d, stdout %q, stderr %q; want exit 1, %q, a subcommand hint %v", tt.arg, code, out, errOut, tt.want, tt.hint)
+		out, errOut, code := kdissect(t, tt.args...)
+		if code != tt.code || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("kdissect %q: exit %d, stdout %q, stderr %q; want exit %d and %q", tt.args, code, out, errOut, tt.code, tt.want)
 		}
+	}
+	// A capture named like a word is read, mistyped subcommand or not.
+	data, err := os.ReadFile(pcap("kgo-produce-fetch.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := kdissect(t, "--format", "summary", pcap("kgo-produce-fetch.pcap"))
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("shema", data, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := kdissect(t, "--format", "summary", "shema"); code != 0 || out != want || errOut != "" {
+		t.Errorf("a capture named shema: exit %d, stderr %q, stdout as the capture's %v", code, errOut, out == want)
+	}
+}
+
+// TestNegativeErrorCode: a negative error code is an argument, not a flag, and a negative flag
+// value is still its flag's.
+func TestNegativeErrorCode(t *testing.T) {
+	out, errOut, code := kdissect(t, "errors", "-1", "3")
+	if code != 0 || errOut != "" || !strings.Contains(out, "│   -1 │ UNKNOWN_SERVER_ERROR ") || !strings.Contains(out, " 3 │ UNKNOWN_TOPIC_OR_PARTITION ") {
+		t.Errorf("errors -1 3: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	if _, errOut, code := kdissect(t, "errors", "-2"); code != cli.ExitUsage || !strings.Contains(errOut, `no Kafka error has the code or name "-2"`) {
+		t.Errorf("errors -2: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := kdissect(t, "schema", "Fetch", "--version", "-1"); code != cli.ExitUsage || !strings.Contains(errOut, "--version -1: cannot be negative") {
+		t.Errorf("schema Fetch --version -1: exit %d, stderr %q", code, errOut)
 	}
 }
 
@@ -310,6 +343,8 @@ func TestSilentRuns(t *testing.T) {
 	}{
 		{"TLS without -p", []string{"--format", "summary"}, tlsFile,
 			[]string{"TCP connections to port 443", "no Kafka request seen on any port", "TLS seen on port 443 (2 connections): try -p 443 --tls-keylog FILE"}},
+		{"TLS with a key log of other sessions", []string{"--format", "summary", "--tls-keylog", pcap("kgo-tls12.keylog")}, pcap("kgo-tls13.pcap"),
+			[]string{"TLS seen on port 9093 (6 connections): the key log given has no keys for these sessions"}},
 		{"no Kafka", []string{"--format", "summary", "--stats"}, httpFile,
 			[]string{"4 TCP connections to port 80", "no Kafka request seen on any port"}},
 		{"filters", []string{"--format", "json", "--topic", "no-such-topic"}, kafka,
@@ -418,7 +453,7 @@ func firstColumn(s string) string {
 // that decode it cleanly.
 func TestDecodeHints(t *testing.T) {
 	out, errOut, code := kdissectStdin(t, []byte("zzzz-not-hex\n"), "decode")
-	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "neither hex text nor binary frames") || !strings.Contains(errOut, "'z' at offset 0") {
+	if code != cli.ExitFailure || out != "" || !strings.Contains(errOut, "neither hex text (digits, 0x bytes, xxd or hexdump -C output) nor binary frames") || !strings.Contains(errOut, `line 1: "zzzz-not-hex" is not hex`) {
 		t.Errorf("text: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -39,6 +40,10 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	if fs.NArg() > 1 {
 		return cmd.UsageError(stderr, "one input file at most, got %q", fs.Args())
 	}
+	// With no file, frames come from stdin: from a terminal, none would (decode would wait).
+	if cli.StdinTerminal([]string{cmp.Or(fs.Arg(0), "-")}, stdin) {
+		return cmd.UsageError(stderr, "decode reads frames from stdin, which is a terminal: pipe them in (xxd -p frames.bin | kdissect decode) or name a file")
+	}
 	if o.api == "" && fs.Changed("api-version") {
 		return cmd.UsageError(stderr, "--api-version goes with --api")
 	}
@@ -64,7 +69,10 @@ func runDecode(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	// decode has no -o: stdout is its only output, so a binary format goes there (Output
 	// still refuses a terminal).
 	o.ToFile = true
-	_, out, err := o.Output(stdout, stderr)
+	f, out, err := o.Output(stdout, stderr)
+	if err == nil {
+		err = cli.WritesSomething(f, false, "") // decode has no --stats
+	}
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}

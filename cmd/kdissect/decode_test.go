@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -77,6 +80,46 @@ func TestDecodeCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodeForms: decode reads the hex text people paste: 0x bytes, one 0x run, and the
+// dumps of xxd and hexdump -C (run here when installed; dissect's TestHexText reads their
+// forms without them); text that is none of them is refused, saying which forms are.
+func TestDecodeForms(t *testing.T) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 12
+	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("cli")).AppendRequest(nil, req, 7)
+	var perByte []string
+	for _, c := range frame {
+		perByte = append(perByte, fmt.Sprintf("0x%02x", c))
+	}
+	inputs := map[string]string{
+		"0x bytes":   strings.Join(perByte, " "),
+		"C array":    "{ " + strings.Join(perByte, ", ") + " };",
+		"one 0x run": "0x" + hex.EncodeToString(frame),
+	}
+	for _, tool := range [][]string{{"xxd"}, {"xxd", "-g1"}, {"hexdump", "-C"}} {
+		if _, err := exec.LookPath(tool[0]); err != nil {
+			continue
+		}
+		cmd := exec.Command(tool[0], tool[1:]...)
+		cmd.Stdin = bytes.NewReader(frame)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		inputs[strings.Join(tool, " ")] = string(out)
+	}
+	for name, in := range inputs {
+		out, errOut, code := kdissectStdin(t, []byte(in), "decode", "--format", "json")
+		if code != 0 || errOut != "" || !strings.Contains(out, `"api_name":"Metadata"`) || !strings.Contains(out, `"correlation_id":7`) {
+			t.Errorf("%s: exit %d, stderr %q, stdout %s\n%s", name, code, errOut, out, in)
+		}
+	}
+	_, errOut, code := kdissectStdin(t, []byte("0x00 0x00 0x00 0xzz"), "decode")
+	if want := `kdissect: decode: stdin: neither hex text (digits, 0x bytes, xxd or hexdump -C output) nor binary frames: line 1: "0xzz" is not hex`; code != cli.ExitFailure || !strings.HasPrefix(errOut, want) {
+		t.Errorf("not hex: exit %d, stderr %q; want 1 and %q", code, errOut, want)
 	}
 }
 

@@ -82,6 +82,9 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
 	}
 	f, inner, err := o.Output(stdout, stderr)
+	if err == nil {
+		err = cli.WritesSomething(f, o.sel.Stats || o.write != "", "--stats (the tables) or -w FILE (the packets)")
+	}
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/internal/cli"
 )
 
 // needRoot skips tests that open a packet socket unless they can.
@@ -484,23 +485,27 @@ func TestLiveSignalAndDuration(t *testing.T) {
 	})
 }
 
-// TestLivePermission: without CAP_NET_RAW, kdissect live says how to get it and exits 2. Run
-// as root, the test drops to nobody for the subprocess.
+// TestLivePermission: without CAP_NET_RAW, kdissect live and serve --live say how to grant it
+// to the binary (setcap), or to run it as root by its full path, not a bare sudo (whose PATH
+// may not find kdissect); exit 1, since the command line is right. Run as root, the test drops
+// to nobody for the subprocess.
 func TestLivePermission(t *testing.T) {
 	needRoot(t)
 	bin := kdissectBinary(t)
-	cmd := exec.Command(bin, "live", "-i", loopback(t))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
-		t.Fatalf("as nobody: %v, want exit status 2; stderr:\n%s", err, stderr.String())
-	}
-	for _, want := range []string{"sudo", capture.SetcapCommand} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+	for _, args := range [][]string{{"live", "-i", loopback(t)}, {"serve", "--live", "-i", loopback(t), "--listen", "127.0.0.1:0"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitFailure {
+			t.Errorf("%q as nobody: %v, want exit status 1; stderr:\n%s", args, err, stderr.String())
+		}
+		for _, want := range []string{"no permission to capture", cli.SetcapCommand("kdissect"), "sudo $(command -v kdissect) " + args[0] + " ..."} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("%q: stderr lacks %q:\n%s", args, want, stderr.String())
+			}
 		}
 	}
 }

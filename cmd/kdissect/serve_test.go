@@ -6,6 +6,8 @@ import (
 	"net"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +37,40 @@ func TestServeWarns(t *testing.T) {
 		if _, errOut, code := kdissect(t, args...); code != 2 || !strings.Contains(errOut, "Run 'kdissect serve --help'") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+}
+
+// TestServeAddresses: a page served on every address (0.0.0.0) is given as one URL for each
+// IPv4 address of the machine's interfaces, loopback among them, not as the unreachable
+// 0.0.0.0 or [::].
+func TestServeAddresses(t *testing.T) {
+	_, errOut, code := kdissect(t, "serve", "--listen", "0.0.0.0:0", "--duration", "1ms", pcap("kgo-produce-fetch.pcap"))
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	urls := regexp.MustCompile(`(?m)^  http://([^/]+)/$`).FindAllStringSubmatch(errOut, -1)
+	var hosts []string
+	for _, u := range urls {
+		host, _, err := net.SplitHostPort(u[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, host)
+	}
+	var want []string // the IPv4 addresses of the interfaces, loopback last
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ip := a.(*net.IPNet).IP.To4(); ip != nil && !ip.IsLinkLocalUnicast() && !ip.IsLoopback() {
+			want = append(want, ip.String())
+		}
+	}
+	want = append(want, "127.0.0.1")
+	if !strings.Contains(errOut, " messages on each address of this machine:\n") || !slices.Equal(hosts, want) ||
+		strings.Contains(errOut, "http://0.0.0.0") || strings.Contains(errOut, "http://[::]") {
+		t.Errorf("the page is given at %q, want one URL for each of %q:\n%s", hosts, want, errOut)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/cli"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -21,6 +22,6 @@ func (o *schemaOptions) writeSite(cmd *cli.Command, fs *flag.FlagSet, c *codec.C
 	if err != nil {
 		return cmd.Failed(stderr, "schema --site: %v", err)
 	}
-	fmt.Fprintf(stderr, "kdissect: wrote %d pages to %s (open %s)\n", n, o.site, filepath.Join(o.site, "index.html"))
+	fmt.Fprintf(stderr, "kdissect: wrote %s to %s (open %s)\n", plural.Count(n, "page"), o.site, filepath.Join(o.site, "index.html"))
 	return cli.ExitOK
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // codecName names a codec for the compressed payload's node and warnings.
@@ -42,7 +43,7 @@ func (s *space) compressed(p, end int, id wire.Codec, what string, decode func(*
 		if limit < s.d.opt.MaxDecompressed && errors.As(err, new(errTooBig)) {
 			err = fmt.Errorf("%w, what remains of the %d bytes allowed for all the batches of one field", err, fieldBudget*s.d.opt.MaxDecompressed)
 		}
-		s.warn(p, "%s: %s payload of %d bytes: %v; records left compressed", what, codecName(id), end-p, err)
+		s.warn(p, "%s: %s payload of %s: %v; records left compressed", what, codecName(id), plural.Count(end-p, "byte"), err)
 		return n
 	}
 	*s.budget -= int64(len(out))
@@ -168,7 +169,7 @@ func xerialBlock(src []byte, p int) ([]byte, int, error) {
 	size := int64(binary.BigEndian.Uint32(src[p:]))
 	p += 4
 	if size > int64(len(src)-p) {
-		return nil, 0, fmt.Errorf("xerial snappy block of %d bytes, %d left", size, len(src)-p)
+		return nil, 0, fmt.Errorf("xerial snappy block of %s, %d left", plural.Count(size, "byte"), len(src)-p)
 	}
 	return src[p : p+int(size)], p + int(size), nil
 }

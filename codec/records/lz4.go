@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // LZ4 frames (the lz4 frame format, which Kafka's lz4 codec writes) are read here block by
@@ -161,7 +163,7 @@ func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
 	// The stated size is checked, never used to size anything: a frame that says otherwise
 	// than its blocks is damaged.
 	if contentSize >= 0 && int64(len(out)-start) != contentSize {
-		return nil, 0, fmt.Errorf("lz4: the frame holds %d bytes, its descriptor says %d", len(out)-start, contentSize)
+		return nil, 0, fmt.Errorf("lz4: the frame holds %s, its descriptor says %d", plural.Count(len(out)-start, "byte"), contentSize)
 	}
 	if flags&lz4ContentSum != 0 {
 		if len(src)-p < 4 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // DefaultMaxDecompressed is the cap on the decompressed size of one batch or wrapper message
@@ -226,7 +227,7 @@ func (s *space) partial(p int, magic int8, length int64) *codec.Node {
 	have := len(s.b) - p
 	var v string
 	if magic < 0 {
-		v = fmt.Sprintf("truncated: %d bytes, too few for a batch header", have)
+		v = fmt.Sprintf("truncated: %s, too few for a batch header", plural.Count(have, "byte"))
 	} else {
 		v = fmt.Sprintf("truncated: %d of the %d bytes of a magic %d entry", have, 12+length, magic)
 	}
@@ -331,7 +332,7 @@ func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 // records decodes count records filling b[p:end].
 func (s *space) records(p, end int, count int64, bi *batchInfo) []*codec.Node {
 	if count < 0 || count*minRecord > int64(end-p) {
-		s.warn(p, "record count %d cannot fit in the %d bytes left (a record takes at least %d)", count, end-p, minRecord)
+		s.warn(p, "record count %d cannot fit in the %s left (a record takes at least %d)", count, plural.Count(end-p, "byte"), minRecord)
 		if p < end {
 			return []*codec.Node{s.undecoded(p, end)}
 		}
@@ -348,7 +349,7 @@ func (s *space) records(p, end int, count int64, bi *batchInfo) []*codec.Node {
 	}
 	if p < end {
 		if len(out) == int(count) {
-			s.warn(p, "%d bytes after the last of %d records", end-p, count)
+			s.warn(p, "%s after the last of %s", plural.Count(end-p, "byte"), plural.Count(count, "record"))
 		}
 		out = append(out, s.undecoded(p, end))
 	}
@@ -365,7 +366,7 @@ func (s *space) record(p, end, i int, bi *batchInfo) (*codec.Node, int) {
 	length := r.varint("length", false)
 	if r.bad != "" || length < 0 || length > int64(end-r.pos) {
 		if r.bad == "" {
-			r.bad = fmt.Sprintf("length %d with %d bytes left", length, end-r.pos)
+			r.bad = fmt.Sprintf("length %d with %s left", length, plural.Count(end-r.pos, "byte"))
 		}
 		s.warn(p, "record [%d]: %s", i, r.bad)
 		return nil, p
@@ -407,7 +408,7 @@ func (r *reader) headers() {
 		return
 	}
 	if count < 0 || count*minHeader > int64(r.end-r.pos-size) {
-		r.bad = fmt.Sprintf("header count %d cannot fit in the %d bytes left", count, r.end-r.pos-size)
+		r.bad = fmt.Sprintf("header count %d cannot fit in the %s left", count, plural.Count(r.end-r.pos-size, "byte"))
 		return
 	}
 	h := s.node("headers", wire.VarintArray, start, 0, count)
@@ -539,7 +540,7 @@ func (r *reader) int(name string, typ wire.Type) int64 {
 		size = 8
 	}
 	if r.end-r.pos < size {
-		r.bad = fmt.Sprintf("%s (%s) needs %d bytes, %d left", name, typ, size, r.end-r.pos)
+		r.bad = fmt.Sprintf("%s (%s) needs %s, %d left", name, typ, plural.Count(size, "byte"), r.end-r.pos)
 		return 0
 	}
 	b := r.s.b[r.pos : r.pos+size]
@@ -626,7 +627,7 @@ func (r *reader) varBytes(name string, typ wire.Type) (*codec.Node, []byte) {
 	prefix := size
 	left := r.end - r.pos - size
 	if length < -1 || length > int64(left) {
-		r.bad = fmt.Sprintf("%s: length %d with %d bytes left", name, length, left)
+		r.bad = fmt.Sprintf("%s: length %d with %s left", name, length, plural.Count(left, "byte"))
 		return nil, nil
 	}
 	var v any
@@ -659,7 +660,7 @@ func (r *reader) bytes32(name string) (*codec.Node, []byte, bool) {
 	length := int64(int32(binary.BigEndian.Uint32(r.s.b[r.pos:])))
 	left := r.end - r.pos - 4
 	if length < -1 || length > int64(left) {
-		r.bad = fmt.Sprintf("%s: length %d with %d bytes left", name, length, left)
+		r.bad = fmt.Sprintf("%s: length %d with %s left", name, length, plural.Count(left, "byte"))
 		return nil, nil, false
 	}
 	n := r.s.node(name, wire.NullableBytes, r.pos, 4, nil)
@@ -699,7 +700,7 @@ func (r *reader) finish(what string) {
 	case r.bad != "":
 		r.s.warn(r.pos, "%s: %s", what, r.bad)
 	case r.pos < r.end:
-		r.s.warn(r.pos, "%s: %d bytes left over", what, r.end-r.pos)
+		r.s.warn(r.pos, "%s: %s left over", what, plural.Count(r.end-r.pos, "byte"))
 	default:
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"runtime"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -65,6 +65,9 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		return cmd.Report(stderr, err)
 	}
 	f, out, err := o.Output(o.messagesTo(stdout), stderr)
+	if err == nil {
+		err = WritesSomething(f, o.Select.Stats || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
+	}
 	if err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
@@ -110,7 +113,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
 			return
 		}
-		status = cmd.Failed(stderr, "%v%s", err, notSubcommand(cmd.prog, err))
+		status = cmd.Failed(stderr, "%v", err)
 	})
 	done()
 	if err != nil {
@@ -122,7 +125,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		if err := save.Close(); err != nil {
 			status = cmd.Failed(stderr, "-w %s: %v", o.Write, err)
 		} else {
-			fmt.Fprintf(stderr, "kdissect: %d packets written to %s\n", save.Written(), o.Write)
+			fmt.Fprintf(stderr, "kdissect: %s written to %s\n", plural.Count(save.Written(), "packet"), o.Write)
 		}
 	}
 	o.opened = p.Seen().Files
@@ -266,7 +269,7 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 		return
 	}
 	shown, _ := p.Shown()
-	fmt.Fprintf(stderr, "kdissect: %d packets read (%d TCP), %d Kafka messages shown\n", seen.Packets, seen.TCP, shown)
+	fmt.Fprintf(stderr, "kdissect: %s read (%d TCP), %s shown\n", plural.Count(seen.Packets, "packet"), seen.TCP, plural.Count(shown, "Kafka message"))
 }
 
 // noticesLeftOut says how many notices a filter left out with connections that showed no
@@ -280,17 +283,7 @@ func noticesLeftOut(p *dissect.Pipeline, prefix string, stderr io.Writer) {
 		fmt.Fprintf(stderr, "kdissect: %s%d notices about connections with no message shown were left out\n", prefix, quiet)
 	}
 	if crowded > 0 {
-		fmt.Fprintf(stderr, "kdissect: %s%d notices were left out: they came after the first %d of a connection, before its first message shown\n",
-			prefix, crowded, dissect.MaxHeldNotices)
+		fmt.Fprintf(stderr, "kdissect: %s%s %s left out: %s after the first %d of a connection, before its first message shown\n",
+			prefix, plural.Count(crowded, "notice"), plural.Pick(crowded, "was", "were"), plural.Pick(crowded, "it came", "they came"), dissect.MaxHeldNotices)
 	}
-}
-
-// notSubcommand is what to add to the error of a capture that does not exist when its name
-// reads like a mistyped subcommand ("kdissect shema"): a word, not a path.
-func notSubcommand(p *Program, err error) string {
-	var pe *fs.PathError
-	if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) || strings.ContainsAny(pe.Path, "./\\") {
-		return ""
-	}
-	return fmt.Sprintf(" (nor is there a subcommand %q: %s --help lists them)", pe.Path, p.Name)
 }

@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,7 +66,73 @@ func HelpCommand(prog string) *Command {
 func (p *Program) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stderr = inert.NewWriter(stderr)
 	cmd, rest := p.Find(args)
+	if word := p.mistyped(args); cmd == p.Main && word != "" {
+		return cmd.UsageError(stderr, "no subcommand %q, and no file of that name%s", word, p.nearest(word))
+	}
 	return cmd.Run(cmd, rest, stdin, stdout, stderr)
+}
+
+// mistyped is the first argument, when it is a word (no dot, no slash) that neither names a
+// subcommand nor exists as a file: a mistyped subcommand ("kdissect shema Fetch", "kdissect lve
+// -i lo"), which is said before the main command's flags are parsed. A word that exists as a
+// file is a file.
+func (p *Program) mistyped(args []string) string {
+	i := p.first(args)
+	if i < 0 {
+		return ""
+	}
+	a := args[i]
+	if a == "-" || strings.ContainsAny(a, "./\\") || p.Command(a) != nil {
+		return ""
+	}
+	if _, err := os.Stat(a); !errors.Is(err, fs.ErrNotExist) {
+		return ""
+	}
+	return a
+}
+
+// nearest is ": did you mean NAME?" for the subcommand nearest to word (a prefix of it, or at
+// most two edits away), or "" when none is near (the usage error points to --help).
+func (p *Program) nearest(word string) string {
+	best, dist := "", 3
+	for _, c := range p.Subcommands {
+		d := editDistance(strings.ToLower(word), c.Name)
+		if strings.HasPrefix(c.Name, strings.ToLower(word)) && len(word) >= 2 {
+			d = min(d, 1)
+		}
+		if d < dist {
+			best, dist = c.Name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return ": did you mean " + best + "?"
+}
+
+// editDistance counts the insertions, deletions, substitutions and swaps of two neighbours
+// that make a into b (the optimal string alignment distance), over bytes.
+func editDistance(a, b string) int {
+	// d[i][j] is the distance of a[:i] and b[:j]; three rows are enough.
+	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // Find picks the subcommand: the first argument that is not a flag or a flag's value, if it
@@ -72,12 +141,100 @@ func (p *Program) Run(args []string, stdin io.Reader, stdout, stderr io.Writer) 
 // The subcommand's arguments are the others, in their order.
 func (p *Program) Find(args []string) (*Command, []string) {
 	p.Main.prog = p
+	i := p.first(args)
+	if i < 0 {
+		return p.Main, args
+	}
+	if c := p.Command(args[i]); c != nil {
+		return c, append(args[:i:i], args[i+1:]...)
+	}
+	return p.Main, args
+}
+
+// first is the index of the first argument that is not a flag or a flag's value, where a
+// subcommand's name may be; -1 when there is none, or "--" comes first.
+func (p *Program) first(args []string) int {
 	// Which flags take a value: those of any command (a flag unknown to the one chosen is
 	// refused when its flags are parsed).
 	var sets []*flag.FlagSet
 	for _, c := range append([]*Command{p.Main}, p.Subcommands...) {
 		sets = append(sets, c.Flags())
 	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return -1
+		case len(a) > 1 && a[0] == '-':
+			if valueNext(a, sets...) {
+				i++
+			}
+			continue
+		}
+		return i
+	}
+	return -1
+}
+
+// Parse reads the command's flags. When the run ends there, it returns false and the exit
+// status: 0 after --help or -h (the command's usage on stdout), 2 after a flag error (said on
+// stderr, with where to find the usage).
+func (cmd *Command) Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(negativeArgs(fs, args))
+	if errors.Is(err, flag.ErrHelp) {
+		cmd.Help(stdout, fs)
+		return ExitOK, false
+	}
+	if err == nil {
+		err = CheckFlags(fs)
+	}
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err), false
+	}
+	return ExitOK, true
+}
+
+// negativeArgs makes the negative numbers among args arguments rather than flags ("kdissect
+// errors -1"), when no flag of fs is a digit: they go after a "--", behind the other arguments
+// and in their order. A negative number that is a flag's value (--api-key -1) stays its value.
+func negativeArgs(fs *flag.FlagSet, args []string) []string {
+	digit := false
+	fs.VisitAll(func(f *flag.Flag) { digit = digit || f.Shorthand >= "0" && f.Shorthand <= "9" })
+	if digit || !slices.ContainsFunc(args, negativeNumber) {
+		return args
+	}
+	var flags, plain []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			plain = append(plain, args[i+1:]...)
+			i = len(args)
+		case negativeNumber(a) || a == "-" || !strings.HasPrefix(a, "-"):
+			plain = append(plain, a)
+		default:
+			flags = append(flags, a)
+			if i+1 < len(args) && valueNext(a, fs) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	return append(append(flags, "--"), plain...)
+}
+
+// negativeNumber reports whether a is a negative integer: -1, -42.
+func negativeNumber(a string) bool {
+	n, err := strconv.ParseInt(a, 10, 64)
+	return err == nil && n < 0
+}
+
+// valueNext reports whether the flag argument a is followed by its value: a --name without
+// "=" whose flag takes a value, or a group -xyp whose first letter that takes a value is its
+// last (-p9092 has its value). The flags are the first of sets to know the name.
+func valueNext(a string, sets ...*flag.FlagSet) bool {
 	takesValue := func(long string, short byte) bool {
 		for _, fs := range sets {
 			var f *flag.Flag
@@ -92,54 +249,15 @@ func (p *Program) Find(args []string) (*Command, []string) {
 		}
 		return false
 	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return p.Main, args
-		case strings.HasPrefix(a, "--"):
-			if !strings.Contains(a, "=") && takesValue(a[2:], 0) {
-				i++
-			}
-			continue
-		case len(a) > 1 && a[0] == '-':
-			// -x, -xp 9092, -p9092: the last letter of a group may take the next argument.
-			for j := 1; j < len(a); j++ {
-				if takesValue("", a[j]) {
-					if j == len(a)-1 {
-						i++
-					}
-					break
-				}
-			}
-			continue
+	if long, ok := strings.CutPrefix(a, "--"); ok {
+		return !strings.Contains(a, "=") && takesValue(long, 0)
+	}
+	for j := 1; j < len(a); j++ {
+		if takesValue("", a[j]) {
+			return j == len(a)-1
 		}
-		if c := p.Command(a); c != nil {
-			return c, append(args[:i:i], args[i+1:]...)
-		}
-		return p.Main, args
 	}
-	return p.Main, args
-}
-
-// Parse reads the command's flags. When the run ends there, it returns false and the exit
-// status: 0 after --help or -h (the command's usage on stdout), 2 after a flag error (said on
-// stderr, with where to find the usage).
-func (cmd *Command) Parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (int, bool) {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		cmd.Help(stdout, fs)
-		return ExitOK, false
-	}
-	if err == nil {
-		err = CheckFlags(fs)
-	}
-	if err != nil {
-		return cmd.UsageError(stderr, "%v", err), false
-	}
-	return ExitOK, true
+	return false
 }
 
 // Program is the program the command belongs to (known once Find has chosen a command).

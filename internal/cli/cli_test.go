@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,8 +99,9 @@ func fmtErr(err error) string {
 	return err.Error()
 }
 
-// TestProgram: the subcommand is found after flags that take values, help lists the
-// subcommands, and errors name the command as typed.
+// TestProgram: the subcommand is found after flags that take values, a mistyped one is said
+// (what follows -- is no subcommand), help lists the subcommands, and errors name the command
+// as typed.
 func TestProgram(t *testing.T) {
 	var ran string
 	cmd := func(name string) *Command {
@@ -129,7 +131,9 @@ func TestProgram(t *testing.T) {
 		code           int
 		ran, out, errs string
 	}{
-		{[]string{"-d", "sub", "x"}, ExitOK, " x", "", ""},
+		{[]string{"-d", "sub", "x.txt"}, ExitOK, " x.txt", "", ""},
+		{[]string{"-d", "sub", "sbu"}, ExitUsage, "", "", "p: no subcommand \"sbu\", and no file of that name: did you mean sub?\nRun 'p --help' for usage.\n"},
+		{[]string{"--", "sbu"}, ExitOK, " sbu", "", ""},
 		{[]string{"-d", "x", "sub", "y"}, ExitOK, "sub y", "", ""},
 		{[]string{"sub", "a", "b"}, ExitUsage, "sub a b", "", "p: too many\nRun 'p sub --help' for usage.\n"},
 		{[]string{"--nope"}, ExitUsage, "", "", "p: unknown flag: --nope\nRun 'p --help' for usage.\n"},
@@ -174,5 +178,68 @@ func TestWrote(t *testing.T) {
 	}
 	if code := sub.Wrote(&errs, io.ErrShortWrite); code != ExitFailure || errs.String() != "p sub: writing output: short write\n" {
 		t.Errorf("short write: exit %d, stderr %q", code, errs.String())
+	}
+}
+
+// TestNearest: a mistyped subcommand is matched to the nearest, by edits (a swap of neighbours
+// is one) or as a prefix; a word far from all is matched to none.
+func TestNearest(t *testing.T) {
+	p := &Program{Name: "kdissect", Main: &Command{}}
+	for _, n := range []string{"decode", "schema", "errors", "live", "serve", "version", "help"} {
+		p.Subcommands = append(p.Subcommands, &Command{Name: n})
+	}
+	for _, tt := range []struct{ word, want string }{
+		{"shema", "schema"}, {"scheam", "schema"}, {"lve", "live"}, {"Live", "live"}, {"verison", "version"},
+		{"sch", "schema"}, {"err", "errors"}, {"decdoe", "decode"}, {"srv", "serve"},
+		{"xyzzy", ""}, {"capture", ""}, {"s", ""},
+	} {
+		want := ""
+		if tt.want != "" {
+			want = ": did you mean " + tt.want + "?"
+		}
+		if got := p.nearest(tt.word); got != want {
+			t.Errorf("%s: %q, want %q", tt.word, got, want)
+		}
+	}
+	for _, tt := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"", "abc", 3}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"ab", "ba", 1}, {"schema", "schema", 0}, {"ca", "abc", 3}} {
+		if d := editDistance(tt.a, tt.b); d != tt.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
+		}
+	}
+}
+
+// TestNegativeArgs: negative numbers are arguments, in their order, unless they are a flag's
+// value or a flag is a digit.
+func TestNegativeArgs(t *testing.T) {
+	for _, tt := range []struct {
+		args  []string
+		digit bool
+		want  []string
+		n     int
+	}{
+		{[]string{"-1"}, false, []string{"-1"}, -1},
+		{[]string{"a", "-1", "-x", "b"}, false, []string{"a", "-1", "b"}, -1},
+		{[]string{"--n", "-5", "-2"}, false, []string{"-2"}, -5},
+		{[]string{"--n=-5", "-2"}, false, []string{"-2"}, -5},
+		{[]string{"-xn", "-5", "-2", "--", "-x"}, false, []string{"-2", "-x"}, -5},
+		{[]string{"a", "b"}, false, []string{"a", "b"}, -1},
+		{[]string{"-1"}, true, nil, -1},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		n := fs.IntP("n", "n", -1, "")
+		fs.BoolP("x", "x", false, "")
+		if tt.digit {
+			fs.BoolP("one", "1", false, "")
+		}
+		if err := fs.Parse(negativeArgs(fs, tt.args)); err != nil {
+			t.Errorf("%q: %v", tt.args, err)
+			continue
+		}
+		if !slices.Equal(fs.Args(), tt.want) || *n != tt.n {
+			t.Errorf("%q: arguments %q, --n %d; want %q, %d", tt.args, fs.Args(), *n, tt.want, tt.n)
+		}
 	}
 }

@@ -111,6 +111,20 @@ func (c *Common) Output(w, stderr io.Writer) (render.Format, render.Renderer, er
 	return f, f.New(w, o), nil
 }
 
+// WritesSomething refuses a format that writes nothing (--format none) when the run asks for
+// nothing else either (others names what would, "--stats or -w FILE"; "" when the command
+// has nothing else): it would read the whole input and say nothing, and kdissect's runs say
+// what they found.
+func WritesSomething(f render.Format, asked bool, others string) error {
+	if !f.Empty || asked {
+		return nil
+	}
+	if others == "" {
+		return FlagError(fmt.Sprintf("--format %s writes nothing: choose another format", f.Name))
+	}
+	return FlagError(fmt.Sprintf("--format %s writes nothing: give %s, or choose another format", f.Name, others))
+}
+
 // Compare is "schema --compare DIR": what the definitions in dir change against those Codec
 // loads. --api-key goes to dir's drafts unless --schema-dir is given too; of dir's notices,
 // only the files skipped go to stderr, since the comparison lists the versions that differ.

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -41,8 +44,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		if save != nil {
 			save.Close()
 		}
-		fmt.Fprintf(stderr, "kdissect: %v\n", err)
-		return ExitUsage
+		return liveFailed(cmd, stderr, err)
 	}
 	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", l.Iface, l.Ports, StopsAfter(l.Count, l.Duration, "Ctrl-C"))
 
@@ -82,14 +84,37 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()
-	fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP), %d Kafka messages shown; %d packets received by filter, %d dropped by kernel\n",
-		st.Packets, st.TCP, shown, ks.Received, ks.Dropped)
+	fmt.Fprintf(stderr, "kdissect: %s captured (%d TCP), %s shown; %s received by filter, %d dropped by kernel\n",
+		plural.Count(st.Packets, "packet"), st.TCP, plural.Count(shown, "Kafka message"), plural.Count(ks.Received, "packet"), ks.Dropped)
 	noticesLeftOut(p, "", stderr)
 	if save != nil && status == ExitOK {
-		fmt.Fprintf(stderr, "kdissect: wrote %d packets to %s\n", st.Packets, l.Write)
+		fmt.Fprintf(stderr, "kdissect: wrote %s to %s\n", plural.Count(st.Packets, "packet"), l.Write)
 	}
 	if writeErr != nil {
 		return cmd.Failed(stderr, "writing output: %v", writeErr)
 	}
 	return status
+}
+
+// liveFailed says why a live capture could not start; its result is the exit status. An
+// interface that does not exist, or a system without live capture, is a usage error (2); a
+// missing privilege is not (1), and says how to grant it without sudo's PATH, which may not
+// find a binary in ~/go/bin.
+func liveFailed(cmd *Command, stderr io.Writer, err error) int {
+	if errors.Is(err, capture.ErrNoInterface) || errors.Is(err, capture.ErrLiveUnsupported) {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd.prog.Name, err)
+		return ExitUsage
+	}
+	if errors.Is(err, capture.ErrPermission) {
+		name := cmd.prog.Name
+		return cmd.Failed(stderr, "%v. Grant it once to the binary:\n  %s\nor run it as root by its full path: sudo $(command -v %s)%s ...",
+			err, SetcapCommand(name), name, strings.TrimPrefix(cmd.Path(), name))
+	}
+	return cmd.Failed(stderr, "%v", err)
+}
+
+// SetcapCommand is the command that grants the program named what live capture needs, once,
+// so that it runs without root.
+func SetcapCommand(name string) string {
+	return "sudo setcap cap_net_raw,cap_net_admin=eip $(command -v " + name + ")"
 }

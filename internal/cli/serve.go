@@ -8,15 +8,18 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/serve"
 )
 
@@ -111,10 +114,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	page := "http://" + ln.Addr().String() + "/"
-	if o.Token != "" {
-		page += "?token=" + url.QueryEscape(o.Token)
-	}
+	page := pageURLs(host, ln.Addr(), o.Token)
 	hs := srv.HTTPServer()
 
 	signals := make(chan os.Signal, 2)
@@ -142,8 +142,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 		r, err := capture.OpenLive(o.Iface, capture.LiveOptions{Ports: ports.Ranges()})
 		if err != nil {
 			ln.Close()
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			return ExitUsage
+			return liveFailed(cmd, stderr, err)
 		}
 		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
 			Keys: keys, Flush: true, Warn: warn})
@@ -168,11 +167,11 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 			}
 			st := r.Stats()
 			r.Close()
-			fmt.Fprintf(stderr, "kdissect: %d packets captured (%d TCP)\n", st.Packets, st.TCP)
+			fmt.Fprintf(stderr, "kdissect: %s captured (%d TCP)\n", plural.Count(st.Packets, "packet"), st.TCP)
 		}
 		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, ports, page)
 	} else {
-		fmt.Fprintf(stderr, "kdissect: serving %d messages on %s\n", srv.Messages(), page)
+		fmt.Fprintf(stderr, "kdissect: serving %s on %s\n", plural.Count(srv.Messages(), "message"), page)
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -189,4 +188,34 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	srv.Close()
 	hs.Close()
 	return status
+}
+
+// pageURLs says where the page is: one URL, or for a server listening on every address, one a
+// line for each address of the machine (a room needs one it can reach; [::] is none).
+func pageURLs(host string, addr net.Addr, token string) string {
+	bound, port, _ := net.SplitHostPort(addr.String())
+	var ifaces []netip.Addr
+	if nets, err := net.InterfaceAddrs(); err == nil {
+		for _, n := range nets {
+			if p, err := netip.ParsePrefix(n.String()); err == nil {
+				ifaces = append(ifaces, p.Addr())
+			}
+		}
+	}
+	hosts := serve.Hosts(host, ifaces)
+	if len(hosts) == 0 {
+		hosts = []string{bound}
+	}
+	var urls []string
+	for _, h := range hosts {
+		u := "http://" + net.JoinHostPort(h, port) + "/"
+		if token != "" {
+			u += "?token=" + url.QueryEscape(token)
+		}
+		urls = append(urls, u)
+	}
+	if len(urls) == 1 {
+		return urls[0]
+	}
+	return "each address of this machine:\n  " + strings.Join(urls, "\n  ")
 }

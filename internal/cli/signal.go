@@ -1,12 +1,13 @@
 package cli
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Interrupts catches Ctrl-C and SIGTERM from the moment it is made, so that a run that reads
@@ -53,7 +54,7 @@ func (in *Interrupts) Release() {
 func StopsAfter(count int, duration time.Duration, end string) string {
 	var what []string
 	if count > 0 {
-		what = append(what, fmt.Sprintf("%d messages", count))
+		what = append(what, plural.Count(count, "message"))
 	}
 	if duration > 0 {
 		what = append(what, duration.String())

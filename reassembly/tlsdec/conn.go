@@ -19,6 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // State says how far a connection's decryption got.
@@ -196,7 +198,7 @@ func (c *Conn) Feed(side int, data []byte) {
 		return
 	}
 	if len(h.buf)+len(data) > maxPending+MaxRecordLen+RecordHeaderLen {
-		c.fail(side, h.off+int64(len(h.buf)), fmt.Errorf("%d bytes of TLS records waited for what they need and never got it", len(h.buf)))
+		c.fail(side, h.off+int64(len(h.buf)), fmt.Errorf("%s of TLS records waited for what they need and never got it", plural.Count(len(h.buf), "byte")))
 		return
 	}
 	h.buf = append(h.buf, data...)
@@ -212,7 +214,7 @@ func (c *Conn) Lost(side int, n int) {
 	end := h.off + int64(len(h.buf))
 	h.lost, h.buf = true, nil
 	if c.state == Handshake && !c.closed {
-		c.fail(side, end, fmt.Errorf("%d bytes of the TLS stream were lost (not captured) before the handshake was complete", n))
+		c.fail(side, end, fmt.Errorf("%s of the TLS stream %s lost (not captured) before the handshake was complete", plural.Count(n, "byte"), plural.Pick(n, "was", "were")))
 	}
 }
 
@@ -401,7 +403,7 @@ func (c *Conn) findKeys() bool {
 			return false
 		}
 		if len(master) != 48 {
-			c.fail(client, c.half[client].off, fmt.Errorf("the key log's CLIENT_RANDOM secret has %d bytes, not 48", len(master)))
+			c.fail(client, c.half[client].off, fmt.Errorf("the key log's CLIENT_RANDOM secret has %s, not 48", plural.Count(len(master), "byte")))
 			return false
 		}
 		cp, sp, err := keys12(c.suite, master, cr, c.serverRandom)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"golang.org/x/crypto/cryptobyte"
+
+	"github.com/kdissect/kdissect/internal/plural"
 )
 
 // Record content types (RFC 8446 section 5.1).
@@ -95,7 +97,7 @@ func (h *hsReader) feed(data []byte, fn func(typ byte, body []byte) error) error
 			switch h.hdr[0] {
 			case hsClientHello, hsServerHello, hsKeyUpdate:
 				if h.left > maxKeptMessage {
-					return fmt.Errorf("handshake message of type %d claims %d bytes", h.hdr[0], h.left)
+					return fmt.Errorf("handshake message of type %d claims %s", h.hdr[0], plural.Count(h.left, "byte"))
 				}
 				h.keep, h.body = true, make([]byte, 0, h.left)
 			default:

@@ -16,6 +16,8 @@
     return e;
   }
   function hex4(n) { var s = n.toString(16); while (s.length < 4) s = '0' + s; return '0x' + s; }
+  // plural is n and the noun, in the plural unless n is 1 (internal/plural's Count).
+  function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
   function readJSON(id, dflt) { var e = $(id); return e && e.textContent.trim() ? JSON.parse(e.textContent) : dflt; }
 
   var msgs = readJSON('kd-msgs', []);
@@ -154,9 +156,9 @@
     });
   }
   // droppedNote is what the bar says of the messages a live page dropped (dropped of them).
-  function droppedNote() { return dropped + ' older messages were dropped: the page keeps the last ' + meta.keep + '.'; }
+  function droppedNote() { return plural(dropped, 'older message') + (dropped === 1 ? ' was' : ' were') + ' dropped: the page keeps the last ' + meta.keep + '.'; }
   function count() {
-    $('count').textContent = shown.length + ' of ' + msgs.length + ' messages' + (meta.live && yApplied ? ' that match -Y' : '');
+    $('count').textContent = shown.length + ' of ' + plural(msgs.length, 'message') + (meta.live && yApplied ? ' that match -Y' : '');
   }
   function markRow() {
     var rows = $('rows').querySelectorAll('tr.cur');
@@ -273,10 +275,10 @@
     var panesEl = el('div', '');
     panesEl.id = 'panes';
     view.panesEl = panesEl;
-    view.panes.push(pane(0, 'frame: ' + m.size + ' bytes, offsets from the size prefix', bytesOf(m.b)));
+    view.panes.push(pane(0, 'frame: ' + plural(m.size, 'byte') + ', offsets from the size prefix', bytesOf(m.b)));
     for (var z = 0; z < (m.z || []).length; z++) {
       var zb = bytesOf(m.z[z].b);
-      view.panes.push(pane(z + 1, 'decompressed records (' + m.z[z].codec + ', ' + zb.length + ' bytes, from the payload at ' +
+      view.panes.push(pane(z + 1, 'decompressed records (' + m.z[z].codec + ', ' + plural(zb.length, 'byte') + ', from the payload at ' +
         hex4(m.z[z].at) + '): offsets from their start', zb));
     }
     for (var p = 0; p < view.panes.length; p++) panesEl.appendChild(view.panes[p].el);
@@ -319,7 +321,7 @@
     l.appendChild(el('span', 'z', ' \u00b7 ' + n.size + 'B'));
     b.appendChild(l);
     b.appendChild(el('span', 'v' + (n.flags & FlagError ? ' e' : ''), n.val)); // shown, not only a tooltip: tooltips do not project
-    b.title = n.name + ' ' + n.type + ', ' + n.size + ' bytes at ' + hex4(n.off) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
+    b.title = n.name + ' ' + n.type + ', ' + plural(n.size, 'byte') + ' at ' + hex4(n.off) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
       (n.val ? ': ' + n.val : '') + (n.about ? '\n' + n.about : '');
     if (n.kids.length) {
       var k = el('div', 'kids');
@@ -407,7 +409,7 @@
     p.hex.appendChild(frag);
     p.drawn = Math.max(p.drawn, end);
     var left = p.bytes.length - p.drawn;
-    p.more.textContent = left > 0 ? 'show the other ' + left + ' bytes' : '';
+    p.more.textContent = left > 0 ? 'show the other ' + plural(left, 'byte') : '';
     p.more.style.display = left > 0 ? '' : 'none';
   }
 
@@ -728,8 +730,8 @@
   ['f-text', 'f-stream'].forEach(function (id) { $(id).oninput = listChanged; });
 
   if (meta.left_out > 0) {
-    $('bar').textContent = 'This page holds the first ' + meta.limit + ' messages; ' + meta.left_out +
-      ' more were left out. Narrow the capture with filters (--api, --stream, --topic, --client-id, --errors, ...) or raise --max-messages.';
+    $('bar').textContent = 'This page holds the first ' + plural(meta.limit, 'message') + '; ' + meta.left_out +
+      (meta.left_out === 1 ? ' more was' : ' more were') + ' left out. Narrow the capture with filters (--api, --stream, --topic, --client-id, --errors, ...) or raise --max-messages.';
   }
   if (meta.notices && meta.notices.length) {
     var nd = $('notices');
@@ -776,7 +778,7 @@
     es.addEventListener('end', function () {
       es.close();
       pb.hidden = true;
-      $('bar').textContent = 'The capture has ended: ' + msgs.length + ' messages.';
+      $('bar').textContent = 'The capture has ended: ' + plural(msgs.length, 'message') + '.';
     });
     es.addEventListener('lost', function () {
       es.close();
@@ -877,7 +879,7 @@
     var ask = upFile ? yAsk({ y: expr, name: upFile.name }, upFile) : yAsk({ y: expr });
     ask.then(function (res) {
       if (asked !== yAsked) return;
-      if (res.messages !== msgs.length) throw new Error('the server holds ' + res.messages + ' messages, the page ' + msgs.length + ': reload the page');
+      if (res.messages !== msgs.length) throw new Error('the server holds ' + plural(res.messages, 'message') + ', the page ' + msgs.length + ': reload the page');
       yMatch = {};
       for (var i = 0; i < res.match.length; i++) yMatch[res.match[i]] = true;
       yDone(expr, res);
@@ -930,13 +932,13 @@
     var drop = $('drop'), up = $('upload');
     up.hidden = false;
     function send(file) {
-      if (meta.max_upload && file.size > meta.max_upload) { $('bar').textContent = file.name + ': ' + file.size + ' bytes is over the limit of ' + meta.max_upload + ' bytes.'; return; }
+      if (meta.max_upload && file.size > meta.max_upload) { $('bar').textContent = file.name + ': ' + plural(file.size, 'byte') + ' is over the limit of ' + plural(meta.max_upload, 'byte') + '.'; return; }
       $('bar').textContent = 'dissecting ' + file.name + '…';
       fetch(withParams(meta.upload, { name: file.name }), { method: 'POST', body: file, headers: meta.token ? { 'X-Kdissect-Token': meta.token } : {} })
         .then(function (r) { return r.ok ? r.json() : r.text().then(function (t) { throw new Error(t); }); })
         .then(function (res) {
           msgs = res.messages; cur = -1; t0 = null; yMatch = null; upFile = file;
-          $('bar').textContent = file.name + ': ' + msgs.length + ' messages' + (res.left_out ? ', ' + res.left_out + ' more left out' : '') + (res.error ? '; ' + res.error : '');
+          $('bar').textContent = file.name + ': ' + plural(msgs.length, 'message') + (res.left_out ? ', ' + res.left_out + ' more left out' : '') + (res.error ? '; ' + res.error : '');
           $('f-api').length = 1;
           fillAPIs();
           relist();

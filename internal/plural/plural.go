@@ -1,0 +1,39 @@
+// Package plural writes counts for people: "1 byte", "2 bytes", "0 messages". Every message
+// of kdissect that counts something uses it, so that no message says "1 messages".
+package plural
+
+import "strconv"
+
+// Integer is any integer kind a count comes in.
+type Integer interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// Count is n and the noun, in the plural unless n is 1: Count(1, "byte") is "1 byte",
+// Count(3, "byte") "3 bytes". The noun is a regular English one (its plural adds "s").
+func Count[T Integer](n T, noun string) string {
+	var zero T
+	s := strconv.FormatUint(uint64(n), 10)
+	if n < zero {
+		s = strconv.FormatInt(int64(n), 10)
+	}
+	return s + " " + Noun(n, noun)
+}
+
+// Noun is the noun alone, in the plural unless n is 1, for when the count is written
+// apart from it ("1 TCP connection").
+func Noun[T Integer](n T, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// Pick is one when n is 1, other otherwise: the words that agree with a count ("was" or
+// "were", "it" or "them") and irregular nouns.
+func Pick[T Integer](n T, one, other string) string {
+	if n == 1 {
+		return one
+	}
+	return other
+}
