@@ -43,10 +43,11 @@ func staticCSP() string {
 // WriteLayoutPage writes the page of one message (the layouts of every version of it, as
 // Layouts makes them) with version show open: for each version the header it uses and why,
 // the wire diagram in the documented layout, every field with type, size, nullability, tag
-// and about text, the error codes the definitions name, and links to the previous and next
-// version with what changed.
-func WriteLayoutPage(w io.Writer, ls []*Layout, show int16) error {
-	return writeLayoutPage(w, ls, show, siteLinks{})
+// and about text, what the API is for, the error codes the definitions name, the first message
+// of the API in x's capture (when x is not nil), and links to the previous and next version with
+// what changed.
+func WriteLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples) error {
+	return writeLayoutPage(w, ls, show, x, siteLinks{})
 }
 
 // siteLinks are the links of a page inside a site (none for a page on its own).
@@ -54,7 +55,7 @@ type siteLinks struct {
 	index, errors, other, otherName string
 }
 
-func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) error {
+func writeLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples, links siteLinks) error {
 	if len(ls) == 0 {
 		return fmt.Errorf("no layout to draw")
 	}
@@ -68,6 +69,9 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 			links.index, links.other, html.EscapeString(links.otherName), links.errors)
 	}
 	fmt.Fprintf(bw, "<h1>%s</h1>\n", html.EscapeString(title))
+	if about := codec.APIAbout(last.API); about != "" {
+		fmt.Fprintf(bw, "<p class=\"about\">%s</p>\n", html.EscapeString(about))
+	}
 	flexFrom := "never"
 	for _, l := range ls {
 		if l.Flexible {
@@ -83,6 +87,7 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 	}
 	bw.WriteString("</p>\n")
 	writeErrorCodes(bw, ls, links.errors)
+	writeExample(bw, x, layoutAt(ls, show))
 	for i, l := range ls {
 		open := ""
 		if l.Version == show {
@@ -109,6 +114,16 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 	}
 	bw.WriteString("</div>\n</body>\n</html>\n")
 	return bw.Flush()
+}
+
+// layoutAt returns the layout of version v, or the latest.
+func layoutAt(ls []*Layout, v int16) *Layout {
+	for _, l := range ls {
+		if l.Version == v {
+			return l
+		}
+	}
+	return ls[len(ls)-1]
 }
 
 // changesText sums up a diff: "2 changes: added Topics.TopicId; removed Topics.Name".
@@ -258,9 +273,9 @@ func writeEncodingsTable(w *bufio.Writer, l *Layout) {
 
 // WriteSite writes a static reference of every API in c's definitions (those of --schema-dir
 // included) into dir: index.html, errors.html, and a page per API and direction
-// ("Fetch-request.html") with all its versions, the latest open. It returns the number of
-// files written.
-func WriteSite(dir string, c *codec.Codec) (int, error) {
+// ("Fetch-request.html") with all its versions, the latest open, and its example from x (nil:
+// none). It returns the number of files written.
+func WriteSite(dir string, c *codec.Codec, x *Examples) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
@@ -296,7 +311,7 @@ func WriteSite(dir string, c *codec.Codec) (int, error) {
 			}
 			links := siteLinks{index: "index.html", errors: "errors.html", other: other, otherName: otherName}
 			if err := write(pageName(a.Name, m.Type), func(w io.Writer) error {
-				return writeLayoutPage(w, ls, ls[len(ls)-1].Version, links)
+				return writeLayoutPage(w, ls, ls[len(ls)-1].Version, x, links)
 			}); err != nil {
 				return written, err
 			}

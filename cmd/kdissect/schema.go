@@ -128,7 +128,11 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		if err != nil {
 			return fail("%v", err)
 		}
-		return cmd.Wrote(stderr, f.Page(stdout, ls, l.Version))
+		x, err := demoExamples(c)
+		if err != nil {
+			return cmd.Report(stderr, err)
+		}
+		return cmd.Wrote(stderr, f.Page(stdout, ls, l.Version, x))
 	}
 	return cmd.Wrote(stderr, f.Layout(l, stdout))
 }
