@@ -170,6 +170,9 @@ func TestSite(t *testing.T) {
 			if !bytes.Contains(index, []byte(`href="`+name+`"`)) {
 				t.Errorf("the index does not link %s", name)
 			}
+			if about := codec.APIAbout(a.Name); about != "" && !bytes.Contains(index, []byte(html.EscapeString(about))) {
+				t.Errorf("the index does not say what %s is for", a.Name)
+			}
 		}
 	}
 	if a, err := c.Schemas.Lookup("GroupLagDescribe"); err != nil || a.Response == nil {

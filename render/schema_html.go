@@ -177,6 +177,8 @@ func writeErrorCodes(w *bufio.Writer, ls []*Layout, errorsPage string) {
 	if len(found) == 0 {
 		if hasCode {
 			fmt.Fprintf(w, "<p>The definitions name no error codes for this message; its ErrorCode fields hold codes of %s.</p>\n", table)
+		} else if ls[0].Direction == schema.TypeRequest {
+			w.WriteString("<p>A request carries no error code: the broker's errors come back in the response.</p>\n")
 		} else {
 			w.WriteString("<p>This message has no ErrorCode field.</p>\n")
 		}
@@ -335,7 +337,7 @@ func writeIndex(w io.Writer, apis []*schema.API) error {
 	bw.WriteString(pageHeadCSP("Kafka protocol — kdissect schema", "", staticCSP()))
 	bw.WriteString("<div class=\"doc\">\n<h1>The Kafka wire protocol, API by API</h1>\n")
 	fmt.Fprintf(bw, "<p>%d APIs, each laid out at every version as kdissect decodes it, from the message definitions it carries (and any given with <code>--schema-dir</code>). See also the <a href=\"errors.html\">error codes</a>.</p>\n", len(apis))
-	bw.WriteString("<table class=\"index\"><tr><th>key</th><th>API</th><th>versions</th><th>flexible from</th><th></th><th></th></tr>\n")
+	bw.WriteString("<table class=\"index\"><tr><th>key</th><th>API</th><th>versions</th><th>flexible from</th><th></th><th></th><th>what it is for</th></tr>\n")
 	for _, a := range apis {
 		fmt.Fprintf(bw, "<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td>", a.Key, html.EscapeString(a.Name), a.Versions(), flexibleFrom(a))
 		for _, m := range []*schema.Message{a.Request, a.Response} {
@@ -345,7 +347,7 @@ func writeIndex(w io.Writer, apis []*schema.API) error {
 			}
 			fmt.Fprintf(bw, `<td><a href="%s">%s</a></td>`, pageName(a.Name, m.Type), m.Type)
 		}
-		bw.WriteString("</tr>\n")
+		fmt.Fprintf(bw, "<td class=\"a\">%s</td></tr>\n", html.EscapeString(codec.APIAbout(a.Name)))
 	}
 	bw.WriteString("</table>\n</div>\n</body>\n</html>\n")
 	return bw.Flush()
