@@ -24,16 +24,7 @@ import (
 // the examples of the demo capture decoded with them.
 func siteCodec(t *testing.T, draft bool) (*codec.Codec, *render.Examples) {
 	t.Helper()
-	set, err := schema.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if draft {
-		if set, err = set.WithDir(filepath.Join("..", "codec", "testdata", "draft"), 200); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := dissect.NewCodec(set, render.PageFormat(), dissect.CodecOptions{})
+	c, err := dissect.NewCodec(render.SchemaCodec(t, draft).Schemas, render.PageFormat(), dissect.CodecOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,9 @@ import (
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
+// SchemaCodec gives the tests of render_test the definitions testCodec loads.
+var SchemaCodec = testCodec
+
 func testCodec(t testing.TB, draft bool) *codec.Codec {
 	t.Helper()
 	set, err := schema.Embedded()
