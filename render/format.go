@@ -44,8 +44,9 @@ type Format struct {
 	Diff    func(w io.Writer, a, b *Layout) error
 	Compare func(w io.Writer, c *Compared) error
 	// Page, when set, writes the schema command's layout instead of Layout: a page of every
-	// version of the message (ls, oldest first) with version show first in view.
-	Page func(w io.Writer, ls []*Layout, show int16) error
+	// version of the message (ls, oldest first) with version show first in view, and its
+	// example from x (nil: none).
+	Page func(w io.Writer, ls []*Layout, show int16, x *Examples) error
 	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
 	// blank line unless the format is Silent).
 	Stats func(s *Stats, w io.Writer) error

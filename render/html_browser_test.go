@@ -321,7 +321,7 @@ func TestScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := render.WriteLayoutPage(&page, ls, 6); err != nil {
+	if err := render.WriteLayoutPage(&page, ls, 6, nil); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "schema.html")

@@ -43,10 +43,11 @@ func staticCSP() string {
 // WriteLayoutPage writes the page of one message (the layouts of every version of it, as
 // Layouts makes them) with version show open: for each version the header it uses and why,
 // the wire diagram in the documented layout, every field with type, size, nullability, tag
-// and about text, the error codes the definitions name, and links to the previous and next
-// version with what changed.
-func WriteLayoutPage(w io.Writer, ls []*Layout, show int16) error {
-	return writeLayoutPage(w, ls, show, siteLinks{})
+// and about text, what the API is for, the error codes the definitions name, the first message
+// of the API in x's capture (when x is not nil), and links to the previous and next version with
+// what changed.
+func WriteLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples) error {
+	return writeLayoutPage(w, ls, show, x, siteLinks{})
 }
 
 // siteLinks are the links of a page inside a site (none for a page on its own).
@@ -54,7 +55,7 @@ type siteLinks struct {
 	index, errors, other, otherName string
 }
 
-func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) error {
+func writeLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples, links siteLinks) error {
 	if len(ls) == 0 {
 		return fmt.Errorf("no layout to draw")
 	}
@@ -68,6 +69,9 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 			links.index, links.other, html.EscapeString(links.otherName), links.errors)
 	}
 	fmt.Fprintf(bw, "<h1>%s</h1>\n", html.EscapeString(title))
+	if about := codec.APIAbout(last.API); about != "" {
+		fmt.Fprintf(bw, "<p class=\"about\">%s</p>\n", html.EscapeString(about))
+	}
 	flexFrom := "never"
 	for _, l := range ls {
 		if l.Flexible {
@@ -83,6 +87,7 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 	}
 	bw.WriteString("</p>\n")
 	writeErrorCodes(bw, ls, links.errors)
+	writeExample(bw, x, layoutAt(ls, show))
 	for i, l := range ls {
 		open := ""
 		if l.Version == show {
@@ -109,6 +114,16 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, links siteLinks) err
 	}
 	bw.WriteString("</div>\n</body>\n</html>\n")
 	return bw.Flush()
+}
+
+// layoutAt returns the layout of version v, or the latest.
+func layoutAt(ls []*Layout, v int16) *Layout {
+	for _, l := range ls {
+		if l.Version == v {
+			return l
+		}
+	}
+	return ls[len(ls)-1]
 }
 
 // changesText sums up a diff: "2 changes: added Topics.TopicId; removed Topics.Name".
@@ -162,6 +177,8 @@ func writeErrorCodes(w *bufio.Writer, ls []*Layout, errorsPage string) {
 	if len(found) == 0 {
 		if hasCode {
 			fmt.Fprintf(w, "<p>The definitions name no error codes for this message; its ErrorCode fields hold codes of %s.</p>\n", table)
+		} else if ls[0].Direction == schema.TypeRequest {
+			w.WriteString("<p>A request carries no error code: the broker's errors come back in the response.</p>\n")
 		} else {
 			w.WriteString("<p>This message has no ErrorCode field.</p>\n")
 		}
@@ -258,9 +275,9 @@ func writeEncodingsTable(w *bufio.Writer, l *Layout) {
 
 // WriteSite writes a static reference of every API in c's definitions (those of --schema-dir
 // included) into dir: index.html, errors.html, and a page per API and direction
-// ("Fetch-request.html") with all its versions, the latest open. It returns the number of
-// files written.
-func WriteSite(dir string, c *codec.Codec) (int, error) {
+// ("Fetch-request.html") with all its versions, the latest open, and its example from x (nil:
+// none). It returns the number of files written.
+func WriteSite(dir string, c *codec.Codec, x *Examples) (int, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
@@ -296,7 +313,7 @@ func WriteSite(dir string, c *codec.Codec) (int, error) {
 			}
 			links := siteLinks{index: "index.html", errors: "errors.html", other: other, otherName: otherName}
 			if err := write(pageName(a.Name, m.Type), func(w io.Writer) error {
-				return writeLayoutPage(w, ls, ls[len(ls)-1].Version, links)
+				return writeLayoutPage(w, ls, ls[len(ls)-1].Version, x, links)
 			}); err != nil {
 				return written, err
 			}
@@ -320,7 +337,7 @@ func writeIndex(w io.Writer, apis []*schema.API) error {
 	bw.WriteString(pageHeadCSP("Kafka protocol — kdissect schema", "", staticCSP()))
 	bw.WriteString("<div class=\"doc\">\n<h1>The Kafka wire protocol, API by API</h1>\n")
 	fmt.Fprintf(bw, "<p>%d APIs, each laid out at every version as kdissect decodes it, from the message definitions it carries (and any given with <code>--schema-dir</code>). See also the <a href=\"errors.html\">error codes</a>.</p>\n", len(apis))
-	bw.WriteString("<table class=\"index\"><tr><th>key</th><th>API</th><th>versions</th><th>flexible from</th><th></th><th></th></tr>\n")
+	bw.WriteString("<table class=\"index\"><tr><th>key</th><th>API</th><th>versions</th><th>flexible from</th><th></th><th></th><th>what it is for</th></tr>\n")
 	for _, a := range apis {
 		fmt.Fprintf(bw, "<tr><td>%d</td><td>%s</td><td>%s</td><td>%s</td>", a.Key, html.EscapeString(a.Name), a.Versions(), flexibleFrom(a))
 		for _, m := range []*schema.Message{a.Request, a.Response} {
@@ -330,7 +347,7 @@ func writeIndex(w io.Writer, apis []*schema.API) error {
 			}
 			fmt.Fprintf(bw, `<td><a href="%s">%s</a></td>`, pageName(a.Name, m.Type), m.Type)
 		}
-		bw.WriteString("</tr>\n")
+		fmt.Fprintf(bw, "<td class=\"a\">%s</td></tr>\n", html.EscapeString(codec.APIAbout(a.Name)))
 	}
 	bw.WriteString("</table>\n</div>\n</body>\n</html>\n")
 	return bw.Flush()

@@ -8,7 +8,7 @@ import (
 )
 
 // TestPageCommands: the workshop page on stdout, its limit said on stderr, and the schema site
-// written where asked (the pages themselves are tested in a browser, in render/).
+// written where asked, with examples from the demo capture (the pages themselves are tested in a browser, in render/).
 func TestPageCommands(t *testing.T) {
 	out, errOut, code := kdissect(t, "--format", "html", "--max-messages", "3", "../../pcaps/kgo-produce-fetch.pcap")
 	if code != 0 || !strings.HasPrefix(out, "<!DOCTYPE html>") || !strings.HasSuffix(out, "</html>\n") {
@@ -27,8 +27,15 @@ func TestPageCommands(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// Both commands take their examples from the capture built into the binary.
+	if b, err := os.ReadFile(filepath.Join(dir, "Fetch-request.html")); err != nil || !strings.Contains(string(b), "of kgo-produce-fetch.pcap:</p>\n<pre class=\"example\">") {
+		t.Errorf("Fetch-request.html shows no example from the demo capture (%v)", err)
+	}
 	out, _, code = kdissect(t, "schema", "DescribeGroups", "--version", "6", "--response", "--format", "html")
 	if code != 0 || !strings.Contains(out, "<details open><summary>DescribeGroups Response v6</summary>") {
 		t.Errorf("schema --format html: exit %d, %.200q", code, out)
+	}
+	if !strings.Contains(out, "<p>kgo-produce-fetch.pcap has no DescribeGroups Response to show.</p>") {
+		t.Error("the DescribeGroups Response page does not say the demo capture has none")
 	}
 }

@@ -95,25 +95,7 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return fail("%s has no %s definition", a.Name, dir)
 	}
 	if o.diff != "" {
-		if f.Diff == nil {
-			return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(render.DiffFormats(), " or ", false))
-		}
-		if o.version >= 0 {
-			return fail("--diff names its versions; drop --version")
-		}
-		va, vb, err := parseDiff(o.diff)
-		if err != nil {
-			return fail("--diff: %v", err)
-		}
-		la, err := render.LayoutAt(c, a, m, va)
-		if err != nil {
-			return fail("%v", err)
-		}
-		lb, err := render.LayoutAt(c, a, m, vb)
-		if err != nil {
-			return fail("%v", err)
-		}
-		return cmd.Wrote(stderr, f.Diff(stdout, la, lb))
+		return o.writeDiff(cmd, f, c, a, m, stdout, stderr)
 	}
 	v := m.ValidVersions.Latest()
 	if o.version >= 0 {
@@ -124,13 +106,47 @@ func runSchema(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return fail("%v", err)
 	}
 	if f.Page != nil {
-		ls, err := render.Layouts(c, a, m)
-		if err != nil {
-			return fail("%v", err)
-		}
-		return cmd.Wrote(stderr, f.Page(stdout, ls, l.Version))
+		return writeSchemaPage(cmd, f, c, a, m, l.Version, stdout, stderr)
 	}
 	return cmd.Wrote(stderr, f.Layout(l, stdout))
+}
+
+// writeSchemaPage writes the page of message m of API a, every version, show open, with its
+// example from the demo capture.
+func writeSchemaPage(cmd *cli.Command, f render.Format, c *codec.Codec, a *schema.API, m *schema.Message, show int16, stdout, stderr io.Writer) int {
+	ls, err := render.Layouts(c, a, m)
+	if err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	x, err := demoExamples(c)
+	if err != nil {
+		return cmd.Report(stderr, err)
+	}
+	return cmd.Wrote(stderr, f.Page(stdout, ls, show, x))
+}
+
+// writeDiff is "kdissect schema API --diff A..B": the fields changed between two versions.
+func (o *schemaOptions) writeDiff(cmd *cli.Command, f render.Format, c *codec.Codec, a *schema.API, m *schema.Message, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
+	if f.Diff == nil {
+		return fail("--diff has no --format %s: use %s", f.Name, render.ListFormats(render.DiffFormats(), " or ", false))
+	}
+	if o.version >= 0 {
+		return fail("--diff names its versions; drop --version")
+	}
+	va, vb, err := parseDiff(o.diff)
+	if err != nil {
+		return fail("--diff: %v", err)
+	}
+	la, err := render.LayoutAt(c, a, m, va)
+	if err != nil {
+		return fail("%v", err)
+	}
+	lb, err := render.LayoutAt(c, a, m, vb)
+	if err != nil {
+		return fail("%v", err)
+	}
+	return cmd.Wrote(stderr, f.Diff(stdout, la, lb))
 }
 
 // parseDiff reads "A..B".
