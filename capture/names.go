@@ -1,7 +1,9 @@
 package capture
 
 import (
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +39,30 @@ func Overwrites(out string, captures []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// IsCaptureFile reports whether the file name exists and starts as a capture does (pcap or
+// pcapng, gzipped or not), judged by its first bytes as Open judges them. A text or Parquet
+// output written over it would lose the packets, so a writer asks before it truncates.
+func IsCaptureFile(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [4]byte
+	if n, _ := io.ReadFull(f, b[:]); n < 4 {
+		return false
+	}
+	if binary.BigEndian.Uint16(b[:2]) == gzipMagic {
+		return true
+	}
+	switch binary.BigEndian.Uint32(b[:]) {
+	case magicPcapMicro, magicPcapMicroSwapped, magicPcapNano, magicPcapNanoSwapped,
+		magicPcapKuznetzov, magicPcapKuznetzovSw, magicPcapng:
+		return true
+	}
+	return false
 }
 
 // Outputs names the file written for each capture in dir (its Stem and ext), or says which two

@@ -48,3 +48,33 @@ func TestOutputs(t *testing.T) {
 		t.Errorf("same stem: %v", err)
 	}
 }
+
+// TestIsCaptureFile: captures are known by their first bytes (pcap either way round and in
+// nanoseconds, pcapng, gzip), whatever their names; text, Parquet, short and missing files are not.
+func TestIsCaptureFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"a.txt", []byte{0xd4, 0xc3, 0xb2, 0xa1, 2, 0}, true},  // pcap, little-endian
+		{"b", []byte{0xa1, 0xb2, 0x3c, 0x4d, 0, 2}, true},      // pcap, nanoseconds
+		{"c.json", []byte{0x0a, 0x0d, 0x0d, 0x0a, 0, 0}, true}, // pcapng
+		{"d.pcap", []byte{0x1f, 0x8b, 8, 0}, true},             // gzip
+		{"e.pcap", []byte("#1 summary\n"), false},
+		{"f.parquet", []byte("PAR1...."), false},
+		{"g.pcap", []byte{0xd4, 0xc3}, false},
+	} {
+		path := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := IsCaptureFile(path); got != tt.want {
+			t.Errorf("%s (% x): %v, want %v", tt.name, tt.data, got, tt.want)
+		}
+	}
+	if IsCaptureFile(filepath.Join(dir, "missing.pcap")) {
+		t.Error("a missing file is a capture")
+	}
+}

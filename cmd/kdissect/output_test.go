@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,8 @@ func TestOutputErrors(t *testing.T) {
 		{[]string{"--format", "parquet", a}, "--format parquet writes a file, not text: give -o FILE.parquet"},
 		{[]string{"--format", "json", "--no-fields", a}, "--no-fields goes with --format parquet"},
 		{[]string{"--format", "json", "-o", a, a}, "it would be overwritten"},
+		// A capture that is not being read is not overwritten by text either (-o meant as -w).
+		{[]string{"--format", "summary", "-o", copyA, a}, "-o " + copyA + " is a capture: it would be overwritten"},
 		{[]string{"--format", "parquet", "-o", dir + "/", a, copyA}, "would both be written to"},
 		{[]string{"--format", "none", "-o", dir + "/", a}, "--format none writes no file"},
 		// A run that would say nothing at all is refused, in every command that reads messages.
@@ -89,8 +92,19 @@ func TestOutputErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x.parquet")); err == nil {
 		t.Error("a usage error left its output file")
 	}
-	if got, _ := os.ReadFile(a); len(got) != len(data) {
-		t.Error("the capture was overwritten")
+	for _, c := range []string{a, copyA} {
+		if got, _ := os.ReadFile(c); len(got) != len(data) {
+			t.Errorf("the capture %s was overwritten", c)
+		}
+	}
+	// A file that is not a capture is an output like any other: -o replaces it.
+	old := filepath.Join(dir, "old.txt")
+	os.WriteFile(old, []byte("yesterday's summary\n"), 0o644)
+	if _, errOut, code := kdissect(t, "--format", "summary", "-p", "9092", "-o", old, a); code != 0 {
+		t.Errorf("-o over a text file: exit %d, %s", code, errOut)
+	}
+	if got, _ := os.ReadFile(old); bytes.Contains(got, []byte("yesterday")) {
+		t.Error("-o did not replace a text file")
 	}
 }
 

@@ -45,8 +45,8 @@ func TestWriteAndCount(t *testing.T) {
 	}
 }
 
-// TestWriteRefused: -w is refused before anything is read when it names a capture being read,
-// or cannot be created; the capture is left alone.
+// TestWriteRefused: -w is refused before anything is read when it names a capture being read
+// (a usage error) or cannot be created (an I/O error); the capture is left alone.
 func TestWriteRefused(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.pcap")
@@ -57,10 +57,13 @@ func TestWriteRefused(t *testing.T) {
 	if err := os.WriteFile(in, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{in, filepath.Join(dir, "no-such-dir", "out.pcapng")} {
-		out, errOut, code := kdissect(t, "-w", w, in)
-		if code != 1 || out != "" || !strings.Contains(errOut, "kdissect: ") {
-			t.Errorf("-w %s: exit %d, stdout %.80q, stderr %q: want exit 1 and an error", w, code, out, errOut)
+	for _, tt := range []struct {
+		w    string
+		exit int // a capture being read is a usage error, as -o's is; a path that cannot be made, an I/O error
+	}{{in, 2}, {filepath.Join(dir, "no-such-dir", "out.pcapng"), 1}} {
+		out, errOut, code := kdissect(t, "-w", tt.w, in)
+		if code != tt.exit || out != "" || !strings.Contains(errOut, "kdissect: ") {
+			t.Errorf("-w %s: exit %d, stdout %.80q, stderr %q: want exit %d and an error", tt.w, code, out, errOut, tt.exit)
 		}
 	}
 	if after, _ := os.ReadFile(in); len(after) != len(data) {

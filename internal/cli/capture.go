@@ -88,7 +88,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	var save *dissect.Save
 	if o.Write != "" {
 		if save, err = dissect.CreateSave(o.Write, files); errors.Is(err, dissect.ErrSavingInput) {
-			return cmd.Failed(stderr, "-w %s: %v", o.Write, err)
+			return cmd.UsageError(stderr, "-w %s: %v", o.Write, err)
 		} else if err != nil {
 			return cmd.Failed(stderr, "%v", err)
 		}
@@ -190,6 +190,9 @@ func (o *Capture) runTo(cmd *Command, files []string, stdin io.Reader, stdout, s
 	}
 	if in, ok := capture.Overwrites(o.OutPath, files); ok {
 		return cmd.UsageError(stderr, "-o %s is the capture %s: it would be overwritten", o.OutPath, in)
+	}
+	if capture.IsCaptureFile(o.OutPath) {
+		return cmd.UsageError(stderr, "-o %s is a capture: it would be overwritten (-w writes packets; remove the file first to replace it)", o.OutPath)
 	}
 	if st, err := os.Stat(o.OutPath); err == nil && st.IsDir() || strings.HasSuffix(o.OutPath, "/") {
 		return o.runEach(cmd, f, files, stdin, stdout, stderr)
