@@ -122,6 +122,26 @@ func TestNegativeErrorCode(t *testing.T) {
 	}
 }
 
+// TestMistypedNames: a mistyped API or error name is a usage error that suggests the nearest
+// name; one near nothing suggests none.
+func TestMistypedNames(t *testing.T) {
+	file := pcap("kgo-produce-fetch.pcap")
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"schema", "Fecth"}, `no API named "Fecth": did you mean Fetch?`},
+		{[]string{"--api", "Prodce", file}, `--api: no API named "Prodce": did you mean Produce?`},
+		{[]string{"errors", "NOT_LEADER"}, `no Kafka error has the code or name "NOT_LEADER": did you mean NOT_LEADER_OR_FOLLOWER?`},
+		{[]string{"schema", "Xyzzyplugh"}, `no API named "Xyzzyplugh"` + "\n"},
+	} {
+		out, errOut, code := kdissect(t, tt.args...)
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, tt.msg) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, code, out, errOut, tt.msg)
+		}
+	}
+}
+
 // TestBadValues: negative and empty values are refused with a message, in every subcommand.
 func TestBadValues(t *testing.T) {
 	file := pcap("kgo-produce-fetch.pcap")

@@ -11,6 +11,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/internal/cli"
+	"github.com/kdissect/kdissect/internal/suggest"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -175,7 +176,7 @@ func runErrors(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		for _, a := range fs.Args() {
 			e, ok := codec.LookupError(a)
 			if !ok {
-				return cmd.UsageError(stderr, "no Kafka error has the code or name %q", a)
+				return cmd.UsageError(stderr, "no Kafka error has the code or name %q%s", a, nearestError(a))
 			}
 			codes = append(codes, e)
 		}
@@ -184,4 +185,17 @@ func runErrors(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return cmd.Failed(stderr, "errors: writing output: %v", err)
 	}
 	return cli.ExitOK
+}
+
+// nearestError is ": did you mean NAME?" for the error name nearest to word, or "".
+func nearestError(word string) string {
+	codes := codec.ErrorCodes()
+	names := make([]string, len(codes))
+	for i, e := range codes {
+		names[i] = e.Name
+	}
+	if near := suggest.Nearest(word, names); near != "" {
+		return ": did you mean " + near + "?"
+	}
+	return ""
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/kdissect/kdissect/internal/suggest"
 )
 
 //go:embed defs/*.json
@@ -192,10 +194,16 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 		}
 		return nil, fmt.Errorf("no API with key %s", nameOrKey)
 	}
+	names := make([]string, 0, len(s.apis))
 	for _, a := range s.apis {
 		if strings.EqualFold(a.Name, nameOrKey) {
 			return a, nil
 		}
+		names = append(names, a.Name)
+	}
+	slices.Sort(names) // the first of equally near names, whatever the map's order
+	if near := suggest.Nearest(nameOrKey, names); near != "" {
+		return nil, fmt.Errorf("no API named %q: did you mean %s?", nameOrKey, near)
 	}
 	return nil, fmt.Errorf("no API named %q", nameOrKey)
 }

@@ -19,6 +19,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/kdissect/kdissect/internal/inert"
+	"github.com/kdissect/kdissect/internal/suggest"
 )
 
 // Exit statuses, the same for every subcommand. Whatever is not ExitOK was said on stderr.
@@ -91,48 +92,17 @@ func (p *Program) mistyped(args []string) string {
 	return a
 }
 
-// nearest is ": did you mean NAME?" for the subcommand nearest to word (a prefix of it, or at
-// most two edits away), or "" when none is near (the usage error points to --help).
+// nearest is ": did you mean NAME?" for the subcommand nearest to word (suggest.Nearest), or ""
+// when none is near (the usage error points to --help).
 func (p *Program) nearest(word string) string {
-	best, dist := "", 3
-	for _, c := range p.Subcommands {
-		d := editDistance(strings.ToLower(word), c.Name)
-		if strings.HasPrefix(c.Name, strings.ToLower(word)) && len(word) >= 2 {
-			d = min(d, 1)
-		}
-		if d < dist {
-			best, dist = c.Name, d
-		}
+	names := make([]string, len(p.Subcommands))
+	for i, c := range p.Subcommands {
+		names[i] = c.Name
 	}
-	if best == "" {
-		return ""
+	if best := suggest.Nearest(word, names); best != "" {
+		return ": did you mean " + best + "?"
 	}
-	return ": did you mean " + best + "?"
-}
-
-// editDistance counts the insertions, deletions, substitutions and swaps of two neighbours
-// that make a into b (the optimal string alignment distance), over bytes.
-func editDistance(a, b string) int {
-	// d[i][j] is the distance of a[:i] and b[:j]; three rows are enough.
-	prev2, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // Find picks the subcommand: the first argument that is not a flag or a flag's value, if it

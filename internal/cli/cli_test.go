@@ -201,14 +201,6 @@ func TestNearest(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tt.word, got, want)
 		}
 	}
-	for _, tt := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"", "abc", 3}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"ab", "ba", 1}, {"schema", "schema", 0}, {"ca", "abc", 3}} {
-		if d := editDistance(tt.a, tt.b); d != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
-		}
-	}
 }
 
 // TestNegativeArgs: negative numbers are arguments, in their order, unless they are a flag's
