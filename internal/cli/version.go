@@ -36,7 +36,7 @@ func Version(info *debug.BuildInfo, set *schema.Set) string {
 		}
 		b.WriteString("\n")
 	} else {
-		b.WriteString("revision unknown (not built from a version-controlled checkout)\n")
+		b.WriteString("revision unknown (no VCS information in the binary: built outside a checkout, or with -buildvcs=false)\n")
 	}
 	fmt.Fprintf(&b, "built with %s\n", goVersion)
 
