@@ -94,12 +94,11 @@ func liveError(iface, what string, err error) error {
 // those that do.
 func noInterface(name string) error {
 	names := Interfaces()
-	sort.Strings(names[:len(names)-1])
 	return fmt.Errorf("%w %q; the interfaces here are: %s", ErrNoInterface, name, strings.Join(names, ", "))
 }
 
-// Interfaces names the interfaces OpenLive can capture on, in the system's
-// order, then "any".
+// Interfaces names the interfaces OpenLive can capture on, sorted, then "any": every message
+// that lists them lists them alike.
 func Interfaces() []string {
 	var names []string
 	ifs, err := net.Interfaces()
@@ -108,6 +107,7 @@ func Interfaces() []string {
 			names = append(names, i.Name)
 		}
 	}
+	sort.Strings(names)
 	return append(names, "any")
 }
 

@@ -510,14 +510,24 @@ func TestLivePermission(t *testing.T) {
 	}
 }
 
-// TestLiveUnknownInterface: a wrong interface name lists the real ones; no root needed.
+// TestLiveUnknownInterface: a wrong interface name lists the real ones, sorted, as the message
+// for a missing -i lists them, and points to --help as every usage error does; no root needed.
 func TestLiveUnknownInterface(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("live capture needs Linux")
 	}
 	_, errOut, code := kdissect(t, "live", "-i", "kdissect-nosuch0")
-	if code != 2 {
-		t.Errorf("exit %d, want 2", code)
+	if code != 2 || !strings.Contains(errOut, "Run 'kdissect live --help' for usage.") {
+		t.Errorf("exit %d, stderr %q: want 2 and the pointer to --help", code, errOut)
+	}
+	_, noIface, _ := kdissect(t, "live", "-p", "9092")
+	list := func(s string) string { // the names listed, after the last colon of the first line
+		first, _, _ := strings.Cut(s, "\n")
+		_, names, _ := strings.Cut(first[strings.LastIndex(first, ":")-1:], ": ")
+		return strings.TrimSuffix(names, ")")
+	}
+	if a, b := list(errOut), list(noIface); a != b || !strings.HasSuffix(a, ", any") {
+		t.Errorf("the two messages list the interfaces differently:\n%q\n%q", a, b)
 	}
 	ifs, err := net.Interfaces()
 	if err != nil {

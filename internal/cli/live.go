@@ -102,8 +102,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 // find a binary in ~/go/bin.
 func liveFailed(cmd *Command, stderr io.Writer, err error) int {
 	if errors.Is(err, capture.ErrNoInterface) || errors.Is(err, capture.ErrLiveUnsupported) {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd.prog.Name, err)
-		return ExitUsage
+		return cmd.UsageError(stderr, "%v", err)
 	}
 	if errors.Is(err, capture.ErrPermission) {
 		name := cmd.prog.Name
