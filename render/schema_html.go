@@ -183,7 +183,7 @@ func apiErrorCodes(ls []*Layout) ([]codec.ErrorCode, bool) {
 // the response (linked when the page is part of a site).
 func writeErrorCodes(w *bufio.Writer, ls []*Layout, links siteLinks) {
 	codes, hasCode := apiErrorCodes(ls)
-	table := "the error table (<code>kdissect errors</code>)"
+	table := "the error table of <code>kdissect errors</code>"
 	if links.errors != "" {
 		table = `the <a href="` + links.errors + `">error table</a>`
 	}
@@ -198,7 +198,7 @@ func writeErrorCodes(w *bufio.Writer, ls []*Layout, links siteLinks) {
 	}
 	switch {
 	case len(codes) > 0:
-		fmt.Fprintf(w, "<p>Kafka's message definitions and response classes name these error codes for the %s response (all codes: %s):</p>\n", html.EscapeString(ls[0].API), table)
+		fmt.Fprintf(w, "<p>Kafka's message definitions and response classes name these error codes for the %s response; %s has every code:</p>\n", html.EscapeString(ls[0].API), table)
 		w.WriteString("<table class=\"layout\"><tr><th>code</th><th>name</th><th>meaning</th></tr>\n")
 		for _, e := range codes {
 			fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td class=\"a\">%s</td></tr>\n", e.Code, e.Name, html.EscapeString(e.About))
