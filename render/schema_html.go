@@ -43,7 +43,7 @@ func staticCSP() string {
 // WriteLayoutPage writes the page of one message (the layouts of every version of it, as
 // Layouts makes them) with version show open: for each version the header it uses and why,
 // the wire diagram in the documented layout, every field with type, size, nullability, tag
-// and about text, what the API is for, the error codes the definitions name, the first message
+// and about text, what the API is for, the error codes its response can carry, the first message
 // of the API in x's capture (when x is not nil), and links to the previous and next version with
 // what changed.
 func WriteLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples) error {
