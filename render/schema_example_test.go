@@ -217,3 +217,41 @@ func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
+
+// TestSchemaErrorCodes: the Produce and SyncGroup response pages list every error code Kafka
+// names for them, each with its number and the error table's meaning, and nothing after the
+// table's end; the Produce request page says the errors come back in the response and shows the
+// same list; an API Kafka names no codes for says so.
+func TestSchemaErrorCodes(t *testing.T) {
+	c := render.SchemaCodec(t, false)
+	section := func(page string) string {
+		_, s, _ := strings.Cut(page, "<h2>Error codes</h2>")
+		s, _, _ = strings.Cut(s, "<h2")
+		return s
+	}
+	for _, api := range []string{"Produce", "SyncGroup"} {
+		codes := codec.APIErrors(api)
+		if len(codes) < 5 {
+			t.Fatalf("%s: only %d error codes", api, len(codes))
+		}
+		for _, response := range []bool{true, false} {
+			s := section(schemaPage(t, c, nil, api, response, 0))
+			if rows := strings.Count(s, "<tr><td>"); rows != len(codes) {
+				t.Errorf("%s (response %v): %d rows, want %d", api, response, rows, len(codes))
+			}
+			for _, e := range codes {
+				row := fmt.Sprintf("<tr><td>%d</td><td>%s</td><td class=\"a\">%s</td></tr>", e.Code, e.Name, html.EscapeString(e.About))
+				if !strings.Contains(s, row) {
+					t.Errorf("%s (response %v) lacks %s", api, response, row)
+				}
+			}
+			if back := strings.Contains(s, "errors come back in the response"); back == response {
+				t.Errorf("%s (response %v): says the errors come back in the response: %v", api, response, back)
+			}
+		}
+	}
+	s := section(schemaPage(t, c, nil, "DescribeTopicPartitions", true, 0))
+	if !strings.Contains(s, "name no specific codes for this API") || strings.Contains(s, "<tr>") {
+		t.Errorf("DescribeTopicPartitions response: %s", s)
+	}
+}

@@ -43,7 +43,7 @@ func staticCSP() string {
 // WriteLayoutPage writes the page of one message (the layouts of every version of it, as
 // Layouts makes them) with version show open: for each version the header it uses and why,
 // the wire diagram in the documented layout, every field with type, size, nullability, tag
-// and about text, what the API is for, the error codes the definitions name, the first message
+// and about text, what the API is for, the error codes its response can carry, the first message
 // of the API in x's capture (when x is not nil), and links to the previous and next version with
 // what changed.
 func WriteLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples) error {
@@ -86,7 +86,7 @@ func writeLayoutPage(w io.Writer, ls []*Layout, show int16, x *Examples, links s
 		fmt.Fprintf(bw, `<a href="#v%d">v%d</a>`, l.Version, l.Version)
 	}
 	bw.WriteString("</p>\n")
-	writeErrorCodes(bw, ls, links.errors)
+	writeErrorCodes(bw, ls, links)
 	writeExample(bw, x, layoutAt(ls, show))
 	for i, l := range ls {
 		open := ""
@@ -151,50 +151,64 @@ func changesText(cs []Change) string {
 
 var errorName = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
 
-// writeErrorCodes lists the error codes that the definitions' texts name, or says they name none.
-func writeErrorCodes(w *bufio.Writer, ls []*Layout, errorsPage string) {
-	known := map[string]codec.ErrorCode{}
-	for _, e := range codec.ErrorCodes() {
-		known[e.Name] = e
+// apiErrorCodes gives, in code order, the error codes of ls's API: those Kafka names for its
+// response (codec.APIErrors) and those the definitions' texts of ls name (a draft given with
+// --schema-dir may name some); and whether ls has an ErrorCode field.
+func apiErrorCodes(ls []*Layout) ([]codec.ErrorCode, bool) {
+	found := map[int16]codec.ErrorCode{}
+	for _, e := range codec.APIErrors(ls[0].API) {
+		found[e.Code] = e
 	}
-	found := map[string]bool{}
 	hasCode := false
 	for _, l := range ls {
 		walkLayout(l.Body.Fields, func(f *LayoutField, _ int) {
 			for _, name := range errorName.FindAllString(f.About, -1) {
-				if _, ok := known[name]; ok {
-					found[name] = true
+				if e, ok := codec.LookupError(name); ok && e.Name == name {
+					found[e.Code] = e
 				}
 			}
-			hasCode = hasCode || f.Name == "ErrorCode" || strings.HasSuffix(f.Name, "ErrorCode")
+			hasCode = hasCode || strings.HasSuffix(f.Name, "ErrorCode")
 		})
 	}
-	table := "the error table (<code>kdissect errors</code>)"
-	if errorsPage != "" {
-		table = `the <a href="` + errorsPage + `">error table</a>`
+	codes := make([]codec.ErrorCode, 0, len(found))
+	for _, e := range found {
+		codes = append(codes, e)
+	}
+	sort.Slice(codes, func(i, j int) bool { return codes[i].Code < codes[j].Code })
+	return codes, hasCode
+}
+
+// writeErrorCodes lists the error codes the API's response can carry, with their numbers and
+// meanings, or says that Kafka names none for it; a request page says the errors come back in
+// the response (linked when the page is part of a site).
+func writeErrorCodes(w *bufio.Writer, ls []*Layout, links siteLinks) {
+	codes, hasCode := apiErrorCodes(ls)
+	table := "the error table of <code>kdissect errors</code>"
+	if links.errors != "" {
+		table = `the <a href="` + links.errors + `">error table</a>`
 	}
 	w.WriteString("<h2>Error codes</h2>\n")
-	if len(found) == 0 {
-		if hasCode {
-			fmt.Fprintf(w, "<p>The definitions name no error codes for this message; its ErrorCode fields hold codes of %s.</p>\n", table)
-		} else if ls[0].Direction == schema.TypeRequest {
-			w.WriteString("<p>A request carries no error code: the broker's errors come back in the response.</p>\n")
-		} else {
-			w.WriteString("<p>This message has no ErrorCode field.</p>\n")
+	request := ls[0].Direction == schema.TypeRequest
+	if request {
+		response := "the response"
+		if links.other != "" {
+			response = `the <a href="` + links.other + `">response</a>`
 		}
-		return
+		fmt.Fprintf(w, "<p>A request carries no error code: the broker's errors come back in %s.</p>\n", response)
 	}
-	names := make([]string, 0, len(found))
-	for n := range found {
-		names = append(names, n)
+	switch {
+	case len(codes) > 0:
+		fmt.Fprintf(w, "<p>Kafka's message definitions and response classes name these error codes for the %s response; %s has every code:</p>\n", html.EscapeString(ls[0].API), table)
+		w.WriteString("<table class=\"layout\"><tr><th>code</th><th>name</th><th>meaning</th></tr>\n")
+		for _, e := range codes {
+			fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td class=\"a\">%s</td></tr>\n", e.Code, e.Name, html.EscapeString(e.About))
+		}
+		w.WriteString("</table>\n")
+	case request || hasCode:
+		fmt.Fprintf(w, "<p>Kafka's definitions and documentation name no specific codes for this API; any code of %s may appear.</p>\n", table)
+	default:
+		w.WriteString("<p>This message has no ErrorCode field.</p>\n")
 	}
-	sort.Slice(names, func(i, j int) bool { return known[names[i]].Code < known[names[j]].Code })
-	fmt.Fprintf(w, "<p>The definitions name these error codes (all codes: %s):</p>\n<table class=\"layout\"><tr><th>code</th><th>name</th><th>meaning</th></tr>\n", table)
-	for _, n := range names {
-		e := known[n]
-		fmt.Fprintf(w, "<tr><td>%d</td><td>%s</td><td class=\"a\">%s</td></tr>\n", e.Code, e.Name, html.EscapeString(e.About))
-	}
-	w.WriteString("</table>\n")
 }
 
 // writeLayoutDiagram draws the documented layout: a block for the header and one for the body,
