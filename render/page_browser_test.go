@@ -217,7 +217,8 @@ func TestPageExplain(t *testing.T) {
 
 // contrastScript pins GroupId of the JoinGroup request (frame 92), previews another field, and
 // measures, from computed styles in the theme given, the contrast of the selection marks with
-// what is under them and of a prefix byte's colour with a content byte's (WCAG's formula).
+// what is under them and of a prefix byte's colour with a content byte's (WCAG's formula); then
+// steps to the content with ] and measures the stepped characters' mark.
 const contrastScript = `(async function (theme) {
   var frames = function () { return new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(r); }); }); };
   document.documentElement.setAttribute('data-theme', theme);
@@ -239,6 +240,7 @@ const contrastScript = `(async function (theme) {
     var h = mx === c[0] ? (c[1] - c[2]) / d % 6 : mx === c[1] ? (c[2] - c[0]) / d + 2 : (c[0] - c[1]) / d + 4;
     return (h * 60 + 360) % 360;
   }
+  function apart(a, b) { var d = Math.abs(hue(a) - hue(b)); return Math.min(d, 360 - d); }
   var cs = function (sel) { var e = document.querySelector(sel); return e ? getComputedStyle(e) : null; };
   var box = cs('#diagram .box.sel'), tr = cs('#tree tr.sel'), hv = cs('#diagram .box.hv');
   var pre = cs('#panes .hex .hlp'), con = cs('#panes .hex .hl:not(.hlp)'), bg = getComputedStyle(document.body).backgroundColor;
@@ -250,14 +252,27 @@ const contrastScript = `(async function (theme) {
     'prefix byte / content byte': contrast(pre.backgroundColor, con.backgroundColor),
     'prefix text / prefix byte': contrast(pre.color, pre.backgroundColor),
     'content text / content byte': contrast(con.color, con.backgroundColor),
-    'hue apart of prefix and content': Math.min(Math.abs(hue(pre.backgroundColor) - hue(con.backgroundColor)), 360 - Math.abs(hue(pre.backgroundColor) - hue(con.backgroundColor)))
+    'hue apart of prefix and content': apart(pre.backgroundColor, con.backgroundColor)
   };
+  // ] twice: the prefix, then the content, whose characters in the text column must stay
+  // readable under the step's mark (no outline over them).
+  var preBg = pre.backgroundColor, conBg = con.backgroundColor;
+  for (var i = 0; i < 2; i++) {
+    document.dispatchEvent(new KeyboardEvent('keydown', { key: ']', bubbles: true }));
+    await frames();
+  }
+  var stp = cs('#panes .hex .stpa');
+  out['stepped text / stepped byte'] = contrast(stp.color, stp.backgroundColor);
+  out['stepped byte / content byte'] = contrast(stp.backgroundColor, conBg);
+  out['hue apart of stepped and prefix'] = apart(stp.backgroundColor, preBg);
+  out['outline over stepped characters (px)'] = stp.outlineStyle === 'none' ? 0 : parseFloat(stp.outlineWidth);
   return out;
 })(%q)`
 
 // TestPageProjector: the page reads on a projector. The selection, the preview and the prefix
 // against the content contrast 3:1 or more in light and dark (computed from the styles
-// Chromium applies), prefix and content differ in hue, and A+ grows the diagram's text, kept
+// Chromium applies), prefix and content differ in hue, a stepped part (]) is marked by a
+// background that contrasts with the content's and no outline over its characters, and A+ grows the diagram's text, kept
 // in the URL across a reload.
 func TestPageProjector(t *testing.T) {
 	b := browsertest.Start(t)
@@ -267,11 +282,15 @@ func TestPageProjector(t *testing.T) {
 	for _, theme := range []string{"light", "dark"} {
 		var got map[string]float64
 		p.Eval(strings.Replace(contrastScript, "%q", strconv.Quote(theme), 1), &got)
-		if len(got) != 8 {
+		if len(got) != 12 {
 			t.Fatalf("%s: measured %v", theme, got)
 		}
 		for what, c := range got {
 			switch {
+			case strings.HasPrefix(what, "outline"):
+				if c != 0 {
+					t.Errorf("%s: %s: %.0f, want none", theme, what, c)
+				}
 			case strings.HasPrefix(what, "hue"):
 				if c < 60 {
 					t.Errorf("%s: %s: %.0f°, want 60° or more", theme, what, c)
