@@ -443,3 +443,49 @@ func TestPageLadder(t *testing.T) {
 	}
 	p.Check(onlyItself(url))
 }
+
+// TestPageListRows: on a projector (1280×720) every row of the message list is one line, so
+// the list shows as many messages as its pane holds; a cell too long for its column (an API
+// name, a client id, the addresses) is cut with its full text in a title rather than wrapped, the addresses keep room enough to name
+// the broker, and the direction's drop-down shows its whole label.
+func TestPageListRows(t *testing.T) {
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+	var got struct {
+		Line    float64
+		Heights []float64
+		Bad     []string
+	}
+	p.Eval(`(function () {
+	  var rows = document.querySelectorAll('#rows tr'), out = { line: parseFloat(getComputedStyle(rows[0]).lineHeight), heights: [], bad: [] };
+	  for (var i = 0; i < rows.length; i++) {
+	    out.heights.push(rows[i].getBoundingClientRect().height);
+	    var m = rows[i].cells, addr = m[m.length - 1];
+	    Array.prototype.forEach.call(m, function (c) {
+	      if (c.scrollWidth > c.clientWidth + 1 && c.title !== c.textContent) out.bad.push('frame ' + rows[i].dataset.frame + ': "' + c.textContent + '" cut with the title "' + c.title + '"');
+	    });
+	    var ch = parseFloat(getComputedStyle(addr).fontSize) * 0.6;
+	    if (addr.clientWidth < 24 * ch) out.bad.push('frame ' + rows[i].dataset.frame + ': the addresses have ' + addr.clientWidth + ' px, under 24 characters');
+	  }
+	  var s = document.getElementById('f-kind'), ctx = document.createElement('canvas').getContext('2d');
+	  ctx.font = getComputedStyle(s).font;
+	  var w = ctx.measureText(s.options[s.selectedIndex].text).width;
+	  if (s.clientWidth < w + 16) out.bad.push('the direction drop-down is ' + s.clientWidth + ' px wide for a label of ' + Math.round(w) + ' px');
+	  return out;
+	})()`, &got)
+	if len(got.Heights) < 20 {
+		t.Fatalf("%d rows listed", len(got.Heights))
+	}
+	for i, h := range got.Heights {
+		if h != got.Heights[0] || h > 1.6*got.Line {
+			t.Errorf("row %d is %.1f px high (the first %.1f px, a line %.1f px): want one line each", i, h, got.Heights[0], got.Line)
+			break
+		}
+	}
+	for _, e := range got.Bad {
+		t.Error(e)
+	}
+	p.Check(onlyItself(url))
+}

@@ -80,9 +80,12 @@
     if (m.error) tr.className = 'err';
     var lat = m.latency_us != null ? (m.latency_us / 1000).toFixed(3) : '';
     var cells = [[m.frame, 'num'], [relTime(m), 'num'], [m.kind === 'response' ? '\u2190' : '\u2192', ''],
-      [apiText(m) + (m.kind === 'response' ? ' resp' : ''), 'api'], [m.correlation_id, 'num'],
-      [lat, 'num'], [m.size, 'num'], [m.client_id || '', 'w'], [m.src + ' \u2192 ' + m.dst, 'w']];
-    for (var c = 0; c < cells.length; c++) tr.appendChild(el('td', cells[c][1], cells[c][0]));
+      [apiText(m) + (m.kind === 'response' ? ' resp' : ''), 'cut api'], [m.correlation_id, 'num'],
+      [lat, 'num'], [m.size, 'num'], [m.client_id || '', 'cut cid'], ['\u200e' + m.src + ' \u2192 ' + m.dst + '\u200e', 'cut addr']];
+    for (var c = 0; c < cells.length; c++) {
+      var td = tr.appendChild(el('td', cells[c][1], cells[c][0]));
+      if (/^cut/.test(cells[c][1])) td.title = cells[c][0]; // the whole text of a cut cell
+    }
     tr.title = m.title;
     return tr;
   }
