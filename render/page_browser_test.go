@@ -489,3 +489,45 @@ func TestPageListRows(t *testing.T) {
 	}
 	p.Check(onlyItself(url))
 }
+
+// TestPageRecordTree: in the field tree of a decompressed batch (kgo-codecs.pcap, frame 68:
+// records with headers, deep in the message), at 1280×720 the indentation is capped, so names
+// stay in their column and values keep room: no name runs out of its cell, no value is narrower
+// than 30 characters, and a value that wraps does so between words (or after a hyphen).
+func TestPageRecordTree(t *testing.T) {
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-codecs.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+	var got struct {
+		Rows int
+		Bad  []string
+	}
+	p.Eval(`(async function () {
+	  document.querySelector('#rows tr[data-frame="68"]').click();
+	  await new Promise(function (r) { requestAnimationFrame(function () { requestAnimationFrame(r); }); });
+	  var rows = document.querySelectorAll('#tree tr.dec'), out = { rows: rows.length, bad: [] };
+	  for (var i = 0; i < rows.length; i++) {
+	    var f = rows[i].querySelector('td.f'), v = rows[i].querySelector('td.v'), ch = parseFloat(getComputedStyle(v).fontSize) * 0.6;
+	    if (f.scrollWidth > f.clientWidth + 1) out.bad.push(f.textContent.trim() + ': the name runs out of its cell');
+	    if (v.clientWidth < 30 * ch) out.bad.push(f.textContent.trim() + ': the value has ' + v.clientWidth + ' px, under 30 characters');
+	    var text = v.firstChild, re = /[^\s-]+-?/g, m; // a word, or the part of one up to a hyphen
+	    while (text && (m = re.exec(text.data))) {
+	      var r = document.createRange();
+	      r.setStart(text, m.index);
+	      r.setEnd(text, m.index + m[0].length);
+	      var tops = {};
+	      Array.prototype.forEach.call(r.getClientRects(), function (q) { tops[Math.round(q.top)] = 1; });
+	      if (Object.keys(tops).length > 1) out.bad.push(f.textContent.trim() + ': the value breaks inside "' + m[0] + '"');
+	    }
+	  }
+	  return out;
+	})()`, &got)
+	if got.Rows < 20 {
+		t.Fatalf("%d decompressed rows in the tree", got.Rows)
+	}
+	for _, e := range got.Bad {
+		t.Error(e)
+	}
+	p.Check(onlyItself(url))
+}

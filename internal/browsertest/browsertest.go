@@ -238,7 +238,8 @@ func (p *Page) Context() context.Context { return p.ctx }
 
 // checkScript selects message i of the page, then clicks every field element (tree rows and
 // diagram boxes) and reports the bytes lit; then clicks every byte of every pane and reports
-// the field selected. It only reads the DOM contract: data-offset, data-size, class hl.
+// the field selected. It only reads the DOM contract: data-offset, data-size, data-depth,
+// class hl.
 const checkScript = `(function (i) {
   kdissect.select(i);
   var more = document.querySelectorAll('#detail button');
@@ -246,9 +247,8 @@ const checkScript = `(function (i) {
   var rows = document.querySelectorAll('#tree tr[data-offset]');
   var fields = [], bad = [], shades = [], seenShade = {};
   for (var r = 0; r < rows.length; r++) {
-    var depth = rows[r].querySelector('td.f').textContent.match(/^ */)[0].length / 2;
     fields.push({name: rows[r].querySelector('td.f').textContent.trim(), pane: +rows[r].dataset.pane,
-      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: depth, prefix: +(rows[r].dataset.prefix || 0)});
+      offset: +rows[r].dataset.offset, size: +rows[r].dataset.size, depth: +rows[r].dataset.depth, prefix: +(rows[r].dataset.prefix || 0)});
   }
   var els = document.querySelectorAll('#detail [data-size]');
   for (var e = 0; e < els.length; e++) {

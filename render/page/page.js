@@ -358,18 +358,24 @@
   }
   function treeRow(n) {
     var tr = el('tr', (n.flags & FlagHeader || headerChild(n) ? 'hdr' : '') + (n.flags & FlagDecompressed ? ' dec' : ''));
+    tr.setAttribute('data-depth', n.depth); // the indentation stops at TREE_INDENT; the depth does not
     fieldAttrs(tr, n);
     tr.appendChild(el('td', 'o', (n.flags & FlagDecompressed ? 'd' : '') + hex4(n.off)));
     tr.appendChild(el('td', 'num', n.size));
     tr.appendChild(el('td', '', n.type));
     var name = n.name;
     if (n.parent && name.charAt(0) === '[') name = n.parent.name + name;
-    tr.appendChild(el('td', 'f', new Array(n.depth + 1).join('  ') + name + (n.flags & FlagNullable ? '?' : '')));
+    tr.appendChild(el('td', 'f', indent(n.depth) + name + (n.flags & FlagNullable ? '?' : '')));
     var v = el('td', 'v' + (n.flags & FlagError ? ' e' : '') + (n.val.charAt(0) === '"' ? ' s' : ''), n.val);
     tr.appendChild(v);
     if (n.about) tr.title = n.about;
     return tr;
   }
+  // indent is the room before a name in the tree: a character a level, up to TREE_INDENT, so
+  // that the fields of a record deep in a batch keep their names in their column and leave
+  // the values theirs.
+  var TREE_INDENT = 10;
+  function indent(depth) { return new Array(Math.min(depth, TREE_INDENT) + 1).join(' '); }
   function headerChild(n) {
     while (n.parent) n = n.parent;
     return !!(n.flags & FlagHeader);
