@@ -531,3 +531,27 @@ func TestPageRecordTree(t *testing.T) {
 	}
 	p.Check(onlyItself(url))
 }
+
+// TestPageNotices: the summary of the notices says how many there are and what the first one
+// is (as the JSON lines give it), rather than a fixed list of kinds the capture may not have.
+func TestPageNotices(t *testing.T) {
+	var texts []string
+	for _, l := range bytes.Split(dissectTo(t, "kgo-filters.pcap", "json", render.Options{}, dissect.CodecOptions{}), []byte("\n")) {
+		var n struct{ Kind, Text string }
+		if len(l) > 0 && json.Unmarshal(l, &n) == nil && n.Kind == "notice" {
+			texts = append(texts, n.Text)
+		}
+	}
+	if len(texts) != 1 {
+		t.Fatalf("kgo-filters.pcap has %d notices %q; the test wants one", len(texts), texts)
+	}
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	var got string
+	p.Eval(`document.querySelector('#notices summary').textContent`, &got)
+	if want := "1 notice: " + texts[0]; got != want {
+		t.Errorf("the notices' summary reads %q, want %q", got, want)
+	}
+	p.Check(onlyItself(url))
+}

@@ -742,14 +742,20 @@
     $('bar').textContent = 'This page holds the first ' + plural(meta.limit, 'message') + '; ' + meta.left_out +
       (meta.left_out === 1 ? ' more was' : ' more were') + ' left out. Narrow the capture with filters (--api, --stream, --topic, --client-id, --errors, ...) or raise --max-messages.';
   }
-  if (meta.notices && meta.notices.length) {
-    var nd = $('notices');
-    nd.appendChild(el('summary', '', meta.notices.length + (meta.notices.length === 1 ? ' notice' : ' notices') + ' (lost bytes, resynchronisation, TLS, ...)'));
-    for (var i = 0; i < meta.notices.length; i++) {
-      var no = meta.notices[i];
-      nd.appendChild(el('div', '', '#' + no.frame + '  ' + no.src + ' \u2192 ' + no.dst + '  stream ' + no.stream + '  ! ' + no.text));
-    }
-    nd.hidden = false;
+  // The notices (lost bytes, a port taken as Kafka, ...) in a closed list under the controls;
+  // its summary says how many and what the first one is, so that a single one reads at once.
+  var noticeCount = 0, noticeFirst = '';
+  function addNotice(line, text) {
+    var nd = $('notices'), s = nd.querySelector('summary');
+    if (!s) { s = nd.appendChild(el('summary')); nd.hidden = false; }
+    if (!noticeCount) noticeFirst = text;
+    noticeCount++;
+    s.textContent = noticeCount === 1 ? '1 notice: ' + noticeFirst : plural(noticeCount, 'notice') + ', the first: ' + noticeFirst;
+    nd.appendChild(el('div', '', line));
+  }
+  for (var ni = 0; meta.notices && ni < meta.notices.length; ni++) {
+    var no = meta.notices[ni];
+    addNotice('#' + no.frame + '  ' + no.src + ' \u2192 ' + no.dst + '  stream ' + no.stream + '  ! ' + no.text, no.text);
   }
 
   // A served page: messages pushed as they complete, pause and resume, uploads.
@@ -798,9 +804,7 @@
     };
     es.addEventListener('notice', function (ev) {
       var no = JSON.parse(ev.data);
-      var nd = $('notices');
-      if (nd.hidden) { nd.appendChild(el('summary', '', 'notices')); nd.hidden = false; }
-      nd.appendChild(el('div', '', '#' + no.frame + '  ' + no.src + ' \u2192 ' + no.dst + '  ! ' + no.text));
+      addNotice('#' + no.frame + '  ' + no.src + ' \u2192 ' + no.dst + '  ! ' + no.text, no.text);
     });
   }
   if (meta.live) {
