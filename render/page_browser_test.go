@@ -180,7 +180,8 @@ func explainField(t *testing.T, p *browsertest.Page, frame int, name string) exp
 
 // TestPageExplain: the explanation under the bytes shows the working of the pinned field as
 // --explain does in the terminal (the prefix byte in hex, the compact rule, the length it
-// gives), and ] steps through the parts, lighting the prefix, then the content.
+// gives), and ] steps through the parts, lighting the prefix, then the content; a field of a
+// decompressed payload has its offset marked d, as in the tree.
 func TestPageExplain(t *testing.T) {
 	b := browsertest.Start(t)
 	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
@@ -211,6 +212,15 @@ func TestPageExplain(t *testing.T) {
 	got = explainField(t, p, 17, "timestampDelta") // a record's zigzag varint
 	if !strings.Contains(got.Text, "→ zigzag ") || !strings.Contains(got.Text, "then zigzag") || len(got.Steps) != 1 || len(got.Steps[0]) != got.Size {
 		t.Errorf("timestampDelta: the explanation %q, steps %v", got.Text, got.Steps)
+	}
+	p.Check(onlyItself(url))
+
+	// A field of a decompressed payload: its offset marked d, as in the tree.
+	url = "file://" + writePage(t, "kgo-codecs.pcap", render.Options{MaxBytes: 64})
+	p.Navigate(url)
+	got = explainField(t, p, 68, "offsetDelta")
+	if want := fmt.Sprintf(" at d0x%04x", got.Offset); !strings.Contains(got.Text, want) {
+		t.Errorf("offsetDelta of a gzip batch: the explanation %q does not say %q", got.Text, want)
 	}
 	p.Check(onlyItself(url))
 }

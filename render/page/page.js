@@ -16,6 +16,9 @@
     return e;
   }
   function hex4(n) { var s = n.toString(16); while (s.length < 4) s = '0' + s; return '0x' + s; }
+  // offText is where field n starts, in its hex dump: a d before the offset of a field of a
+  // decompressed payload, whose offsets count from the payload's start, not the frame's.
+  function offText(n) { return (n.flags & FlagDecompressed ? 'd' : '') + hex4(n.off); }
   // plural is n and the noun, in the plural unless n is 1 (internal/plural's Count).
   function plural(n, noun) { return n + ' ' + noun + (n === 1 ? '' : 's'); }
   function readJSON(id, dflt) { var e = $(id); return e && e.textContent.trim() ? JSON.parse(e.textContent) : dflt; }
@@ -324,7 +327,7 @@
     l.appendChild(el('span', 'z', ' \u00b7 ' + n.size + 'B'));
     b.appendChild(l);
     b.appendChild(el('span', 'v' + (n.flags & FlagError ? ' e' : ''), n.val)); // shown, not only a tooltip: tooltips do not project
-    b.title = n.name + ' ' + n.type + ', ' + plural(n.size, 'byte') + ' at ' + hex4(n.off) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
+    b.title = n.name + ' ' + n.type + ', ' + plural(n.size, 'byte') + ' at ' + offText(n) + (n.pre ? ' (' + n.pre + ' of them its length or count)' : '') +
       (n.val ? ': ' + n.val : '') + (n.about ? '\n' + n.about : '');
     if (n.kids.length) {
       var k = el('div', 'kids');
@@ -360,7 +363,7 @@
     var tr = el('tr', (n.flags & FlagHeader || headerChild(n) ? 'hdr' : '') + (n.flags & FlagDecompressed ? ' dec' : ''));
     tr.setAttribute('data-depth', n.depth); // the indentation stops at TREE_INDENT; the depth does not
     fieldAttrs(tr, n);
-    tr.appendChild(el('td', 'o', (n.flags & FlagDecompressed ? 'd' : '') + hex4(n.off)));
+    tr.appendChild(el('td', 'o', offText(n)));
     tr.appendChild(el('td', 'num', n.size));
     tr.appendChild(el('td', '', n.type));
     var name = n.name;
@@ -466,7 +469,7 @@
     if (!n) return;
     var h = el('div', 'xh');
     h.appendChild(el('b', '', n.name));
-    h.appendChild(document.createTextNode(' ' + n.type + ', ' + n.size + (n.size === 1 ? ' byte' : ' bytes') + ' at ' + hex4(n.off) + (n.val ? ': ' : '')));
+    h.appendChild(document.createTextNode(' ' + n.type + ', ' + n.size + (n.size === 1 ? ' byte' : ' bytes') + ' at ' + offText(n) + (n.val ? ': ' : '')));
     h.appendChild(el('span', 'v', n.val));
     ex.appendChild(h);
     if (n.about) ex.appendChild(el('div', 'about', n.about));
