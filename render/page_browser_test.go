@@ -178,15 +178,23 @@ func explainField(t *testing.T, p *browsertest.Page, frame int, name string) exp
 	return got
 }
 
+// projectorPage opens the page of a capture of pcaps/ in a browser window of a projector's
+// size (1280×720), and says its URL.
+func projectorPage(t *testing.T, capture string) (*browsertest.Page, string) {
+	t.Helper()
+	b := browsertest.Start(t)
+	url := "file://" + writePage(t, capture, render.Options{MaxBytes: 64})
+	p := b.Open(t, url)
+	p.Viewport(1280, 720)
+	return p, url
+}
+
 // TestPageExplain: the explanation under the bytes shows the working of the pinned field as
 // --explain does in the terminal (the prefix byte in hex, the compact rule, the length it
 // gives), and ] steps through the parts, lighting the prefix, then the content; a field of a
 // decompressed payload has its offset marked d, as in the tree.
 func TestPageExplain(t *testing.T) {
-	b := browsertest.Start(t)
-	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
-	p := b.Open(t, url)
-	p.Viewport(1280, 720)
+	p, url := projectorPage(t, "kgo-filters.pcap")
 
 	got := explainField(t, p, 92, "GroupId") // a compact string: its length + 1 before it
 	if len(got.Prefix) != 2 {
@@ -285,10 +293,7 @@ const contrastScript = `(async function (theme) {
 // background that contrasts with the content's and no outline over its characters, and A+ grows the diagram's text, kept
 // in the URL across a reload.
 func TestPageProjector(t *testing.T) {
-	b := browsertest.Start(t)
-	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
-	p := b.Open(t, url)
-	p.Viewport(1280, 720)
+	p, url := projectorPage(t, "kgo-filters.pcap")
 	for _, theme := range []string{"light", "dark"} {
 		var got map[string]float64
 		p.Eval(strings.Replace(contrastScript, "%q", strconv.Quote(theme), 1), &got)
@@ -411,10 +416,7 @@ func TestPageLadder(t *testing.T) {
 		}
 		return frames
 	}
-	b := browsertest.Start(t)
-	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
-	p := b.Open(t, url)
-	p.Viewport(1280, 720)
+	p, url := projectorPage(t, "kgo-filters.pcap")
 	var open bool
 	p.Eval(`document.getElementById('ladder-toggle').click(); !document.querySelector('[data-role=ladder]').hidden`, &open)
 	if !open {
@@ -456,13 +458,11 @@ func TestPageLadder(t *testing.T) {
 
 // TestPageListRows: on a projector (1280×720) every row of the message list is one line, so
 // the list shows as many messages as its pane holds; a cell too long for its column (an API
-// name, a client id, the addresses) is cut with its full text in a title rather than wrapped, the addresses keep room enough to name
-// the broker, and the direction's drop-down shows its whole label.
+// name, a client id, the addresses) is cut with its full text in a title rather than wrapped;
+// the addresses keep room enough to name the broker; the direction's drop-down shows its
+// whole label.
 func TestPageListRows(t *testing.T) {
-	b := browsertest.Start(t)
-	url := "file://" + writePage(t, "kgo-filters.pcap", render.Options{MaxBytes: 64})
-	p := b.Open(t, url)
-	p.Viewport(1280, 720)
+	p, url := projectorPage(t, "kgo-filters.pcap")
 	var got struct {
 		Line    float64
 		Heights []float64
@@ -505,10 +505,7 @@ func TestPageListRows(t *testing.T) {
 // stay in their column and values keep room: no name runs out of its cell, no value is narrower
 // than 30 characters, and a value that wraps does so between words (or after a hyphen).
 func TestPageRecordTree(t *testing.T) {
-	b := browsertest.Start(t)
-	url := "file://" + writePage(t, "kgo-codecs.pcap", render.Options{MaxBytes: 64})
-	p := b.Open(t, url)
-	p.Viewport(1280, 720)
+	p, url := projectorPage(t, "kgo-codecs.pcap")
 	var got struct {
 		Rows int
 		Bad  []string
