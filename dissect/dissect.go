@@ -26,6 +26,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
@@ -209,7 +210,7 @@ const (
 type event struct {
 	kind   eventKind
 	conn   *reassembly.Conn
-	entry  *render.Entry
+	entry  *model.Entry
 	notice reassembly.Notice
 	// answered: the entry is a response whose request was captured; names: the topic names
 	// the entry's message gives topic ids, to be learnt in capture order.
@@ -294,7 +295,7 @@ func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
 func (d *decoder) frame(f reassembly.Frame) {
 	cs := d.convs[f.Conn]
 	cv := cs.cv
-	e := &render.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
+	e := &model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
 	e.Src, e.Dst = cs.client, cs.server
 	if f.Dir == reassembly.ToClient {
 		e.Src, e.Dst = cs.server, cs.client
@@ -400,7 +401,7 @@ func (p *Pipeline) handle(ev event) {
 // heldRequest is a request held until its response comes (Pipeline.pending), with its frame
 // when that is outside the heap, closed once the request is let go.
 type heldRequest struct {
-	e       *render.Entry
+	e       *model.Entry
 	spilled *reassembly.Spilled
 }
 
@@ -455,7 +456,7 @@ func (p *Pipeline) unhold(h heldRequest) {
 }
 
 // show renders an entry and counts it.
-func (p *Pipeline) show(e *render.Entry) {
+func (p *Pipeline) show(e *model.Entry) {
 	if p.full() {
 		return
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	display "github.com/kdissect/kdissect/filter"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Selection chooses which messages are shown, and asks for statistics. The zero value shows
@@ -113,7 +113,7 @@ func (f *filter) streamOK(stream int) bool { return f.sel.Stream < 0 || f.sel.St
 
 // match decides on a pair; req or resp may be nil (unanswered request, unpaired response,
 // SASL token).
-func (f *filter) match(req, resp *render.Entry) bool {
+func (f *filter) match(req, resp *model.Entry) bool {
 	s := f.sel
 	any := req
 	if any == nil {
@@ -140,10 +140,10 @@ func (f *filter) match(req, resp *render.Entry) bool {
 			return false
 		}
 	}
-	if s.Topic != "" && !anyMatch(s.Topic, func(e *render.Entry) []string { return e.Facts.AllTopics() }, req, resp) {
+	if s.Topic != "" && !anyMatch(s.Topic, func(e *model.Entry) []string { return e.Facts.AllTopics() }, req, resp) {
 		return false
 	}
-	if s.Group != "" && !anyMatch(s.Group, func(e *render.Entry) []string { return e.Facts.Groups }, req, resp) {
+	if s.Group != "" && !anyMatch(s.Group, func(e *model.Entry) []string { return e.Facts.Groups }, req, resp) {
 		return false
 	}
 	if s.Errors && (resp == nil || resp.Facts == nil || len(resp.Facts.Errors) == 0) {
@@ -164,7 +164,7 @@ func (f *filter) match(req, resp *render.Entry) bool {
 	return true
 }
 
-func anyMatch(glob string, values func(*render.Entry) []string, entries ...*render.Entry) bool {
+func anyMatch(glob string, values func(*model.Entry) []string, entries ...*model.Entry) bool {
 	for _, e := range entries {
 		if e == nil || e.Facts == nil {
 			continue

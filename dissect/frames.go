@@ -9,6 +9,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -82,7 +83,7 @@ func (fr Frames) Decode(name string, data []byte) error {
 			return inputError("%s: offset %d: frame of %s, but %s left", name, off, plural.Count(size, "byte"), plural.Count(len(data)-off-4, "byte")+plural.Pick(len(data)-off-4, " is", " are"))
 		}
 		frame := data[off:end]
-		e := &render.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
+		e := &model.Entry{Frame: i + 1, FirstFrame: i + 1, Src: name, Dst: fmt.Sprintf("offset %d", off), Request: fr.APIKey < 0, Bytes: frame}
 		if e.Request {
 			e.Msg = fr.Codec.DecodeRequest(frame)
 			if fr.Warn != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
 )
@@ -20,7 +21,7 @@ type factsCheck struct {
 	lazy, records int
 }
 
-func (c *factsCheck) Message(e *render.Entry) error {
+func (c *factsCheck) Message(e *model.Entry) error {
 	if e.Facts == nil {
 		c.t.Errorf("%s: frame %d: no facts", c.name, e.Frame)
 		return nil
@@ -41,9 +42,9 @@ func (c *factsCheck) Message(e *render.Entry) error {
 	return nil
 }
 
-func (*factsCheck) Notice(*render.Notice) error { return nil }
-func (*factsCheck) Close() error                { return nil }
-func (*factsCheck) Flush() error                { return nil }
+func (*factsCheck) Notice(*model.Notice) error { return nil }
+func (*factsCheck) Close() error               { return nil }
+func (*factsCheck) Flush() error               { return nil }
 
 // TestLazyFacts: on every capture in pcaps/, the facts of a message whose records are left
 // unexpanded (a format that expands them as it writes, with facts: Parquet) are those of its

@@ -1,8 +1,8 @@
 package dissect
 
 import (
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly"
-	"github.com/kdissect/kdissect/render"
 )
 
 // Under a filter that chooses messages (--errors, --api, -Y, ...), a notice (bytes lost, a
@@ -87,7 +87,7 @@ func (p *Pipeline) showNotice(n reassembly.Notice) {
 	}
 	src, dst := endpoints(n.Conn, n.Dir)
 	p.notices++
-	p.wrote(p.out.Notice(&render.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
+	p.wrote(p.out.Notice(&model.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
 }
 
 // showingStream is told that a connection shows a message: the notices it held come first.

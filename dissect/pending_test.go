@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/codec"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // TestPending: requests are found by connection and correlation id; a reused id lets the first
 // go; a connection's end lets go of its requests only.
 func TestPending(t *testing.T) {
-	entry := func(stream int, corr int32, request bool) *render.Entry {
-		return &render.Entry{Stream: stream, Request: request, Msg: &codec.Message{CorrelationID: corr}}
+	entry := func(stream int, corr int32, request bool) *model.Entry {
+		return &model.Entry{Stream: stream, Request: request, Msg: &codec.Message{CorrelationID: corr}}
 	}
 	var p Pending[string]
 	if _, ok := p.Answer(entry(1, 7, false)); ok {

@@ -13,7 +13,7 @@ import (
 	"github.com/gopacket/gopacket/pcapgo"
 
 	"github.com/kdissect/kdissect/capture"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Save writes the packets that carry the messages a pipeline shows to a pcapng file (-w), so
@@ -96,7 +96,7 @@ func NewSave(w io.Writer) *Save {
 func (s *Save) Written() int { return s.written }
 
 // shown notes a message the pipeline shows.
-func (s *Save) shown(e *render.Entry) {
+func (s *Save) shown(e *model.Entry) {
 	src, err1 := netip.ParseAddrPort(e.Src)
 	dst, err2 := netip.ParseAddrPort(e.Dst)
 	if err1 != nil || err2 != nil {

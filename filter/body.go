@@ -3,12 +3,12 @@ package filter
 import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // bodyOf is the body of a message as an expression sees it: its fields by name (an empty map
 // for a message that was not captured, so that any field of it is nil).
-func bodyOf(e *render.Entry) map[string]any {
+func bodyOf(e *model.Entry) map[string]any {
 	if e == nil || e.Msg == nil {
 		return map[string]any{}
 	}

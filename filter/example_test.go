@@ -6,7 +6,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/filter"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // A display filter is compiled once, refused with the library's message and position when it
@@ -21,8 +21,8 @@ func ExampleFilter_Match() {
 		return
 	}
 	t := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	req := &render.Entry{Frame: 12, Time: t, Request: true, Msg: &codec.Message{APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 9}}
-	resp := &render.Entry{Frame: 15, Time: t.Add(501 * time.Millisecond), Msg: &codec.Message{Response: true, APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 9},
+	req := &model.Entry{Frame: 12, Time: t, Request: true, Msg: &codec.Message{APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 9}}
+	resp := &model.Entry{Frame: 15, Time: t.Add(501 * time.Millisecond), Msg: &codec.Message{Response: true, APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 9},
 		RequestFrame: 12, Latency: 501 * time.Millisecond}
 	ok, err := f.Match(req, resp)
 	fmt.Println(ok, err)

@@ -22,7 +22,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/kdissect/kdissect/codec"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Filter is a compiled expression. It keeps the state of one evaluation, so it is not safe for
@@ -88,7 +88,7 @@ type env struct {
 	NoResponse   bool      `expr:"no_response"`
 
 	// The pair and the message judged, and what has been built of them.
-	req, resp, msg *render.Entry
+	req, resp, msg *model.Entry
 	reqBody        map[string]any
 	respBody       map[string]any
 	topics, groups []string
@@ -132,7 +132,7 @@ func (e *env) PairTopics() []string {
 	if e.built&builtTopics == 0 {
 		e.built |= builtTopics
 		e.topics = e.topics[:0]
-		for _, m := range []*render.Entry{e.req, e.resp} {
+		for _, m := range []*model.Entry{e.req, e.resp} {
 			if m != nil && m.Facts != nil {
 				e.topics = appendNew(e.topics, m.Facts.AllTopics()...)
 			}
@@ -145,7 +145,7 @@ func (e *env) PairGroups() []string {
 	if e.built&builtGroups == 0 {
 		e.built |= builtGroups
 		e.groups = e.groups[:0]
-		for _, m := range []*render.Entry{e.req, e.resp} {
+		for _, m := range []*model.Entry{e.req, e.resp} {
 			if m != nil && m.Facts != nil {
 				e.groups = appendNew(e.groups, m.Facts.Groups...)
 			}
@@ -252,11 +252,11 @@ func (f *Filter) ReadsBodies() bool { return f.bodies }
 // (kind, frame, size, src, ...) are those of the request, then of the response: the pair
 // matches when the expression holds for either. An expression that fails on the pair (a list
 // compared with a number) does not match it, and the error says why.
-func (f *Filter) Match(req, resp *render.Entry) (bool, error) {
+func (f *Filter) Match(req, resp *model.Entry) (bool, error) {
 	e := &f.env
 	*e = env{req: req, resp: resp, topics: e.topics[:0], groups: e.groups[:0], errors: e.errors[:0]}
 	var firstErr error
-	for _, m := range []*render.Entry{req, resp} {
+	for _, m := range []*model.Entry{req, resp} {
 		if m == nil || m.Msg == nil {
 			continue
 		}
@@ -276,7 +276,7 @@ func (f *Filter) Match(req, resp *render.Entry) (bool, error) {
 }
 
 // fill sets the names of the message judged.
-func (e *env) fill(m *render.Entry) {
+func (e *env) fill(m *model.Entry) {
 	msg := m.Msg
 	e.msg = m
 	e.API, e.APIName = msg.APIName, msg.APIName

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // encodeRequest encodes a request frame with kmsg's body and a header built here (v1, or v2
@@ -46,7 +46,7 @@ func encodeResponse(r kmsg.Response, version int16, corr int32) []byte {
 
 // testPair decodes a request and its response as the pipeline would give them: with facts,
 // the response 3 ms after the request.
-type testPair struct{ req, resp *render.Entry }
+type testPair struct{ req, resp *model.Entry }
 
 func newCodec(t testing.TB) *codec.Codec {
 	t.Helper()
@@ -57,9 +57,9 @@ func newCodec(t testing.TB) *codec.Codec {
 	return codec.New(set)
 }
 
-func entry(m *codec.Message, frame int, at time.Time) *render.Entry {
+func entry(m *codec.Message, frame int, at time.Time) *model.Entry {
 	facts := m.Facts()
-	return &render.Entry{Frame: frame, FirstFrame: frame, Time: at, Stream: 3, Src: "10.0.0.5:53422", Dst: "10.0.0.9:9092",
+	return &model.Entry{Frame: frame, FirstFrame: frame, Time: at, Stream: 3, Src: "10.0.0.5:53422", Dst: "10.0.0.9:9092",
 		Request: !m.Response, Msg: m, Facts: &facts}
 }
 

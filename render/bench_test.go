@@ -17,6 +17,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/model"
 )
 
 // largeFetch builds a Fetch v16 response frame (size prefix included) of about mb MB of
@@ -107,7 +108,7 @@ func BenchmarkLargeFetch(b *testing.B) {
 				if len(m.Warnings) > 0 {
 					b.Fatal(m.Warnings)
 				}
-				e := &Entry{Frame: 2, FirstFrame: 1, Time: time.Unix(1767323045, 0), Src: "127.0.0.1:9092", Dst: "127.0.0.1:50000",
+				e := &model.Entry{Frame: 2, FirstFrame: 1, Time: time.Unix(1767323045, 0), Src: "127.0.0.1:9092", Dst: "127.0.0.1:50000",
 					Msg: m, Bytes: frame, RequestFrame: 1, Latency: time.Millisecond}
 				if err := r.Message(e); err != nil {
 					b.Fatal(err)

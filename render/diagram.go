@@ -14,6 +14,7 @@ import (
 	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/internal/inert"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/model"
 )
 
 // DiagramOptions says how a Diagram looks.
@@ -68,7 +69,7 @@ func (d *Diagram) heading(frame int, t time.Time, src, dst string) string {
 }
 
 // Message writes one message: heading, title, the fields, warnings and, with Hex, a hex dump.
-func (d *Diagram) Message(e *Entry) error {
+func (d *Diagram) Message(e *model.Entry) error {
 	h := d.heading(e.Frame, e.Time, e.Src, e.Dst)
 	if !e.Time.IsZero() { // decoded frames have no stream
 		h += fmt.Sprintf("  stream %d", e.Stream)
@@ -107,7 +108,7 @@ func (d *Diagram) Message(e *Entry) error {
 }
 
 // title is "DescribeGroups Response v6  correlation_id 7  218 bytes  answers #12 after 1.204 ms".
-func title(e *Entry) string {
+func title(e *model.Entry) string {
 	m := e.Msg
 	kind := "Request"
 	if m.Response {
@@ -135,7 +136,7 @@ func title(e *Entry) string {
 }
 
 // Notice writes "#N  time  src -> dst  ! text".
-func (d *Diagram) Notice(n *Notice) error {
+func (d *Diagram) Notice(n *model.Notice) error {
 	d.w.WriteString(inert.String(d.heading(n.Frame, n.Time, n.Src, n.Dst)) + "  ")
 	d.line("! "+n.Text, styleWarn)
 	_, err := d.w.WriteString("\n")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 func TestDiagramValues(t *testing.T) {
@@ -144,7 +145,7 @@ func build(specs []spec, off int, decompressed bool) ([]*codec.Node, int) {
 }
 
 // sample is a Fetch response with a compressed batch, an error and a warning.
-func sample(t *testing.T) *Entry {
+func sample(t *testing.T) *model.Entry {
 	t.Helper()
 	specs := []spec{
 		{"message_size", wire.Int32, 4, int64(0), nil},
@@ -187,7 +188,7 @@ func sample(t *testing.T) *Entry {
 	for i := range frame {
 		frame[i] = byte(i*7 + 0x20)
 	}
-	return &Entry{
+	return &model.Entry{
 		Frame: 13, FirstFrame: 12, Time: time.Date(2026, 11, 29, 10, 0, 1, 234567000, time.UTC), Stream: 3,
 		Src: "10.0.0.9:9092", Dst: "10.0.0.5:53422", RequestFrame: 12, Latency: 1204 * time.Microsecond,
 		Msg: &codec.Message{Response: true, APIKey: 1, APIName: "Fetch", Version: 17, CorrelationID: 7, Size: size,
@@ -210,7 +211,7 @@ func TestDiagramGolden(t *testing.T) {
 			if err := d.Message(sample(t)); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.Notice(&Notice{Frame: 14, Time: time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC), Src: "10.0.0.5:53422", Dst: "10.0.0.9:9092", Text: "gap of 100 bytes"}); err != nil {
+			if err := d.Notice(&model.Notice{Frame: 14, Time: time.Date(2026, 11, 29, 10, 0, 2, 0, time.UTC), Src: "10.0.0.5:53422", Dst: "10.0.0.9:9092", Text: "gap of 100 bytes"}); err != nil {
 				t.Fatal(err)
 			}
 			if err := d.Close(); err != nil {
@@ -362,16 +363,16 @@ func TestTitle(t *testing.T) {
 	client := "cli"
 	tests := []struct {
 		name string
-		e    *Entry
+		e    *model.Entry
 		want string
 	}{
-		{"request", &Entry{Msg: &codec.Message{APIName: "Metadata", APIKey: 3, Version: 12, CorrelationID: 3, Size: 46, ClientID: &client}},
+		{"request", &model.Entry{Msg: &codec.Message{APIName: "Metadata", APIKey: 3, Version: 12, CorrelationID: 3, Size: 46, ClientID: &client}},
 			`Metadata Request v12  correlation_id 3  46 bytes  client_id "cli"`},
-		{"acks=0", &Entry{NoResponse: true, Msg: &codec.Message{APIName: "Produce", Version: 9, Size: 100}},
+		{"acks=0", &model.Entry{NoResponse: true, Msg: &codec.Message{APIName: "Produce", Version: 9, Size: 100}},
 			"Produce Request v9  correlation_id 0  100 bytes  no response expected"},
-		{"answered", &Entry{RequestFrame: 12, Latency: 1204 * time.Microsecond, Msg: &codec.Message{Response: true, APIName: "DescribeGroups", APIKey: 15, Version: 6, CorrelationID: 7, Size: 218}},
+		{"answered", &model.Entry{RequestFrame: 12, Latency: 1204 * time.Microsecond, Msg: &codec.Message{Response: true, APIName: "DescribeGroups", APIKey: 15, Version: 6, CorrelationID: 7, Size: 218}},
 			"DescribeGroups Response v6  correlation_id 7  218 bytes  answers #12 after 1.204 ms"},
-		{"unpaired", &Entry{Msg: &codec.Message{Response: true, APIName: "Unknown(-1)", APIKey: -1, CorrelationID: 9, Size: 30}},
+		{"unpaired", &model.Entry{Msg: &codec.Message{Response: true, APIName: "Unknown(-1)", APIKey: -1, CorrelationID: 9, Size: 30}},
 			"Unknown(-1) Response  correlation_id 9  30 bytes  request not captured"},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/model"
 )
 
 // explainBatch is a record batch of one record, built by hand: timestampDelta -10 (zigzag 19,
@@ -57,7 +58,7 @@ func TestExplainRecord(t *testing.T) {
 	render := func(explain bool) string {
 		var out bytes.Buffer
 		d := NewDiagram(&out, DiagramOptions{Explain: explain})
-		if err := d.Message(&Entry{Frame: 1, Request: true, Msg: m, Bytes: frame}); err != nil {
+		if err := d.Message(&model.Entry{Frame: 1, Request: true, Msg: m, Bytes: frame}); err != nil {
 			t.Fatal(err)
 		}
 		d.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/model"
 )
 
 // DefaultMaxMessages is how many messages a workshop page holds unless the user says: enough
@@ -33,7 +34,7 @@ type HTML struct {
 	left  int // messages left out
 	begun bool
 	// notices are written after the messages, with the page's closing data.
-	notices []*Notice
+	notices []*model.Notice
 	file    string
 	err     error
 }
@@ -55,7 +56,7 @@ func (h *HTML) begin() {
 }
 
 // Message embeds one message, or counts it as left out past the limit.
-func (h *HTML) Message(e *Entry) error {
+func (h *HTML) Message(e *model.Entry) error {
 	h.begin()
 	if h.opt.MaxMessages > 0 && h.n >= h.opt.MaxMessages {
 		h.left++
@@ -70,7 +71,7 @@ func (h *HTML) Message(e *Entry) error {
 }
 
 // Notice is kept for the end of the page, where the list of notices is written.
-func (h *HTML) Notice(n *Notice) error {
+func (h *HTML) Notice(n *model.Notice) error {
 	c := *n
 	h.notices = append(h.notices, &c)
 	return nil
@@ -102,17 +103,17 @@ func (h *HTML) Close() error {
 // message number After on), how many to keep and how many were dropped already, where to upload captures and their limit,
 // where to ask which messages a display filter keeps (Filter), and the token to pass on.
 type PageMeta struct {
-	Limit     int       `json:"limit"`
-	LeftOut   int       `json:"left_out"`
-	Notices   []*Notice `json:"-"`
-	Live      string    `json:"live,omitempty"`
-	After     int       `json:"after,omitempty"`
-	Keep      int       `json:"keep,omitempty"`
-	Dropped   int       `json:"dropped,omitempty"`
-	Upload    string    `json:"upload,omitempty"`
-	MaxUpload int64     `json:"max_upload,omitempty"`
-	Filter    string    `json:"filter,omitempty"`
-	Token     string    `json:"token,omitempty"`
+	Limit     int             `json:"limit"`
+	LeftOut   int             `json:"left_out"`
+	Notices   []*model.Notice `json:"-"`
+	Live      string          `json:"live,omitempty"`
+	After     int             `json:"after,omitempty"`
+	Keep      int             `json:"keep,omitempty"`
+	Dropped   int             `json:"dropped,omitempty"`
+	Upload    string          `json:"upload,omitempty"`
+	MaxUpload int64           `json:"max_upload,omitempty"`
+	Filter    string          `json:"filter,omitempty"`
+	Token     string          `json:"token,omitempty"`
 }
 
 type noticeJSON struct {
@@ -211,7 +212,7 @@ const (
 const FlagPrefixShift = 8
 
 // Append appends the JSON object of e to b. file names the capture it came from ("" for one).
-func (p *PageMessages) Append(b []byte, e *Entry, file string) []byte {
+func (p *PageMessages) Append(b []byte, e *model.Entry, file string) []byte {
 	m := e.Msg
 	if p.strs == nil {
 		p.strs = map[string]int{}

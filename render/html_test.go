@@ -10,13 +10,14 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 // TestPageMessageEscapes: a value that would close the script element holding the page's data
 // (a client id "</script>...") is escaped, and reads back unchanged.
 func TestPageMessageEscapes(t *testing.T) {
 	id := `</script><img src=x onerror=alert(1)>&`
-	e := &Entry{Frame: 3, FirstFrame: 3, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Src: "a", Dst: "b",
+	e := &model.Entry{Frame: 3, FirstFrame: 3, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Src: "a", Dst: "b",
 		Msg: &codec.Message{APIKey: 18, APIName: "ApiVersions", ClientID: &id, Size: 4,
 			Fields: []*codec.Node{{Name: "message_size", Offset: 0, Size: 4, Value: int64(0)}}, HeaderFields: 1},
 		Bytes: []byte{0, 0, 0, 0}}
@@ -42,7 +43,7 @@ func TestPageMessageEscapes(t *testing.T) {
 // for digit: its data holds values as text, and no JSON number that JSON.parse would round.
 func TestPageMessageBigInts(t *testing.T) {
 	const id = 7369327973057909530
-	e := &Entry{Frame: 3, FirstFrame: 3, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Src: "a", Dst: "b",
+	e := &model.Entry{Frame: 3, FirstFrame: 3, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Src: "a", Dst: "b",
 		Msg: &codec.Message{APIKey: 22, APIName: "InitProducerId", Version: 4, Response: true, Size: 12,
 			Fields: []*codec.Node{{Name: "ProducerId", Type: wire.Int64, Offset: 4, Size: 8, Value: int64(id)}}},
 		Bytes: make([]byte, 12)}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 // JSON writes one JSON object per line per message, with the keys of DESIGN.md, and one object
@@ -49,7 +50,7 @@ func NewJSON(w io.Writer) *JSON {
 }
 
 // Message writes one line.
-func (j *JSON) Message(e *Entry) error {
+func (j *JSON) Message(e *model.Entry) error {
 	b := j.facts(j.line[:0], e)
 	b = append(b, `,"fields":`...)
 	j.msg, j.err = e.Msg, nil
@@ -62,7 +63,7 @@ func (j *JSON) Message(e *Entry) error {
 
 // facts appends the start of a message's object, "{" and its keys from "frame" to "session":
 // what a message is, without its fields (the workshop page's list reads the same keys).
-func (j *JSON) facts(b []byte, e *Entry) []byte {
+func (j *JSON) facts(b []byte, e *model.Entry) []byte {
 	b = append(b, `{"frame":`...)
 	b = strconv.AppendInt(b, int64(e.Frame), 10)
 	b = append(b, `,"first_frame":`...)
@@ -358,7 +359,7 @@ func (j *JSON) marshal(b []byte, v any) []byte {
 }
 
 // Notice writes one line with "kind": "notice".
-func (j *JSON) Notice(n *Notice) error {
+func (j *JSON) Notice(n *model.Notice) error {
 	b := append(j.line[:0], `{"kind":"notice","frame":`...)
 	b = strconv.AppendInt(b, int64(n.Frame), 10)
 	b = j.head(b, n.Time, n.Stream, n.Src, n.Dst)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 // TestJSONValues: the hand-built lines are valid JSON, every value reads back as it was, and
@@ -39,12 +40,12 @@ func TestJSONValues(t *testing.T) {
 		Fields: fields, Warnings: []codec.Warning{{Offset: 4, Msg: "odd <x>"}}}
 	var out bytes.Buffer
 	j := NewJSON(&out)
-	e := &Entry{Frame: 2, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 4000, time.UTC), Stream: 5,
+	e := &model.Entry{Frame: 2, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 4000, time.UTC), Stream: 5,
 		Src: "10.0.0.1:1", Dst: "10.0.0.2:9092", Msg: m}
 	if err := j.Message(e); err != nil {
 		t.Fatal(err)
 	}
-	if err := j.Notice(&Notice{Frame: 3, Text: "lost \"bytes\""}); err != nil {
+	if err := j.Notice(&model.Notice{Frame: 3, Text: "lost \"bytes\""}); err != nil {
 		t.Fatal(err)
 	}
 	j.Close()
@@ -118,7 +119,7 @@ func TestJSONBigInts(t *testing.T) {
 	}
 	var out bytes.Buffer
 	j := NewJSON(&out)
-	e := &Entry{Frame: 1, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC), Src: "a", Dst: "b",
+	e := &model.Entry{Frame: 1, FirstFrame: 1, Time: time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC), Src: "a", Dst: "b",
 		Msg: &codec.Message{APIKey: 22, APIName: "InitProducerId", Version: 4, Response: true, Size: 40, Fields: fields}}
 	if err := j.Message(e); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Parquet writes one row per message (and per notice) to a Parquet file: the JSON line's
@@ -225,7 +226,7 @@ func (r *parquetRow) setTime(t time.Time) {
 }
 
 // Message adds a row.
-func (p *Parquet) Message(e *Entry) error {
+func (p *Parquet) Message(e *model.Entry) error {
 	r := p.next()
 	m := e.Msg
 	r.Frame, r.firstFrame, r.Stream = int64(e.Frame), int64(e.FirstFrame), int32(e.Stream)
@@ -342,7 +343,7 @@ func (p *Parquet) facts(r *parquetRow, f *codec.Facts) {
 }
 
 // Notice adds a row of kind "notice", as the JSON lines have.
-func (p *Parquet) Notice(n *Notice) error {
+func (p *Parquet) Notice(n *model.Notice) error {
 	r := p.next()
 	r.Frame, r.Stream = int64(n.Frame), int32(n.Stream)
 	r.setTime(n.Time)

@@ -16,12 +16,13 @@ import (
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 // parquetEntries are a Produce request with records, its response with an error, a notice's
 // neighbour (an unknown message) and a request of a connection whose ApiVersions request
 // named its client software.
-func parquetEntries() []*Entry {
+func parquetEntries() []*model.Entry {
 	at := time.Date(2026, 11, 29, 10, 0, 1, 234567891, time.UTC)
 	cid := "producer-1"
 	records := &codec.Node{Name: "Records", Type: wire.CompactRecords, Value: int64(70), Children: []*codec.Node{
@@ -72,7 +73,7 @@ func parquetEntries() []*Entry {
 	respFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}}, Errors: []int16{6}}
 	versions := &codec.Message{APIKey: 18, APIName: "ApiVersions", Version: 3, CorrelationID: 1, ClientID: &cid, Size: 40}
 	unknown := &codec.Message{Response: true, APIKey: -1, CorrelationID: 99, Size: 12}
-	return []*Entry{
+	return []*model.Entry{
 		{Frame: 2, FirstFrame: 1, Time: at, Stream: 4, Src: "10.0.0.1:5000", Dst: "10.0.0.2:9092", Request: true, Msg: versions,
 			Facts: &codec.Facts{Software: "kgo v1.22.3"}},
 		{Frame: 5, FirstFrame: 3, Time: at.Add(time.Millisecond), Stream: 4, Src: "10.0.0.1:5000", Dst: "10.0.0.2:9092", Request: true,
@@ -94,7 +95,7 @@ func readParquet(t *testing.T, data []byte) []parquetRow {
 	return rows
 }
 
-func writeParquet(t *testing.T, o Options, entries []*Entry, notices ...*Notice) []byte {
+func writeParquet(t *testing.T, o Options, entries []*model.Entry, notices ...*model.Notice) []byte {
 	t.Helper()
 	var out bytes.Buffer
 	p := newParquet(&out, o)
@@ -116,7 +117,7 @@ func writeParquet(t *testing.T, o Options, entries []*Entry, notices ...*Notice)
 
 func TestParquetColumns(t *testing.T) {
 	entries := parquetEntries()
-	notice := &Notice{Frame: 7, Time: entries[0].Time, Stream: 4, Src: "a", Dst: "b", Text: "12 bytes lost"}
+	notice := &model.Notice{Frame: 7, Time: entries[0].Time, Stream: 4, Src: "a", Dst: "b", Text: "12 bytes lost"}
 	rows := readParquet(t, writeParquet(t, Options{File: "cap.pcap"}, entries, notice))
 	if len(rows) != 5 {
 		t.Fatalf("%d rows, want 5", len(rows))
@@ -323,7 +324,7 @@ func TestParquetLazyRecords(t *testing.T) {
 				t.Fatalf("lazy %v: message unexpanded %v", lazy, m.Unexpanded())
 			}
 			f := m.Facts()
-			if err := p.Message(&Entry{Frame: i + 1, FirstFrame: i + 1, Msg: m, Facts: &f}); err != nil {
+			if err := p.Message(&model.Entry{Frame: i + 1, FirstFrame: i + 1, Msg: m, Facts: &f}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 )
 
 func TestEntryRedacted(t *testing.T) {
@@ -16,18 +17,18 @@ func TestEntryRedacted(t *testing.T) {
 			{Name: "password", Type: wire.SASL, Offset: 8, Size: 4, Value: codec.Redacted, Secret: true},
 		}},
 	}}
-	e := &Entry{Msg: secret, Bytes: frame}
+	e := &model.Entry{Msg: secret, Bytes: frame}
 	if got := string(e.Redacted()); got != "\x00\x00\x00\x08user****" {
 		t.Errorf("redacted %q", got)
 	}
 	if string(frame) != "\x00\x00\x00\x08userpass" {
 		t.Errorf("the entry's bytes were changed: %q", frame)
 	}
-	plain := &Entry{Msg: &codec.Message{Fields: secret.Fields[:1]}, Bytes: frame}
+	plain := &model.Entry{Msg: &codec.Message{Fields: secret.Fields[:1]}, Bytes: frame}
 	if got := plain.Redacted(); &got[0] != &frame[0] {
 		t.Errorf("bytes with no secret were copied")
 	}
-	if got := (&Entry{Msg: secret}).Redacted(); got != nil {
+	if got := (&model.Entry{Msg: secret}).Redacted(); got != nil {
 		t.Errorf("no bytes gave %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Examples keeps, for the schema pages, the first message of each API, direction and version
@@ -42,7 +43,7 @@ func NewExamples(capture string) *Examples {
 }
 
 // Message keeps e if it is the first of its API, direction and version.
-func (x *Examples) Message(e *Entry) error {
+func (x *Examples) Message(e *model.Entry) error {
 	k := exampleKey{e.Msg.APIKey, e.Msg.Response, e.Msg.Version}
 	if x.first[k] != nil || e.Msg.HeaderFields <= 1 { // a raw SASL token is no API's message
 		return nil
@@ -67,7 +68,7 @@ func (x *Examples) Message(e *Entry) error {
 const exampleMaxBytes = 64
 
 // Notice ignores notices: pages show messages only.
-func (x *Examples) Notice(*Notice) error { return nil }
+func (x *Examples) Notice(*model.Notice) error { return nil }
 
 // Flush does nothing: examples are kept, not written.
 func (x *Examples) Flush() error { return nil }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Stats gathers counts over a whole capture and writes them as tables: per API and version,
@@ -67,7 +68,7 @@ func NewStats() *Stats {
 }
 
 // Add counts one entry.
-func (s *Stats) Add(e *Entry) {
+func (s *Stats) Add(e *model.Entry) {
 	m := e.Msg
 	if m == nil {
 		return

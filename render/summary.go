@@ -11,6 +11,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/inert"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Summary writes one line per message, like tshark's default output: packet number, time (since
@@ -41,7 +42,7 @@ func NewSummary(w io.Writer, t TimeFormat) *Summary {
 func (s *Summary) SetStart(t time.Time) { s.clock.setStart(t) }
 
 // Message writes one line, and a line per warning.
-func (s *Summary) Message(e *Entry) error {
+func (s *Summary) Message(e *model.Entry) error {
 	b := s.head(s.line[:0], e.Frame, e.Time, e.Stream, e.Src, e.Dst)
 	m := e.Msg
 	if m.Response {
@@ -151,7 +152,7 @@ func padRight(b []byte, mark, width int) []byte {
 const spaces = "                                "
 
 // Notice writes a line marked with '!'.
-func (s *Summary) Notice(n *Notice) error {
+func (s *Summary) Notice(n *model.Notice) error {
 	b := s.head(s.line[:0], n.Frame, n.Time, n.Stream, n.Src, n.Dst)
 	b = append(inert.Append(append(b, "! "...), n.Text), '\n')
 	return s.write(b)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/model"
 )
 
 // TestTimeFormats: each -t format in summaries and diagram headings, for three messages whose
@@ -49,7 +50,7 @@ func TestTimeFormats(t *testing.T) {
 		s.SetStart(start)
 		d.SetStart(start)
 		for i, tm := range times {
-			e := &Entry{Frame: i + 1, Time: tm, Stream: 4, Src: "a:1", Dst: "b:2", Request: true,
+			e := &model.Entry{Frame: i + 1, Time: tm, Stream: 4, Src: "a:1", Dst: "b:2", Request: true,
 				Msg: &codec.Message{APIKey: 18, APIName: "ApiVersions", Size: 10}}
 			if err := s.Message(e); err != nil {
 				t.Fatal(err)

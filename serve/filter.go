@@ -20,7 +20,7 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/plural"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // MaxExpr is the longest expression a page may send, in bytes (-Y on the command line takes
@@ -37,7 +37,7 @@ type unit struct {
 	n         int
 }
 
-func (h *held) entry() *render.Entry {
+func (h *held) entry() *model.Entry {
 	if h == nil {
 		return nil
 	}

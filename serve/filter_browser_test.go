@@ -25,6 +25,7 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
 	"github.com/kdissect/kdissect/serve"
 )
@@ -265,7 +266,7 @@ func TestLivePageFilter(t *testing.T) {
 	linked := b.Open(t, ts.URL+"/?token=t0k&y="+url.QueryEscape(exprs[0]))
 	waitApplied(t, linked, exprs[0])
 	var typed *browsertest.Page
-	rec.replay(srv, func(i int, e *render.Entry) {
+	rec.replay(srv, func(i int, e *model.Entry) {
 		if i == len(entries)/2 {
 			typed = b.Open(t, ts.URL+"/?token=t0k")
 			typeY(t, typed, exprs[3])

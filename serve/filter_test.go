@@ -20,6 +20,7 @@ import (
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
 	"github.com/kdissect/kdissect/serve"
 )
@@ -270,7 +271,7 @@ func TestLiveFilter(t *testing.T) {
 		open(expr)
 	}
 	open("")
-	rec.replay(srv, func(i int, e *render.Entry) {
+	rec.replay(srv, func(i int, e *model.Entry) {
 		if i == len(entries)/2 {
 			open(exprs[0])
 			open(exprs[3])
@@ -309,7 +310,7 @@ func TestLiveFilter(t *testing.T) {
 // what came after, with or without a filter.
 func TestLiveReconnect(t *testing.T) {
 	rec, srv, ts := liveServer(t, "kgo-filters.pcap", nil)
-	rec.replay(srv, func(int, *render.Entry) {})
+	rec.replay(srv, func(int, *model.Entry) {})
 	read := func(u, last string, n int) []sseMsg {
 		keys, stop := sse(t, u, last)
 		defer stop()
@@ -363,7 +364,7 @@ func TestSlowPage(t *testing.T) {
 	defer resp.Body.Close()
 	// Far more than the queue and the sockets' buffers hold, while the page reads nothing.
 	for i := 0; i < 60; i++ {
-		rec.replay(srv, func(int, *render.Entry) {})
+		rec.replay(srv, func(int, *model.Entry) {})
 	}
 	select {
 	case err := <-warned:
@@ -396,7 +397,7 @@ func TestFilterTimeout(t *testing.T) {
 	}
 
 	rec, lsrv, lts := liveServer(t, "kgo-filters.pcap", nil)
-	rec.replay(lsrv, func(int, *render.Entry) {})
+	rec.replay(lsrv, func(int, *model.Entry) {})
 	serve.SetEvalTimeout(lsrv, time.Millisecond)
 	resp, err := http.Get(lts.URL + "/events?y=" + url.QueryEscape(slow))
 	if err != nil {

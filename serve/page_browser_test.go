@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/internal/browsertest"
-	"github.com/kdissect/kdissect/render"
+	"github.com/kdissect/kdissect/model"
 )
 
 // TestLiveTail: with tail on, a live page keeps its newest message selected and in view as
@@ -26,7 +26,7 @@ func TestLiveTail(t *testing.T) {
 	if !shown {
 		t.Fatal("the live page has no tail toggle to turn on")
 	}
-	rec.replay(srv, func(int, *render.Entry) {})
+	rec.replay(srv, func(int, *model.Entry) {})
 	last := entries[len(entries)-1].Frame
 	waitFor(t, p, last, len(entries)-1, 10*time.Second)
 	var got struct {

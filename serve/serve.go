@@ -30,6 +30,7 @@ import (
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -87,7 +88,7 @@ type Server struct {
 	next      int                    // the number of the next message to come
 	decisions int                    // pairs decided so far (unit.n)
 	open      dissect.Pending[*held] // requests whose responses may still come
-	notices   []*render.Notice
+	notices   []*model.Notice
 	left      int // messages past MaxMessages (captures) or dropped past Keep (live)
 	subs      map[*sub]bool
 	enc       render.PageMessages
@@ -112,7 +113,7 @@ const (
 type held struct {
 	seq  int // its number since the server started
 	page []byte
-	e    *render.Entry
+	e    *model.Entry
 	// other is the other side of its request/response pair, paired as the pipeline pairs
 	// them; open marks a request whose response may still come; decided is the number of the
 	// decision on its pair (0: not decided yet).
@@ -157,7 +158,7 @@ func (s *Server) Renderer() render.Renderer { return (*feed)(s) }
 // feed is the Server as a render.Renderer.
 type feed Server
 
-func (f *feed) Message(e *render.Entry) error {
+func (f *feed) Message(e *model.Entry) error {
 	s := (*Server)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -193,7 +194,7 @@ func (f *feed) Message(e *render.Entry) error {
 	return nil
 }
 
-func (f *feed) Notice(n *render.Notice) error {
+func (f *feed) Notice(n *model.Notice) error {
 	s := (*Server)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -363,7 +364,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		msgs[i] = h.page
 	}
 	next := s.next
-	meta := render.PageMeta{Limit: s.cfg.MaxMessages, LeftOut: s.left, Notices: append([]*render.Notice(nil), s.notices...), Token: s.cfg.Token}
+	meta := render.PageMeta{Limit: s.cfg.MaxMessages, LeftOut: s.left, Notices: append([]*model.Notice(nil), s.notices...), Token: s.cfg.Token}
 	s.mu.Unlock()
 	if s.live {
 		meta.Limit, meta.Keep, meta.Dropped = 0, s.cfg.Keep, meta.LeftOut

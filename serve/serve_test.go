@@ -21,6 +21,7 @@ import (
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
 	"github.com/kdissect/kdissect/serve"
 )
@@ -206,7 +207,7 @@ func TestLivePages(t *testing.T) {
 	entries := rec.entries()
 	first := b.Open(t, ts.URL+"/")
 	var second *browsertest.Page
-	rec.replay(srv, func(i int, e *render.Entry) {
+	rec.replay(srv, func(i int, e *model.Entry) {
 		if i == len(entries)/2 {
 			second = b.Open(t, ts.URL+"/")
 		}
@@ -257,11 +258,11 @@ type recording struct{ steps []step }
 
 // step is an entry, or the end of connection closed (e nil).
 type step struct {
-	e      *render.Entry
+	e      *model.Entry
 	closed int
 }
 
-func (r *recording) Message(e *render.Entry) error {
+func (r *recording) Message(e *model.Entry) error {
 	x := *e
 	r.steps = append(r.steps, step{e: &x})
 	return nil
@@ -270,12 +271,12 @@ func (r *recording) ConnClosed(stream int) error {
 	r.steps = append(r.steps, step{closed: stream})
 	return nil
 }
-func (r *recording) Notice(*render.Notice) error { return nil }
-func (r *recording) Flush() error                { return nil }
-func (r *recording) Close() error                { return nil }
+func (r *recording) Notice(*model.Notice) error { return nil }
+func (r *recording) Flush() error               { return nil }
+func (r *recording) Close() error               { return nil }
 
-func (r *recording) entries() []*render.Entry {
-	var es []*render.Entry
+func (r *recording) entries() []*model.Entry {
+	var es []*model.Entry
 	for _, s := range r.steps {
 		if s.e != nil {
 			es = append(es, s.e)
@@ -304,7 +305,7 @@ func liveServer(t *testing.T, capture string, config func(c *serve.Config, n int
 }
 
 // replay writes the recording to a server, calling before(i) before its i-th entry.
-func (r *recording) replay(srv *serve.Server, before func(i int, e *render.Entry)) {
+func (r *recording) replay(srv *serve.Server, before func(i int, e *model.Entry)) {
 	out := srv.Renderer()
 	i := 0
 	for _, s := range r.steps {
