@@ -15,3 +15,19 @@ type Analysis interface {
 	// Tables returns the analysis's tables, once every message has been added.
 	Tables() []model.Table
 }
+
+// A FieldReader is an Analysis that reads fields of messages beyond their facts. Summaries
+// decode shallow (codec.Codec.Shallow: only the fields facts read get nodes); with analyses,
+// the fields they name are kept too.
+type FieldReader interface {
+	Analysis
+	Reads() []Read
+}
+
+// Read names fields an analysis reads in one API's requests or responses, by their names in
+// the message definitions (at any depth: "FetchOffset", "HighWatermark").
+type Read struct {
+	APIKey   int16
+	Response bool
+	Fields   []string
+}
