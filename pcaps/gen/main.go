@@ -66,6 +66,8 @@ var scenarios = []scenario{
 	// Fetch sessions (KIP-227), and topic ids named only later in the capture.
 	{file: "kgo-fetch-session.pcap", run: kgoFetchSession},
 	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
+	// A consumer that falls behind: consumer lag and end-to-end latency.
+	{file: "kgo-lag.pcap", run: kgoLag},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.

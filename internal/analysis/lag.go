@@ -1,0 +1,364 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
+)
+
+// Lag answers "which consumer falls behind, on which partition, by how much": for each client
+// id, topic and partition it fetches, the fetch offset its Fetch requests give, the high
+// watermark the broker answers, and the lag between them (high watermark − fetch offset).
+//
+// Incremental fetch sessions (KIP-227) name only the partitions whose fetch offset changed,
+// and the broker answers only the partitions with news: a partition the session holds keeps its
+// last fetch offset, and one left out of a response its last high watermark. Lag follows each
+// session's partitions so that those are carried forward.
+type Lag struct {
+	names   topicNamer
+	pending map[pairKey]*lagFetch
+	// sessions holds the partitions of each fetch session a response accepted, by stream and
+	// session id.
+	sessions map[pairKey]map[partKey]position
+	rows     map[lagKey]*lagRow
+}
+
+// NewLag returns a Lag that has seen no message.
+func NewLag() *Lag {
+	return &Lag{pending: map[pairKey]*lagFetch{}, sessions: map[pairKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
+}
+
+// pairKey is a request's stream and correlation id, or a fetch session's stream and id.
+type pairKey struct {
+	stream int
+	id     int32
+}
+
+// partKey is a topic (its name, or its id as Kafka prints it when the capture never named it)
+// and a partition.
+type partKey struct {
+	topic     string
+	partition int32
+}
+
+// position is where a consumer is in a partition of a fetch session: its fetch offset, and the
+// high watermark last answered (hw < 0: none yet).
+type position struct{ offset, hw int64 }
+
+// lagFetch is what Lag keeps of a Fetch request until its response.
+type lagFetch struct {
+	client string
+	// action is what the request does to its session (0: it has none) and session its id.
+	action  codec.SessionAction
+	session int32
+	// fetched holds every partition the request fetches with its position: those it names,
+	// and those its session holds without naming them.
+	fetched map[partKey]position
+}
+
+type lagKey struct {
+	client string
+	part   partKey
+}
+
+type lagRow struct {
+	fetches           int
+	offset            int64
+	hw, lag, max, lso *int64
+}
+
+// Reads names the Fetch fields Lag reads beyond the facts.
+func (l *Lag) Reads() []Read {
+	return []Read{
+		{APIKey: codec.KeyFetch, Fields: []string{"Topics", "Topic", "TopicId", "Partitions", "Partition", "FetchOffset", "ForgottenTopicsData"}},
+		{APIKey: codec.KeyFetch, Response: true, Fields: []string{"Responses", "Topic", "TopicId", "Partitions", "PartitionIndex", "ErrorCode", "HighWatermark", "LastStableOffset"}},
+	}
+}
+
+// Add reads Fetch requests and their responses, and learns topic names from every message.
+func (l *Lag) Add(e *model.Entry) {
+	l.names.learn(e.Msg)
+	if e.Msg.APIKey != codec.KeyFetch {
+		return
+	}
+	k := pairKey{e.Stream, e.Msg.CorrelationID}
+	if e.Request {
+		l.pending[k] = l.request(e)
+		return
+	}
+	f := l.pending[k]
+	delete(l.pending, k)
+	if f != nil {
+		l.response(e, f)
+	}
+}
+
+// request reads the positions a Fetch request gives, and those its session carries forward.
+func (l *Lag) request(e *model.Entry) *lagFetch {
+	f := &lagFetch{client: clientID(e.Msg), fetched: map[partKey]position{}}
+	body := bodyOf(e.Msg)
+	if st := e.Session; st != nil {
+		f.action, f.session = st.Action, st.ID
+		if st.Action == codec.SessionIncremental {
+			for p, pos := range l.sessions[pairKey{e.Stream, st.ID}] {
+				f.fetched[p] = pos
+			}
+			for _, p := range l.names.forgotten(codec.Find(body, "ForgottenTopicsData")) {
+				delete(f.fetched, p)
+			}
+		}
+	}
+	l.names.eachPartition(body, "Topics", func(p partKey, n *codec.Node) {
+		if off, ok := intField(n, "FetchOffset"); ok {
+			pos := position{offset: off, hw: -1}
+			if old, ok := f.fetched[p]; ok {
+				pos.hw = old.hw
+			}
+			f.fetched[p] = pos
+		}
+	})
+	return f
+}
+
+// response takes the broker's answer to f: the session it opens, changes or closes, and the
+// high watermark of each partition.
+func (l *Lag) response(e *model.Entry, f *lagFetch) {
+	body := bodyOf(e.Msg)
+	if code, ok := topField(body, "ErrorCode"); ok && code != 0 {
+		if code == int64(codec.ErrFetchSessionIDNotFound) {
+			delete(l.sessions, pairKey{e.Stream, f.session})
+		}
+		return // the broker fetched nothing; its session is as it was
+	}
+	lso := map[partKey]int64{}
+	l.names.eachPartition(body, "Responses", func(p partKey, n *codec.Node) {
+		hw, ok := intField(n, "HighWatermark")
+		if code, _ := intField(n, "ErrorCode"); code != 0 || !ok || hw < 0 {
+			return
+		}
+		pos, ok := f.fetched[p]
+		if !ok {
+			pos.offset = -1 // a partition of a session opened before the capture
+		}
+		pos.hw = hw
+		f.fetched[p] = pos
+		if v, ok := intField(n, "LastStableOffset"); ok && v >= 0 {
+			lso[p] = v
+		}
+	})
+	for p, pos := range f.fetched {
+		l.sample(lagKey{f.client, p}, pos, lso)
+	}
+	switch {
+	case f.action == codec.SessionOpen && e.Session != nil && e.Session.ID != 0:
+		l.sessions[pairKey{e.Stream, e.Session.ID}] = f.fetched
+	case f.action == codec.SessionIncremental:
+		l.sessions[pairKey{e.Stream, f.session}] = f.fetched
+	case f.action == codec.SessionClose:
+		delete(l.sessions, pairKey{e.Stream, f.session})
+	}
+}
+
+// sample counts one fetch of a partition by a client at pos.
+func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64) {
+	r := l.rows[k]
+	if r == nil {
+		r = &lagRow{offset: -1}
+		l.rows[k] = r
+	}
+	r.fetches++
+	if pos.offset >= 0 {
+		r.offset = pos.offset
+	}
+	if v, ok := lso[k.part]; ok {
+		r.lso = &v
+	}
+	if pos.hw < 0 {
+		return
+	}
+	hw := pos.hw
+	r.hw = &hw
+	if pos.offset < 0 {
+		return
+	}
+	lag := hw - pos.offset
+	r.lag = &lag
+	if r.max == nil || lag > *r.max {
+		r.max = &lag
+	}
+}
+
+// Tables returns the lag table, by client id, topic and partition.
+func (l *Lag) Tables() []model.Table {
+	t := model.Table{Name: "lag", Title: "Consumer lag per client, topic and partition (lag = high watermark − fetch offset)",
+		Columns: []model.Column{
+			{Name: "client_id", Head: "client", Kind: model.String},
+			{Name: "topic", Kind: model.String},
+			{Name: "partition", Kind: model.Int},
+			{Name: "fetches", Kind: model.Int},
+			{Name: "fetch_offset", Head: "offset", Kind: model.Int},
+			{Name: "high_watermark", Head: "high watermark", Kind: model.Int},
+			{Name: "lag", Kind: model.Int},
+			{Name: "max_lag", Head: "max lag", Kind: model.Int},
+			{Name: "last_stable_offset", Head: "last stable", Kind: model.Int},
+		}}
+	keys := make([]lagKey, 0, len(l.rows))
+	for k := range l.rows {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b lagKey) int {
+		return cmp.Or(cmp.Compare(a.client, b.client), cmp.Compare(a.part.topic, b.part.topic), cmp.Compare(a.part.partition, b.part.partition))
+	})
+	for _, k := range keys {
+		r := l.rows[k]
+		var offset any
+		if r.offset >= 0 {
+			offset = r.offset
+		}
+		t.AddRow(k.client, k.part.topic, int64(k.part.partition), int64(r.fetches), offset, val(r.hw), val(r.lag), val(r.max), val(r.lso))
+	}
+	return []model.Table{t}
+}
+
+// val is *p as a table value, nil when p is.
+func val(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// clientID is a request's client id ("" without one).
+func clientID(m *codec.Message) string {
+	if m.ClientID == nil {
+		return ""
+	}
+	return *m.ClientID
+}
+
+// bodyOf is a message's fields after its header.
+func bodyOf(m *codec.Message) []*codec.Node { return m.Fields[min(m.HeaderFields, len(m.Fields)):] }
+
+// intField is the integer value of n's child named name.
+func intField(n *codec.Node, name string) (int64, bool) { return topField(n.Children, name) }
+
+// topField is the integer value of the node named name among nodes (not below them).
+func topField(nodes []*codec.Node, name string) (int64, bool) {
+	for _, c := range nodes {
+		if c.Name == name {
+			v, ok := c.Value.(int64)
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// topicNamer names the topics of messages as the analyses key them: by name, else by the name
+// the capture taught for the topic id, else by the id as Kafka prints it.
+type topicNamer struct{ learnt codec.TopicNames }
+
+// learn keeps the topic names m gives for topic ids, for messages that name topics by id
+// only: the pipeline's notes name them too, when it was asked for notes.
+func (t *topicNamer) learn(m *codec.Message) { t.learnt.Add(m.TopicIDNames()) }
+
+// topic names the topic of a struct that holds a topic name or a topic id among nodes.
+func (t *topicNamer) topic(nodes []*codec.Node) (string, bool) {
+	for _, c := range nodes {
+		switch v := c.Value.(type) {
+		case string:
+			if c.Name == "Topic" || c.Name == "Name" {
+				return v, true
+			}
+		case codec.UUID:
+			if c.Name != "TopicId" || v == (codec.UUID{}) {
+				continue
+			}
+			if name, ok := c.Topic(); ok {
+				return name, true
+			}
+			if name, ok := t.learnt.Name(v); ok {
+				return name, true
+			}
+			return v.String(), true
+		}
+	}
+	return "", false
+}
+
+// eachPartition calls fn with each partition struct of the topics array named array among
+// body (Fetch's Topics and Responses, Produce's TopicData): an array of topic structs, each
+// with an array of partition structs.
+func (t *topicNamer) eachPartition(body []*codec.Node, array string, fn func(partKey, *codec.Node)) {
+	arr := findTop(body, array)
+	if arr == nil {
+		return
+	}
+	for _, ts := range arr.Children {
+		topic, ok := t.topic(ts.Children)
+		if !ok {
+			continue
+		}
+		for _, c := range ts.Children {
+			if !c.Type.IsArray() {
+				continue
+			}
+			for _, ps := range c.Children {
+				if p, ok := partitionOf(ps); ok {
+					fn(partKey{topic, p}, ps)
+				}
+			}
+		}
+	}
+}
+
+// forgotten reads the partitions of a Fetch request's ForgottenTopicsData: topic structs with
+// an int32 array of partitions.
+func (t *topicNamer) forgotten(arr *codec.Node) []partKey {
+	if arr == nil {
+		return nil
+	}
+	var out []partKey
+	for _, ts := range arr.Children {
+		topic, ok := t.topic(ts.Children)
+		if !ok {
+			continue
+		}
+		for _, c := range ts.Children {
+			if c.Name != "Partitions" {
+				continue
+			}
+			for _, p := range c.Children {
+				if v, ok := p.Value.(int64); ok && p.Type == wire.Int32 {
+					out = append(out, partKey{topic, int32(v)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// partitionOf is the partition number of a partition struct.
+func partitionOf(n *codec.Node) (int32, bool) {
+	for _, c := range n.Children {
+		switch c.Name {
+		case "Partition", "PartitionIndex", "Index":
+			if v, ok := c.Value.(int64); ok {
+				return int32(v), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// findTop is the node named name among nodes (not below them).
+func findTop(nodes []*codec.Node, name string) *codec.Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
