@@ -45,29 +45,34 @@ func (feed) Notice(*model.Notice) error { return nil }
 func (feed) Close() error               { return nil }
 func (feed) Flush() error               { return nil }
 
-// analyse runs a dissect pipeline over a capture, decoding record batches to their headers (as
-// summaries with --records headers do), and feeds its messages to as.
+// analyse runs a dissect pipeline over a capture and feeds its messages to as.
 func analyse(t *testing.T, capture string, as ...analysis.Analysis) {
 	t.Helper()
+	if err := analyseFile(capture, as...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// analyseFile runs a dissect pipeline over a capture of pcaps/, decoding record batches to
+// their headers (as summaries with --records headers do), and feeds its messages to as.
+func analyseFile(capture string, as ...analysis.Analysis) error {
 	set, err := schema.Embedded()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	f := render.Format{Needs: render.Needs{Tree: true, Facts: true}, Records: "headers"}
 	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	p, err := dissect.New(dissect.Config{Codec: c, Out: feed(as), Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if _, err := p.File(capturePath(capture)); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return p.Close()
 }
 
 // jsonLine is a message as kdissect's JSON lines write it, with what the tests read of it.
@@ -91,11 +96,12 @@ type jsonLine struct {
 }
 
 type jsonNode struct {
-	Name   string          `json:"name"`
-	Type   string          `json:"type"`
-	Value  json.RawMessage `json:"value"`
-	Topic  string          `json:"topic"`
-	Fields []*jsonNode     `json:"fields"`
+	Name   string           `json:"name"`
+	Type   string           `json:"type"`
+	Value  json.RawMessage  `json:"value"`
+	Topic  string           `json:"topic"`
+	Bits   map[string]int64 `json:"bits"`
+	Fields []*jsonNode      `json:"fields"`
 }
 
 // jsonLines dissects a capture into JSON lines, as `kdissect --format json` writes them, and
