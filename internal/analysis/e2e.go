@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -21,8 +22,8 @@ type E2E struct {
 	names topicNamer
 	// produced holds Produce requests until their responses, with the record count of each
 	// partition; fetching holds the client ids of Fetch requests until theirs.
-	produced map[pairKey]*produceRequest
-	fetching map[pairKey]string
+	produced inFlight[*produceRequest]
+	fetching inFlight[string]
 	parts    map[partKey]*e2ePartition
 	// samples holds, per topic, partition and consumer, how many records took each latency
 	// (in microseconds): as many entries as latencies, not as records.
@@ -36,8 +37,7 @@ const maxRanges = 1 << 14
 
 // NewE2E returns an E2E that has seen no message.
 func NewE2E() *E2E {
-	return &E2E{produced: map[pairKey]*produceRequest{}, fetching: map[pairKey]string{},
-		parts: map[partKey]*e2ePartition{}, samples: map[e2eKey]map[int64]int64{}}
+	return &E2E{parts: map[partKey]*e2ePartition{}, samples: map[e2eKey]map[int64]int64{}}
 }
 
 type produceRequest struct {
@@ -65,8 +65,10 @@ type e2eKey struct {
 	client string
 }
 
-// Reads names the fields E2E reads beyond the facts: offsets of Produce responses and of the
-// record batches of Fetch responses.
+// Reads names the fields E2E reads beyond the facts: the base offsets of Produce responses,
+// and the record batches of Fetch responses with their headers' baseOffset, lastOffsetDelta,
+// attributes and recordsCount (named as codec/records names them): a decode that keeps only
+// record counts (records.Options.CountsOnly) does not keep the offsets.
 func (x *E2E) Reads() []Read {
 	return []Read{
 		{APIKey: codec.KeyProduce, Fields: []string{"TopicData", "Name", "TopicId", "PartitionData", "Index", "Records", "recordsCount"}},
@@ -80,20 +82,18 @@ func (x *E2E) Reads() []Read {
 // message.
 func (x *E2E) Add(e *model.Entry) {
 	x.names.learn(e.Msg)
-	k := pairKey{e.Stream, e.Msg.CorrelationID}
+	stream, id := e.Stream, e.Msg.CorrelationID
 	switch {
 	case e.Msg.APIKey == codec.KeyProduce && e.Request && !e.NoResponse:
-		x.produced[k] = x.produceRequest(e)
+		x.produced.add(stream, id, x.produceRequest(e))
 	case e.Msg.APIKey == codec.KeyProduce && !e.Request:
-		if r := x.produced[k]; r != nil {
-			delete(x.produced, k)
+		if r, ok := x.produced.take(stream, id); ok {
 			x.produceResponse(e, r)
 		}
 	case e.Msg.APIKey == codec.KeyFetch && e.Request:
-		x.fetching[k] = clientID(e.Msg)
+		x.fetching.add(stream, id, clientID(e.Msg))
 	case e.Msg.APIKey == codec.KeyFetch:
-		if client, ok := x.fetching[k]; ok {
-			delete(x.fetching, k)
+		if client, ok := x.fetching.take(stream, id); ok {
 			x.fetchResponse(e, client)
 		}
 	}
@@ -122,7 +122,7 @@ func (x *E2E) produceResponse(e *model.Entry, r *produceRequest) {
 		base, ok := intField(n, "BaseOffset")
 		code, _ := intField(n, "ErrorCode")
 		count := r.counts[p]
-		if !ok || code != 0 || base < 0 || count == 0 {
+		if !ok || code != 0 || base < 0 || count == 0 || base > math.MaxInt64-count {
 			return
 		}
 		part := x.parts[p]
@@ -136,7 +136,10 @@ func (x *E2E) produceResponse(e *model.Entry, r *produceRequest) {
 		}
 		// Responses come in the order the broker wrote, but those of several producers'
 		// connections may be seen out of it.
-		i, _ := slices.BinarySearchFunc(part.ranges, base, func(g produced, b int64) int { return cmp.Compare(g.base, b) })
+		i, found := slices.BinarySearchFunc(part.ranges, base, func(g produced, b int64) int { return cmp.Compare(g.base, b) })
+		if found {
+			return // a retried batch the broker had written already: its records date from the first
+		}
 		part.ranges = slices.Insert(part.ranges, i, rg)
 		if len(part.ranges) > maxRanges {
 			part.ranges = slices.Delete(part.ranges, 0, len(part.ranges)-maxRanges)

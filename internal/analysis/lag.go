@@ -19,7 +19,7 @@ import (
 // session's partitions so that those are carried forward.
 type Lag struct {
 	names   topicNamer
-	pending map[pairKey]*lagFetch
+	pending inFlight[*lagFetch]
 	// sessions holds the partitions of each fetch session a response accepted, by stream and
 	// session id.
 	sessions map[pairKey]map[partKey]position
@@ -28,10 +28,10 @@ type Lag struct {
 
 // NewLag returns a Lag that has seen no message.
 func NewLag() *Lag {
-	return &Lag{pending: map[pairKey]*lagFetch{}, sessions: map[pairKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
+	return &Lag{sessions: map[pairKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
 }
 
-// pairKey is a request's stream and correlation id, or a fetch session's stream and id.
+// pairKey is a fetch session's stream and id.
 type pairKey struct {
 	stream int
 	id     int32
@@ -84,14 +84,11 @@ func (l *Lag) Add(e *model.Entry) {
 	if e.Msg.APIKey != codec.KeyFetch {
 		return
 	}
-	k := pairKey{e.Stream, e.Msg.CorrelationID}
 	if e.Request {
-		l.pending[k] = l.request(e)
+		l.pending.add(e.Stream, e.Msg.CorrelationID, l.request(e))
 		return
 	}
-	f := l.pending[k]
-	delete(l.pending, k)
-	if f != nil {
+	if f, ok := l.pending.take(e.Stream, e.Msg.CorrelationID); ok {
 		l.response(e, f)
 	}
 }
@@ -193,7 +190,7 @@ func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64) {
 
 // Tables returns the lag table, by client id, topic and partition.
 func (l *Lag) Tables() []model.Table {
-	t := model.Table{Name: "lag", Title: "Consumer lag per client, topic and partition (lag = high watermark − fetch offset)",
+	t := model.Table{Name: "lag", Title: "Consumer lag per client, topic and partition (lag = high watermark - fetch offset)",
 		Columns: []model.Column{
 			{Name: "client_id", Head: "client", Kind: model.String},
 			{Name: "topic", Kind: model.String},
@@ -229,6 +226,46 @@ func val(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// inFlight holds the requests of each connection (stream) that await their responses, with
+// what an analysis keeps of them. Kafka answers a connection's requests in order, so a response
+// also ends the requests sent before its own: they were never answered, or not in the capture.
+type inFlight[T any] struct{ byStream map[int][]flight[T] }
+
+type flight[T any] struct {
+	correlationID int32
+	v             T
+}
+
+// maxInFlight bounds the requests kept for one connection, for captures of one direction only.
+const maxInFlight = 256
+
+func (f *inFlight[T]) add(stream int, correlationID int32, v T) {
+	if f.byStream == nil {
+		f.byStream = map[int][]flight[T]{}
+	}
+	q := append(f.byStream[stream], flight[T]{correlationID, v})
+	if len(q) > maxInFlight {
+		q = slices.Delete(q, 0, len(q)-maxInFlight)
+	}
+	f.byStream[stream] = q
+}
+
+// take returns the request a response answers, and forgets it and those before it.
+func (f *inFlight[T]) take(stream int, correlationID int32) (v T, ok bool) {
+	q := f.byStream[stream]
+	i := slices.IndexFunc(q, func(x flight[T]) bool { return x.correlationID == correlationID })
+	if i < 0 {
+		return v, false
+	}
+	v = q[i].v
+	if q = q[i+1:]; len(q) == 0 {
+		delete(f.byStream, stream)
+	} else {
+		f.byStream[stream] = q
+	}
+	return v, true
 }
 
 // clientID is a request's client id ("" without one).

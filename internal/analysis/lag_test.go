@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
@@ -423,5 +424,47 @@ func TestLagCarriesSessionsForward(t *testing.T) {
 				t.Errorf("no lag sample carried by a fetch session")
 			}
 		})
+	}
+}
+
+// names collects the names of the nodes of every message, by API key and direction.
+type names map[apiDirection]map[string]bool
+
+type apiDirection struct {
+	key      int16
+	response bool
+}
+
+func (ns names) Add(e *model.Entry) {
+	k := apiDirection{e.Msg.APIKey, !e.Request}
+	if ns[k] == nil {
+		ns[k] = map[string]bool{}
+	}
+	codec.Walk(e.Msg.Fields, func(n *codec.Node, _ int) bool {
+		ns[k][n.Name] = true
+		return true
+	})
+}
+
+func (names) Tables() []model.Table { return nil }
+
+// TestReads checks that the fields the analyses name are fields of the messages they read, as
+// the real captures' trees (record batches decoded to their headers) name them.
+func TestReads(t *testing.T) {
+	seen := names{}
+	for _, capture := range realCaptures {
+		if err := analyseFile(capture, seen); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []analysis.FieldReader{analysis.NewLag(), analysis.NewE2E()} {
+		for _, r := range a.Reads() {
+			k := apiDirection{r.APIKey, r.Response}
+			for _, f := range r.Fields {
+				if !seen[k][f] {
+					t.Errorf("%T: API %d (response %v): no field %s in the captures", a, r.APIKey, r.Response, f)
+				}
+			}
+		}
 	}
 }
