@@ -51,7 +51,8 @@ type position struct{ offset, hw int64 }
 // lagFetch is what Lag keeps of a Fetch request until its response.
 type lagFetch struct {
 	client string
-	// action is what the request does to its session (0: it has none) and session its id.
+	// action is what the request does to its session (0: it has none) and session its id:
+	// for a request that opens a session, the id of the one it closes (0: none).
 	action  codec.SessionAction
 	session int32
 	// fetched holds every partition the request fetches with its position: those it names,
@@ -73,7 +74,7 @@ type lagRow struct {
 // Reads names the Fetch fields Lag reads beyond the facts.
 func (l *Lag) Reads() []Read {
 	return []Read{
-		{APIKey: codec.KeyFetch, Fields: []string{"Topics", "Topic", "TopicId", "Partitions", "Partition", "FetchOffset", "ForgottenTopicsData"}},
+		{APIKey: codec.KeyFetch, Fields: []string{"Topics", "Topic", "TopicId", "Partitions", "Partition", "FetchOffset", "SessionId", "ForgottenTopicsData"}},
 		{APIKey: codec.KeyFetch, Response: true, Fields: []string{"Responses", "Topic", "TopicId", "Partitions", "PartitionIndex", "ErrorCode", "HighWatermark", "LastStableOffset"}},
 	}
 }
@@ -99,6 +100,10 @@ func (l *Lag) request(e *model.Entry) *lagFetch {
 	body := bodyOf(e.Msg)
 	if st := e.Session; st != nil {
 		f.action, f.session = st.Action, st.ID
+		if st.Action == codec.SessionOpen {
+			id, _ := topField(body, "SessionId") // the step names no session: the new one has no id yet
+			f.session = int32(id)
+		}
 		if st.Action == codec.SessionIncremental {
 			for p, pos := range l.sessions[pairKey{e.Stream, st.ID}] {
 				f.fetched[p] = pos
@@ -151,6 +156,7 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 	}
 	switch {
 	case f.action == codec.SessionOpen && e.Session != nil && e.Session.ID != 0:
+		delete(l.sessions, pairKey{e.Stream, f.session})
 		l.sessions[pairKey{e.Stream, e.Session.ID}] = f.fetched
 	case f.action == codec.SessionIncremental:
 		l.sessions[pairKey{e.Stream, f.session}] = f.fetched
