@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -21,7 +22,8 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-// realCaptures are the captures of real clients the analyses are checked on.
+// realCaptures are the captures of real clients the analyses are checked on: those of pcaps/,
+// and testdata/kgo-lag.pcap.
 var realCaptures = []string{
 	"kgo-fetch-session.pcap", // incremental fetch sessions
 	"kgo-lag.pcap",           // a consumer that falls behind, then catches up
@@ -31,7 +33,19 @@ var realCaptures = []string{
 	"kgo-group-3brokers.pcap",
 }
 
-func capturePath(name string) string { return filepath.Join("..", "..", "pcaps", name) }
+// capturePath finds a capture in testdata/ (made by pcaps/gen for these tests alone: its port
+// is not one the tests of every file of pcaps/ take as Kafka), else in pcaps/.
+func capturePath(name string) string {
+	if p := filepath.Join("testdata", name); fileExists(p) {
+		return p
+	}
+	return filepath.Join("..", "..", "pcaps", name)
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
 
 // feed is a renderer that tells analyses of each message, as --stats will.
 type feed []analysis.Analysis

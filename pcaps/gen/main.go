@@ -32,6 +32,11 @@ type scenario struct {
 	// the start of the process (a cpu.* one, read only at start-up): gen
 	// runs the scenario in a child process of its own with it.
 	godebug string
+	// dir, if set, is the folder the capture goes to instead of -out (a path
+	// from the repository root): a capture that only one package's tests
+	// read, on a port that the tests reading every file of pcaps/ do not take
+	// as Kafka.
+	dir string
 }
 
 var scenarios = []scenario{
@@ -67,7 +72,7 @@ var scenarios = []scenario{
 	{file: "kgo-fetch-session.pcap", run: kgoFetchSession},
 	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
 	// A consumer that falls behind: consumer lag and end-to-end latency.
-	{file: "kgo-lag.pcap", run: kgoLag},
+	{file: "kgo-lag.pcap", run: kgoLag, dir: "internal/analysis/testdata"},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
@@ -100,6 +105,9 @@ func main() {
 			continue
 		}
 		file := filepath.Join(*out, s.file)
+		if s.dir != "" {
+			file = filepath.Join(s.dir, s.file)
+		}
 		start := time.Now()
 		run := runScenario
 		if s.godebug != "" && !*child {
