@@ -22,17 +22,17 @@ type Lag struct {
 	pending inFlight[*lagFetch]
 	// sessions holds the partitions of each fetch session a response accepted, by stream and
 	// session id.
-	sessions map[pairKey]map[partKey]position
+	sessions map[sessionKey]map[partKey]position
 	rows     map[lagKey]*lagRow
 }
 
 // NewLag returns a Lag that has seen no message.
 func NewLag() *Lag {
-	return &Lag{sessions: map[pairKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
+	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
 }
 
-// pairKey is a fetch session's stream and id.
-type pairKey struct {
+// sessionKey is a fetch session's stream and id.
+type sessionKey struct {
 	stream int
 	id     int32
 }
@@ -105,7 +105,7 @@ func (l *Lag) request(e *model.Entry) *lagFetch {
 			f.session = int32(id)
 		}
 		if st.Action == codec.SessionIncremental {
-			for p, pos := range l.sessions[pairKey{e.Stream, st.ID}] {
+			for p, pos := range l.sessions[sessionKey{e.Stream, st.ID}] {
 				f.fetched[p] = pos
 			}
 			for _, p := range l.names.forgotten(codec.Find(body, "ForgottenTopicsData")) {
@@ -131,7 +131,7 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 	body := bodyOf(e.Msg)
 	if code, ok := topField(body, "ErrorCode"); ok && code != 0 {
 		if code == int64(codec.ErrFetchSessionIDNotFound) {
-			delete(l.sessions, pairKey{e.Stream, f.session})
+			delete(l.sessions, sessionKey{e.Stream, f.session})
 		}
 		return // the broker fetched nothing; its session is as it was
 	}
@@ -156,12 +156,12 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 	}
 	switch {
 	case f.action == codec.SessionOpen && e.Session != nil && e.Session.ID != 0:
-		delete(l.sessions, pairKey{e.Stream, f.session})
-		l.sessions[pairKey{e.Stream, e.Session.ID}] = f.fetched
+		delete(l.sessions, sessionKey{e.Stream, f.session})
+		l.sessions[sessionKey{e.Stream, e.Session.ID}] = f.fetched
 	case f.action == codec.SessionIncremental:
-		l.sessions[pairKey{e.Stream, f.session}] = f.fetched
+		l.sessions[sessionKey{e.Stream, f.session}] = f.fetched
 	case f.action == codec.SessionClose:
-		delete(l.sessions, pairKey{e.Stream, f.session})
+		delete(l.sessions, sessionKey{e.Stream, f.session})
 	}
 }
 

@@ -482,3 +482,37 @@ func TestReads(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesOverEveryCapture runs the analyses over every capture of pcaps/ (other protocols,
+// TLS without its keys, a capture that starts mid-stream, ...) and checks that every value is
+// of its column's kind.
+func TestTablesOverEveryCapture(t *testing.T) {
+	files, err := filepath.Glob(capturePath("*.pcap*"))
+	if err != nil || len(files) == 0 {
+		t.Fatal("no captures in pcaps/", err)
+	}
+	kinds := map[model.Kind]reflect.Type{model.String: reflect.TypeFor[string](), model.Int: reflect.TypeFor[int64](),
+		model.Duration: reflect.TypeFor[time.Duration]()}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			as := []analysis.Analysis{analysis.NewLag(), analysis.NewE2E()}
+			if err := analyseFile(filepath.Base(file), as...); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range as {
+				for _, tb := range a.Tables() {
+					for _, row := range tb.Rows {
+						if len(row) != len(tb.Columns) {
+							t.Fatalf("%s: row %v: %d values for %d columns", tb.Name, row, len(row), len(tb.Columns))
+						}
+						for i, v := range row {
+							if v != nil && reflect.TypeOf(v) != kinds[tb.Columns[i].Kind] {
+								t.Errorf("%s: column %s holds %T", tb.Name, tb.Columns[i].Name, v)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
