@@ -1,0 +1,375 @@
+package analysis_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/model"
+	"github.com/kdissect/kdissect/render"
+)
+
+// The tests check each analysis against what the test computes itself from the capture's JSON
+// lines (kdissect --format json): the same capture, read by the same pipeline, but the
+// expectations come from the JSON's fields, not from the analysis's code.
+
+// feed is a renderer that tells an analysis of every message.
+type feed struct{ a analysis.Analysis }
+
+func (f feed) Message(e *model.Entry) error { f.a.Add(e); return nil }
+func (feed) Notice(*model.Notice) error     { return nil }
+func (feed) Close() error                   { return nil }
+func (feed) Flush() error                   { return nil }
+
+// capturePath is a capture of pcaps/.
+func capturePath(name string) string { return filepath.Join("..", "..", "pcaps", name) }
+
+// run reads a capture of pcaps/ through a pipeline that writes to out, decoding as the json
+// format does (records left unexpanded until written) with facts, and records as mode says.
+func run(t *testing.T, name, mode string, out func(render.Format) render.Renderer) {
+	t.Helper()
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := render.LookupFormat("json")
+	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs := f.Needs
+	needs.Facts = true
+	p, err := dissect.New(dissect.Config{Codec: c, Out: out(f), Needs: needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.File(capturePath(name)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// table runs analysis a over a capture and returns its one table.
+func table(t *testing.T, name, mode string, a analysis.Analysis) model.Table {
+	t.Helper()
+	run(t, name, mode, func(render.Format) render.Renderer { return feed{a} })
+	tables := a.Tables()
+	if len(tables) != 1 {
+		t.Fatalf("%d tables", len(tables))
+	}
+	tab := tables[0]
+	for _, r := range tab.Rows {
+		if len(r) != len(tab.Columns) {
+			t.Fatalf("row of %d values for %d columns: %v", len(r), len(tab.Columns), r)
+		}
+	}
+	return tab
+}
+
+// msg is one JSON line of a message.
+type msg map[string]any
+
+// messages returns the messages of a capture's JSON lines.
+func messages(t *testing.T, name, mode string) []msg {
+	t.Helper()
+	var buf bytes.Buffer
+	run(t, name, mode, func(f render.Format) render.Renderer { return f.New(&buf, render.Options{}) })
+	d := json.NewDecoder(&buf)
+	d.UseNumber()
+	var out []msg
+	for d.More() {
+		var m msg
+		if err := d.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		if m["kind"] == "request" || m["kind"] == "response" {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no messages", name)
+	}
+	return out
+}
+
+func (m msg) request() bool { return m["kind"] == "request" }
+func (m msg) api() string   { s, _ := m["api_name"].(string); return s }
+
+// key pairs a response with its request: connection and correlation id.
+func (m msg) key() string { return fmt.Sprint(m["stream"], "/", m["correlation_id"]) }
+
+func (m msg) time(t *testing.T) time.Time {
+	at, err := time.Parse(time.RFC3339Nano, m["time"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
+// node is a field of the JSON's field tree.
+type node map[string]any
+
+// fields are the fields of m, or of a node.
+func fields(v map[string]any) []node {
+	list, _ := v["fields"].([]any)
+	out := make([]node, 0, len(list))
+	for _, f := range list {
+		out = append(out, node(f.(map[string]any)))
+	}
+	return out
+}
+
+// get returns the field named name among the fields of v.
+func get(v map[string]any, name string) node {
+	for _, f := range fields(v) {
+		if f["name"] == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func (n node) str() string {
+	if n == nil {
+		return ""
+	}
+	s, _ := n["value"].(string)
+	return s
+}
+
+func (n node) int(t *testing.T) int64 {
+	v, err := n["value"].(json.Number).Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// errs names the non-zero error codes under v, as the JSON notes them, in any order.
+func errs(v map[string]any) []string {
+	var out []string
+	for _, f := range fields(v) {
+		if strings.HasSuffix(f["name"].(string), "ErrorCode") && f["value"].(json.Number).String() != "0" {
+			name := f["error"].(string)
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+		for _, e := range errs(f) {
+			if !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// compare checks a table's rows against the expected ones, column by column.
+func compare(t *testing.T, name string, tab model.Table, want [][]any) {
+	t.Helper()
+	if len(want) == 0 {
+		t.Fatalf("%s: the test expects no %s rows: it checks nothing", name, tab.Name)
+	}
+	if len(tab.Rows) != len(want) {
+		t.Errorf("%s: %d %s rows, want %d\ngot  %v\nwant %v", name, len(tab.Rows), tab.Name, len(want), tab.Rows, want)
+		return
+	}
+	for i := range want {
+		for j, c := range tab.Columns {
+			if !reflect.DeepEqual(tab.Rows[i][j], want[i][j]) {
+				t.Errorf("%s: %s row %d, %s = %#v, want %#v", name, tab.Name, i, c.Name, tab.Rows[i][j], want[i][j])
+			}
+		}
+	}
+}
+
+// Group captures: classic groups of three clients.
+var groupCaptures = []string{"kgo-group-3brokers.pcap", "sarama-produce-consume.pcap", "kafkago-produce-consume.pcap"}
+
+// TestGroups: each generation of each classic group, as the JSON lines show it.
+func TestGroups(t *testing.T) {
+	for _, name := range groupCaptures {
+		t.Run(name, func(t *testing.T) {
+			compare(t, name, table(t, name, "full", analysis.NewGroups()), wantGroups(t, messages(t, name, "full")))
+		})
+	}
+}
+
+// wantGroup is a generation of a classic group, as the test sees it.
+type wantGroup struct {
+	group, ptype, protocol, leader string
+	generation                     int64
+	members, reasons, errs         []string
+	start, end                     time.Time
+	assignment                     map[string]int64
+}
+
+// wantGroups computes the groups table from a capture's messages. A generation starts with the
+// first JoinGroup request of its group sent after the first successful JoinGroup response of
+// the generation before; it ends with its last successful SyncGroup response.
+func wantGroups(t *testing.T, ms []msg) [][]any {
+	requests := map[string]msg{}
+	gens := map[string]*wantGroup{}
+	var order []*wantGroup
+	latest := map[string]*wantGroup{}
+	// window holds, per group, the JoinGroup requests and errors since the last generation began.
+	type window struct {
+		start         time.Time
+		ptype         string
+		reasons, errs []string
+	}
+	windows := map[string]*window{}
+	add := func(list []string, s ...string) []string {
+		for _, v := range s {
+			if v != "" && !slices.Contains(list, v) {
+				list = append(list, v)
+			}
+		}
+		return list
+	}
+	for _, m := range ms {
+		if m.request() {
+			requests[m.key()] = m
+			if m.api() == "JoinGroup" {
+				g := get(m, "GroupId").str()
+				if windows[g] == nil {
+					windows[g] = &window{start: m.time(t)}
+				}
+				w := windows[g]
+				if w.ptype == "" {
+					w.ptype = get(m, "ProtocolType").str()
+				}
+				w.reasons = add(w.reasons, get(m, "Reason").str())
+			}
+			continue
+		}
+		req, ok := requests[m.key()]
+		if !ok {
+			continue
+		}
+		g := get(req, "GroupId").str()
+		genOf := func(v msg) *wantGroup {
+			for _, f := range []string{"GenerationId", "GenerationIdOrMemberEpoch"} {
+				if n := get(v, f); n != nil {
+					return gens[fmt.Sprint(g, "/", n.int(t))]
+				}
+			}
+			return latest[g]
+		}
+		switch m.api() {
+		case "JoinGroup":
+			if windows[g] == nil {
+				windows[g] = &window{start: req.time(t)}
+			}
+			w := windows[g]
+			gen := get(m, "GenerationId").int(t)
+			if e := errs(m); len(e) > 0 || gen < 0 {
+				w.errs = add(w.errs, e...)
+				continue
+			}
+			k := fmt.Sprint(g, "/", gen)
+			r := gens[k]
+			if r == nil {
+				r = &wantGroup{group: g, generation: gen, ptype: w.ptype, start: w.start, reasons: w.reasons, errs: w.errs, assignment: map[string]int64{}}
+				gens[k], latest[g] = r, r
+				order = append(order, r)
+				delete(windows, g)
+			}
+			if s := get(m, "ProtocolType").str(); s != "" {
+				r.ptype = s
+			}
+			if s := get(m, "ProtocolName").str(); s != "" {
+				r.protocol = s
+			}
+			if s := get(m, "Leader").str(); s != "" {
+				r.leader = s
+			}
+			member := get(m, "MemberId").str()
+			if member == "" {
+				member = get(req, "MemberId").str()
+			}
+			r.members = add(r.members, member)
+			for _, e := range fields(get(m, "Members")) {
+				r.members = add(r.members, get(e, "MemberId").str())
+			}
+		case "SyncGroup":
+			r := gens[fmt.Sprint(g, "/", get(req, "GenerationId").int(t))]
+			if r == nil {
+				t.Fatalf("a SyncGroup of a generation the capture did not see begin: the test does not expect it")
+			}
+			for _, a := range fields(get(req, "Assignments")) {
+				member := get(a, "MemberId").str()
+				r.members = add(r.members, member)
+				r.assignment[member] = countPartitions(get(a, "Assignment"))
+			}
+			if e := errs(m); len(e) > 0 {
+				r.errs = add(r.errs, e...)
+				continue
+			}
+			r.end = m.time(t)
+			if r.protocol == "" {
+				r.protocol = get(m, "ProtocolName").str()
+			}
+			member := get(req, "MemberId").str()
+			r.members = add(r.members, member)
+			if a := get(m, "Assignment"); len(fields(a)) > 0 {
+				r.assignment[member] = countPartitions(a)
+			}
+		case "Heartbeat", "LeaveGroup", "OffsetCommit":
+			if r := genOf(req); r != nil {
+				r.errs = add(r.errs, errs(m)...)
+			}
+		}
+	}
+	var rows [][]any
+	slices.SortStableFunc(order, func(a, b *wantGroup) int { return strings.Compare(a.group, b.group) })
+	for _, r := range order {
+		assignment := []string{}
+		for m, n := range r.assignment {
+			assignment = append(assignment, fmt.Sprintf("%s=%d", m, n))
+		}
+		slices.Sort(assignment)
+		slices.Sort(r.errs)
+		var end, took any
+		if !r.end.IsZero() {
+			end, took = r.end, r.end.Sub(r.start)
+		}
+		rows = append(rows, []any{r.group, orNil(r.ptype), orNil(r.protocol), r.generation, nil, int64(len(r.members)),
+			orNil(r.leader), orEmpty(r.reasons), r.start, end, took, assignment, orEmpty(r.errs)})
+	}
+	return rows
+}
+
+// countPartitions counts the partitions of a decoded ConsumerProtocolAssignment.
+func countPartitions(a node) int64 {
+	var n int64
+	for _, tp := range fields(get(a, "AssignedPartitions")) {
+		n += int64(len(fields(get(tp, "Partitions"))))
+	}
+	return n
+}
+
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
