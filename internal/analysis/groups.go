@@ -33,7 +33,8 @@ var heartbeatProtocols = map[int16]string{
 // request of a generation to the last SyncGroup response in it. A group of the heartbeat
 // protocols (KIP-848 consumer, share and streams groups) rebalances member by member: a row
 // runs from the moment a member's partitions were revoked (or its heartbeat asked to join) until
-// the coordinator gave it a new member epoch.
+// the coordinator gave it a new member epoch and, at that epoch, the last partitions it
+// waited for (those another member still had to give up).
 type Groups struct {
 	groups map[string]*groupState
 	// rows holds the rows in the order they were opened.
@@ -66,6 +67,8 @@ type memberState struct {
 	// epoch; errs the errors its heartbeats got since then.
 	revoked time.Time
 	errs    []string
+	// row is the member's last rebalance: partitions given at its epoch later end it later.
+	row *rebalance
 }
 
 // rebalance is one row of the groups table.
@@ -253,8 +256,12 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 		return
 	}
 	if parts, given := heartbeatPartitions(b); given {
-		if m.assigned && parts < m.partitions && m.revoked.IsZero() {
+		switch {
+		case m.assigned && parts < m.partitions && m.revoked.IsZero():
 			m.revoked = at
+		case parts > m.partitions && epoch == m.epoch && m.row != nil:
+			// Partitions that were still another member's when the epoch came.
+			m.row.end, m.row.assignment[id] = at, parts
 		}
 		m.partitions, m.assigned = parts, true
 	}
@@ -277,7 +284,7 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 			r.members = append(r.members, other)
 		}
 	}
-	m.revoked, m.errs = time.Time{}, nil
+	m.revoked, m.errs, m.row = time.Time{}, nil, r
 	gs.latest = r
 	g.rows = append(g.rows, r)
 }

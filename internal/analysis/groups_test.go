@@ -194,15 +194,34 @@ func compare(t *testing.T, name string, tab model.Table, want [][]any) {
 	}
 }
 
-// Group captures: classic groups of three clients.
-var groupCaptures = []string{"kgo-group-3brokers.pcap", "sarama-produce-consume.pcap", "kafkago-produce-consume.pcap"}
+// Group captures: classic groups of three clients, a classic group whose second member joins
+// late (two generations), a transactional group, and a KIP-848 group whose second member
+// joins late (a revocation).
+var groupCaptures = []string{"kgo-group-3brokers.pcap", "sarama-produce-consume.pcap", "kafkago-produce-consume.pcap",
+	"kgo-group-late-joiner.pcap", "kgo-txn-groups.pcap", "kgo-group-848.pcap"}
 
 // TestGroups: each generation of each classic group, as the JSON lines show it.
 func TestGroups(t *testing.T) {
+	seen := map[string]bool{}
 	for _, name := range groupCaptures {
 		t.Run(name, func(t *testing.T) {
-			compare(t, name, table(t, name, "full", analysis.NewGroups()), wantGroups(t, messages(t, name, "full")))
+			ms := messages(t, name, "full")
+			want := append(wantGroups(t, ms), wantHeartbeats(t, ms)...)
+			slices.SortStableFunc(want, func(a, b []any) int { return strings.Compare(a[0].(string), b[0].(string)) })
+			compare(t, name, table(t, name, "full", analysis.NewGroups()), want)
+			for _, r := range want {
+				seen["a second generation of two members"] = seen["a second generation of two members"] ||
+					r[3] == int64(2) && r[4] == nil && r[5] == int64(2)
+				seen["a KIP-848 member's new epoch"] = seen["a KIP-848 member's new epoch"] || r[4] != nil
+				seen["a join reason"] = seen["a join reason"] || len(r[7].([]string)) > 0
+				seen["an error"] = seen["an error"] || len(r[12].([]string)) > 0
+			}
 		})
+	}
+	for _, what := range []string{"a second generation of two members", "a KIP-848 member's new epoch", "a join reason", "an error"} {
+		if !seen[what] {
+			t.Errorf("no capture shows %s: the comparisons check little", what)
+		}
 	}
 }
 
@@ -372,4 +391,92 @@ func orEmpty(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// hbMember is a KIP-848 member as the test follows it.
+type hbMember struct {
+	epoch, partitions int64
+	assigned          bool
+	revoked           time.Time
+	errs              []string
+	row               []any
+}
+
+// wantHeartbeats computes the rows of the KIP-848 consumer groups: one per new member epoch,
+// from the response that first took partitions from the member (or the request answered by the
+// new epoch) to the new epoch, or to the last response at that epoch that gave it more.
+func wantHeartbeats(t *testing.T, ms []msg) [][]any {
+	requests := map[string]msg{}
+	members := map[string]map[string]*hbMember{}
+	var rows [][]any
+	for _, m := range ms {
+		if m.api() != "ConsumerGroupHeartbeat" {
+			continue
+		}
+		if m.request() {
+			requests[m.key()] = m
+			continue
+		}
+		req, ok := requests[m.key()]
+		if !ok {
+			continue
+		}
+		group := get(req, "GroupId").str()
+		id := get(m, "MemberId").str()
+		if id == "" {
+			id = get(req, "MemberId").str()
+		}
+		if members[group] == nil {
+			members[group] = map[string]*hbMember{}
+		}
+		mem := members[group][id]
+		if mem == nil {
+			mem = &hbMember{}
+			members[group][id] = mem
+		}
+		for _, e := range errs(m) {
+			if !slices.Contains(mem.errs, e) {
+				mem.errs = append(mem.errs, e)
+			}
+		}
+		epoch := get(m, "MemberEpoch").int(t)
+		if a := get(m, "Assignment"); a != nil && get(a, "present") != nil && get(a, "present").int(t) >= 0 {
+			var n int64
+			for _, tp := range fields(get(a, "TopicPartitions")) {
+				n += int64(len(fields(get(tp, "Partitions"))))
+			}
+			if mem.assigned && n < mem.partitions && mem.revoked.IsZero() {
+				mem.revoked = m.time(t)
+			} else if n > mem.partitions && epoch == mem.epoch && mem.row != nil {
+				mem.row[9], mem.row[11] = m.time(t), []string{fmt.Sprintf("%s=%d", id, n)}
+				mem.row[10] = m.time(t).Sub(mem.row[8].(time.Time))
+			}
+			mem.partitions, mem.assigned = n, true
+		}
+		if epoch == mem.epoch || epoch <= 0 {
+			mem.epoch = epoch
+			continue
+		}
+		mem.epoch = epoch
+		start := req.time(t)
+		if !mem.revoked.IsZero() {
+			start = mem.revoked
+		}
+		count := int64(1)
+		for other, o := range members[group] {
+			if other != id && o.epoch > 0 {
+				count++
+			}
+		}
+		assignment := []string{}
+		if mem.assigned {
+			assignment = []string{fmt.Sprintf("%s=%d", id, mem.partitions)}
+		}
+		slices.Sort(mem.errs)
+		row := []any{group, "consumer", orNil(get(req, "ServerAssignor").str()), epoch, id, count, nil, []string{},
+			start, m.time(t), m.time(t).Sub(start), assignment, orEmpty(mem.errs)}
+		rows = append(rows, row)
+		mem.row, mem.revoked, mem.errs = row, time.Time{}, nil
+	}
+	return rows
 }

@@ -12,17 +12,33 @@ import (
 // producerCaptures hold Produce requests of idempotent, plain and transactional producers,
 // with every codec.
 var producerCaptures = []string{"kgo-codecs.pcap", "sarama-codecs.pcap", "kgo-produce-fetch.pcap",
-	"sarama-produce-consume.pcap", "kafkago-produce-consume.pcap", "kgo-transactions.pcap", "kgo-group-3brokers.pcap"}
+	"sarama-produce-consume.pcap", "kafkago-produce-consume.pcap", "kgo-transactions.pcap", "kgo-group-3brokers.pcap",
+	"kgo-txn-groups.pcap", "kgo-produce-retry.pcap"}
 
 // TestProducers: each producer's batches, as the JSON lines show them, with records decoded
 // in full (decompressed sizes known) and headers only (not known).
 func TestProducers(t *testing.T) {
+	seen := map[string]bool{}
 	for _, mode := range []string{"full", "headers"} {
 		for _, name := range producerCaptures {
 			t.Run(mode+"/"+name, func(t *testing.T) {
 				got := table(t, name, mode, analysis.NewProducers())
-				compare(t, name, got, wantProducers(t, messages(t, name, mode)))
+				want := wantProducers(t, messages(t, name, mode))
+				compare(t, name, got, want)
+				for _, r := range want {
+					seen["retry"] = seen["retry"] || r[15] == int64(1)
+					seen["unknown size"] = seen["unknown size"] || r[12] == nil
+					seen["compressed"] = seen["compressed"] || r[13] != nil && r[13].(float64) > 1
+					seen["epoch bump"] = seen["epoch bump"] || r[17] == true
+					seen["error"] = seen["error"] || len(r[18].([]string)) > 0
+				}
 			})
+		}
+	}
+	// The captures must show what the table is for, or the comparisons check little.
+	for _, what := range []string{"retry", "unknown size", "compressed", "epoch bump", "error"} {
+		if !seen[what] {
+			t.Errorf("no capture shows a producer with %s", what)
 		}
 	}
 }

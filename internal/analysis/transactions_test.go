@@ -10,15 +10,20 @@ import (
 	"github.com/kdissect/kdissect/internal/analysis"
 )
 
-// txnCaptures hold transactions: kgo-transactions.pcap, of a transactions v2 client (KIP-890:
-// partitions added by producing), one aborted and one committed.
-var txnCaptures = []string{"kgo-transactions.pcap"}
+// txnCaptures hold transactions, each an aborted one then a committed one: kgo-transactions.pcap
+// of a transactions v2 client (KIP-890: partitions added by producing), kgo-txn-groups.pcap of a
+// transactions v1 client (AddPartitionsToTxn) that commits its group's offsets.
+var txnCaptures = []string{"kgo-transactions.pcap", "kgo-txn-groups.pcap"}
 
 // TestTransactions: each transaction, as the JSON lines show it.
 func TestTransactions(t *testing.T) {
 	for _, name := range txnCaptures {
 		t.Run(name, func(t *testing.T) {
-			compare(t, name, table(t, name, "full", analysis.NewTransactions()), wantTransactions(t, messages(t, name, "full")))
+			want := wantTransactions(t, messages(t, name, "full"))
+			compare(t, name, table(t, name, "full", analysis.NewTransactions()), want)
+			if len(want) != 2 || want[0][9] != "abort" || want[1][9] != "commit" {
+				t.Errorf("%s: the test expects an aborted transaction, then a committed one: %v", name, want)
+			}
 		})
 	}
 }

@@ -66,6 +66,12 @@ var scenarios = []scenario{
 	// Fetch sessions (KIP-227), and topic ids named only later in the capture.
 	{file: "kgo-fetch-session.pcap", run: kgoFetchSession},
 	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
+	// The conversation-level answers: transactions v1 with a group's offsets, a member that
+	// joins late (classic and KIP-848), an idempotent producer's retry.
+	{file: "kgo-txn-groups.pcap", run: kgoTxnGroups},
+	{file: "kgo-group-late-joiner.pcap", run: kgoGroupLateJoiner},
+	{file: "kgo-produce-retry.pcap", run: kgoProduceRetry},
+	{file: "kgo-group-848.pcap", run: kgoGroupNextGen},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
