@@ -234,126 +234,139 @@ type wantGroup struct {
 	assignment                     map[string]int64
 }
 
+// joinWindow holds, for a group, the JoinGroup requests and errors since its last generation
+// began.
+type joinWindow struct {
+	start         time.Time
+	ptype         string
+	reasons, errs []string
+}
+
+// classicGroups follows the classic groups of a capture for the test.
+type classicGroups struct {
+	t       *testing.T
+	gens    map[string]*wantGroup // by group/generation
+	order   []*wantGroup
+	latest  map[string]*wantGroup
+	windows map[string]*joinWindow
+}
+
 // wantGroups computes the groups table from a capture's messages. A generation starts with the
 // first JoinGroup request of its group sent after the first successful JoinGroup response of
 // the generation before; it ends with its last successful SyncGroup response.
 func wantGroups(t *testing.T, ms []msg) [][]any {
+	c := &classicGroups{t: t, gens: map[string]*wantGroup{}, latest: map[string]*wantGroup{}, windows: map[string]*joinWindow{}}
 	requests := map[string]msg{}
-	gens := map[string]*wantGroup{}
-	var order []*wantGroup
-	latest := map[string]*wantGroup{}
-	// window holds, per group, the JoinGroup requests and errors since the last generation began.
-	type window struct {
-		start         time.Time
-		ptype         string
-		reasons, errs []string
-	}
-	windows := map[string]*window{}
-	add := func(list []string, s ...string) []string {
-		for _, v := range s {
-			if v != "" && !slices.Contains(list, v) {
-				list = append(list, v)
-			}
-		}
-		return list
-	}
 	for _, m := range ms {
 		if m.request() {
 			requests[m.key()] = m
 			if m.api() == "JoinGroup" {
-				g := get(m, "GroupId").str()
-				if windows[g] == nil {
-					windows[g] = &window{start: m.time(t)}
-				}
-				w := windows[g]
+				w := c.window(get(m, "GroupId").str(), m.time(t))
 				if w.ptype == "" {
 					w.ptype = get(m, "ProtocolType").str()
 				}
-				w.reasons = add(w.reasons, get(m, "Reason").str())
+				w.reasons = addNew(w.reasons, get(m, "Reason").str())
 			}
 			continue
 		}
-		req, ok := requests[m.key()]
-		if !ok {
-			continue
-		}
-		g := get(req, "GroupId").str()
-		genOf := func(v msg) *wantGroup {
-			for _, f := range []string{"GenerationId", "GenerationIdOrMemberEpoch"} {
-				if n := get(v, f); n != nil {
-					return gens[fmt.Sprint(g, "/", n.int(t))]
-				}
-			}
-			return latest[g]
-		}
-		switch m.api() {
-		case "JoinGroup":
-			if windows[g] == nil {
-				windows[g] = &window{start: req.time(t)}
-			}
-			w := windows[g]
-			gen := get(m, "GenerationId").int(t)
-			if e := errs(m); len(e) > 0 || gen < 0 {
-				w.errs = add(w.errs, e...)
-				continue
-			}
-			k := fmt.Sprint(g, "/", gen)
-			r := gens[k]
-			if r == nil {
-				r = &wantGroup{group: g, generation: gen, ptype: w.ptype, start: w.start, reasons: w.reasons, errs: w.errs, assignment: map[string]int64{}}
-				gens[k], latest[g] = r, r
-				order = append(order, r)
-				delete(windows, g)
-			}
-			if s := get(m, "ProtocolType").str(); s != "" {
-				r.ptype = s
-			}
-			if s := get(m, "ProtocolName").str(); s != "" {
-				r.protocol = s
-			}
-			if s := get(m, "Leader").str(); s != "" {
-				r.leader = s
-			}
-			member := get(m, "MemberId").str()
-			if member == "" {
-				member = get(req, "MemberId").str()
-			}
-			r.members = add(r.members, member)
-			for _, e := range fields(get(m, "Members")) {
-				r.members = add(r.members, get(e, "MemberId").str())
-			}
-		case "SyncGroup":
-			r := gens[fmt.Sprint(g, "/", get(req, "GenerationId").int(t))]
-			if r == nil {
-				t.Fatalf("a SyncGroup of a generation the capture did not see begin: the test does not expect it")
-			}
-			for _, a := range fields(get(req, "Assignments")) {
-				member := get(a, "MemberId").str()
-				r.members = add(r.members, member)
-				r.assignment[member] = countPartitions(get(a, "Assignment"))
-			}
-			if e := errs(m); len(e) > 0 {
-				r.errs = add(r.errs, e...)
-				continue
-			}
-			r.end = m.time(t)
-			if r.protocol == "" {
-				r.protocol = get(m, "ProtocolName").str()
-			}
-			member := get(req, "MemberId").str()
-			r.members = add(r.members, member)
-			if a := get(m, "Assignment"); len(fields(a)) > 0 {
-				r.assignment[member] = countPartitions(a)
-			}
-		case "Heartbeat", "LeaveGroup", "OffsetCommit":
-			if r := genOf(req); r != nil {
-				r.errs = add(r.errs, errs(m)...)
-			}
+		if req, ok := requests[m.key()]; ok {
+			c.response(req, m)
 		}
 	}
+	return c.rows()
+}
+
+func (c *classicGroups) window(group string, at time.Time) *joinWindow {
+	if c.windows[group] == nil {
+		c.windows[group] = &joinWindow{start: at}
+	}
+	return c.windows[group]
+}
+
+// response reads a group API's response m to request req.
+func (c *classicGroups) response(req, m msg) {
+	t := c.t
+	g := get(req, "GroupId").str()
+	switch m.api() {
+	case "JoinGroup":
+		c.join(g, req, m)
+	case "SyncGroup":
+		r := c.gens[fmt.Sprint(g, "/", get(req, "GenerationId").int(t))]
+		if r == nil {
+			t.Fatalf("a SyncGroup of a generation the capture did not see begin: the test does not expect it")
+		}
+		for _, a := range fields(get(req, "Assignments")) {
+			member := get(a, "MemberId").str()
+			r.members = addNew(r.members, member)
+			r.assignment[member] = countPartitions(get(a, "Assignment"))
+		}
+		if e := errs(m); len(e) > 0 {
+			r.errs = addNew(r.errs, e...)
+			return
+		}
+		r.end = m.time(t)
+		if r.protocol == "" {
+			r.protocol = get(m, "ProtocolName").str()
+		}
+		member := get(req, "MemberId").str()
+		r.members = addNew(r.members, member)
+		if a := get(m, "Assignment"); len(fields(a)) > 0 {
+			r.assignment[member] = countPartitions(a)
+		}
+	case "Heartbeat", "LeaveGroup", "OffsetCommit":
+		r := c.latest[g]
+		for _, f := range []string{"GenerationId", "GenerationIdOrMemberEpoch"} {
+			if n := get(req, f); n != nil {
+				r = c.gens[fmt.Sprint(g, "/", n.int(t))]
+			}
+		}
+		if r != nil {
+			r.errs = addNew(r.errs, errs(m)...)
+		}
+	}
+}
+
+// join reads a JoinGroup response: an error, or the generation its window becomes.
+func (c *classicGroups) join(g string, req, m msg) {
+	t := c.t
+	w := c.window(g, req.time(t))
+	gen := get(m, "GenerationId").int(t)
+	if e := errs(m); len(e) > 0 || gen < 0 {
+		w.errs = addNew(w.errs, e...)
+		return
+	}
+	k := fmt.Sprint(g, "/", gen)
+	r := c.gens[k]
+	if r == nil {
+		r = &wantGroup{group: g, generation: gen, ptype: w.ptype, start: w.start, reasons: w.reasons, errs: w.errs, assignment: map[string]int64{}}
+		c.gens[k], c.latest[g] = r, r
+		c.order = append(c.order, r)
+		delete(c.windows, g)
+	}
+	if s := get(m, "ProtocolType").str(); s != "" {
+		r.ptype = s
+	}
+	if s := get(m, "ProtocolName").str(); s != "" {
+		r.protocol = s
+	}
+	if s := get(m, "Leader").str(); s != "" {
+		r.leader = s
+	}
+	member := get(m, "MemberId").str()
+	if member == "" {
+		member = get(req, "MemberId").str()
+	}
+	r.members = addNew(r.members, member)
+	for _, e := range fields(get(m, "Members")) {
+		r.members = addNew(r.members, get(e, "MemberId").str())
+	}
+}
+
+// rows are the generations' rows, by group.
+func (c *classicGroups) rows() [][]any {
 	var rows [][]any
-	slices.SortStableFunc(order, func(a, b *wantGroup) int { return strings.Compare(a.group, b.group) })
-	for _, r := range order {
+	slices.SortStableFunc(c.order, func(a, b *wantGroup) int { return strings.Compare(a.group, b.group) })
+	for _, r := range c.order {
 		assignment := []string{}
 		for m, n := range r.assignment {
 			assignment = append(assignment, fmt.Sprintf("%s=%d", m, n))
@@ -368,6 +381,16 @@ func wantGroups(t *testing.T, ms []msg) [][]any {
 			orNil(r.leader), orEmpty(r.reasons), r.start, end, took, assignment, orEmpty(r.errs)})
 	}
 	return rows
+}
+
+// addNew appends the strings of s that list does not hold, and no empty one.
+func addNew(list []string, s ...string) []string {
+	for _, v := range s {
+		if v != "" && !slices.Contains(list, v) {
+			list = append(list, v)
+		}
+	}
+	return list
 }
 
 // countPartitions counts the partitions of a decoded ConsumerProtocolAssignment.

@@ -3,7 +3,6 @@ package analysis_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -38,108 +37,41 @@ type wantTxn struct {
 	errs               []string
 }
 
+// txnFollower follows the transactions of a capture for the test.
+type txnFollower struct {
+	t          *testing.T
+	open, last map[string]*wantTxn
+	order      []*wantTxn
+	// held is the transaction of each request whose response is awaited.
+	held map[string]*wantTxn
+}
+
 // wantTransactions computes the transactions table from a capture's messages: a transaction
 // opens with the first partition or group its transactional id adds, and ends with EndTxn.
 func wantTransactions(t *testing.T, ms []msg) [][]any {
-	open, last := map[string]*wantTxn{}, map[string]*wantTxn{}
-	var order []*wantTxn
-	held := map[string]*wantTxn{}
-	add := func(list []string, s string) []string {
-		if s == "" || slices.Contains(list, s) {
-			return list
-		}
-		return append(list, s)
-	}
-	begin := func(id string, pid, epoch int64, at time.Time) *wantTxn {
-		if open[id] == nil {
-			open[id] = &wantTxn{id: id, producer: pid, epoch: epoch, start: at}
-			order = append(order, open[id])
-		}
-		return open[id]
-	}
+	f := &txnFollower{t: t, open: map[string]*wantTxn{}, last: map[string]*wantTxn{}, held: map[string]*wantTxn{}}
 	for _, m := range ms {
 		if !m.request() {
-			r := held[m.key()]
-			if r == nil {
-				continue
-			}
-			e := errs(m)
-			for _, s := range e {
-				r.errs = add(r.errs, s)
-			}
-			if m.api() == "EndTxn" && len(e) == 0 {
-				r.end = m.time(t)
-			}
+			f.response(m)
 			continue
 		}
-		id := get(m, "TransactionalId").str()
-		switch m.api() {
+		switch id := get(m, "TransactionalId").str(); m.api() {
 		case "AddPartitionsToTxn":
-			groups := []node{node(m)}
-			if tx := get(m, "Transactions"); tx != nil {
-				groups = fields(tx)
-			}
-			for _, g := range groups {
-				id := get(g, "TransactionalId").str() + get(g, "V3AndBelowTransactionalId").str()
-				pid, epoch := get(g, "ProducerId"), get(g, "ProducerEpoch")
-				if pid == nil {
-					pid, epoch = get(g, "V3AndBelowProducerId"), get(g, "V3AndBelowProducerEpoch")
-				}
-				r := begin(id, pid.int(t), epoch.int(t), m.time(t))
-				topics := get(g, "Topics")
-				if topics == nil {
-					topics = get(g, "V3AndBelowTopics")
-				}
-				for _, topic := range fields(topics) {
-					for _, p := range fields(get(topic, "Partitions")) {
-						r.partitions = add(r.partitions, fmt.Sprintf("%s[%d]", get(topic, "Name").str(), p.int(t)))
-					}
-				}
-				held[m.key()] = r
-			}
+			f.addPartitions(m)
 		case "AddOffsetsToTxn", "TxnOffsetCommit":
-			r := begin(id, get(m, "ProducerId").int(t), get(m, "ProducerEpoch").int(t), m.time(t))
-			r.groups = add(r.groups, get(m, "GroupId").str())
-			held[m.key()] = r
+			r := f.begin(id, get(m, "ProducerId").int(t), get(m, "ProducerEpoch").int(t), m.time(t))
+			r.groups = addNew(r.groups, get(m, "GroupId").str())
+			f.held[m.key()] = r
 		case "Produce":
-			if id == "" {
-				continue
-			}
-			for _, topic := range fields(get(m, "TopicData")) {
-				name := get(topic, "Name").str()
-				if tid := get(topic, "TopicId"); tid != nil {
-					name, _ = tid["topic"].(string)
-				}
-				for _, p := range fields(get(topic, "PartitionData")) {
-					for _, b := range fields(get(p, "Records")) {
-						bits := get(b, "attributes")["bits"].(map[string]any)
-						if bits["isTransactional"].(json.Number).String() != "1" {
-							continue
-						}
-						r := begin(id, get(b, "producerId").int(t), get(b, "producerEpoch").int(t), m.time(t))
-						r.partitions = add(r.partitions, fmt.Sprintf("%s[%d]", name, get(p, "Index").int(t)))
-						r.records += get(b, "recordsCount").int(t)
-					}
-				}
+			if id != "" {
+				f.produce(id, m)
 			}
 		case "EndTxn":
-			r := open[id]
-			pid, epoch := get(m, "ProducerId").int(t), get(m, "ProducerEpoch").int(t)
-			if r == nil && last[id] != nil && last[id].producer == pid && last[id].epoch == epoch {
-				r = last[id]
-			}
-			if r == nil {
-				continue
-			}
-			r.result = map[bool]string{true: "commit", false: "abort"}[get(m, "Committed")["value"] == true]
-			r.end = m.time(t)
-			delete(open, id)
-			last[id] = r
-			held[m.key()] = r
+			f.end(id, m)
 		}
 	}
 	var rows [][]any
-	for _, r := range order {
+	for _, r := range f.order {
 		result := r.result
 		var end, took any
 		if result == "" {
@@ -152,4 +84,92 @@ func wantTransactions(t *testing.T, ms []msg) [][]any {
 			r.start, end, took, result, orEmpty(r.errs)})
 	}
 	return rows
+}
+
+func (f *txnFollower) begin(id string, pid, epoch int64, at time.Time) *wantTxn {
+	if f.open[id] == nil {
+		f.open[id] = &wantTxn{id: id, producer: pid, epoch: epoch, start: at}
+		f.order = append(f.order, f.open[id])
+	}
+	return f.open[id]
+}
+
+// response adds a response's errors to its request's transaction; EndTxn's ends it.
+func (f *txnFollower) response(m msg) {
+	r := f.held[m.key()]
+	if r == nil {
+		return
+	}
+	e := errs(m)
+	r.errs = addNew(r.errs, e...)
+	if m.api() == "EndTxn" && len(e) == 0 {
+		r.end = m.time(f.t)
+	}
+}
+
+// addPartitions reads AddPartitionsToTxn: one transaction before v4, a list since.
+func (f *txnFollower) addPartitions(m msg) {
+	t := f.t
+	txns := []node{node(m)}
+	if tx := get(m, "Transactions"); tx != nil {
+		txns = fields(tx)
+	}
+	for _, g := range txns {
+		id := get(g, "TransactionalId").str() + get(g, "V3AndBelowTransactionalId").str()
+		pid, epoch := get(g, "ProducerId"), get(g, "ProducerEpoch")
+		if pid == nil {
+			pid, epoch = get(g, "V3AndBelowProducerId"), get(g, "V3AndBelowProducerEpoch")
+		}
+		r := f.begin(id, pid.int(t), epoch.int(t), m.time(t))
+		topics := get(g, "Topics")
+		if topics == nil {
+			topics = get(g, "V3AndBelowTopics")
+		}
+		for _, topic := range fields(topics) {
+			for _, p := range fields(get(topic, "Partitions")) {
+				r.partitions = addNew(r.partitions, fmt.Sprintf("%s[%d]", get(topic, "Name").str(), p.int(t)))
+			}
+		}
+		f.held[m.key()] = r
+	}
+}
+
+// produce reads the transactional batches of a Produce request.
+func (f *txnFollower) produce(id string, m msg) {
+	t := f.t
+	for _, topic := range fields(get(m, "TopicData")) {
+		name := get(topic, "Name").str()
+		if tid := get(topic, "TopicId"); tid != nil {
+			name, _ = tid["topic"].(string)
+		}
+		for _, p := range fields(get(topic, "PartitionData")) {
+			for _, b := range fields(get(p, "Records")) {
+				bits := get(b, "attributes")["bits"].(map[string]any)
+				if bits["isTransactional"].(json.Number).String() != "1" {
+					continue
+				}
+				r := f.begin(id, get(b, "producerId").int(t), get(b, "producerEpoch").int(t), m.time(t))
+				r.partitions = addNew(r.partitions, fmt.Sprintf("%s[%d]", name, get(p, "Index").int(t)))
+				r.records += get(b, "recordsCount").int(t)
+			}
+		}
+	}
+}
+
+// end reads EndTxn: it ends the open transaction, or again the last one of the same producer.
+func (f *txnFollower) end(id string, m msg) {
+	t := f.t
+	r := f.open[id]
+	pid, epoch := get(m, "ProducerId").int(t), get(m, "ProducerEpoch").int(t)
+	if l := f.last[id]; r == nil && l != nil && l.producer == pid && l.epoch == epoch {
+		r = l
+	}
+	if r == nil {
+		return
+	}
+	r.result = map[bool]string{true: "commit", false: "abort"}[get(m, "Committed")["value"] == true]
+	r.end = m.time(t)
+	delete(f.open, id)
+	f.last[id] = r
+	f.held[m.key()] = r
 }
