@@ -339,7 +339,7 @@ func (g *Groups) Tables() []model.Table {
 		{Name: "group", Kind: model.String},
 		{Name: "protocol_type", Head: "type", Kind: model.String},
 		{Name: "protocol", Kind: model.String},
-		{Name: "generation", Head: "gen/epoch", Kind: model.Int},
+		{Name: "generation", Head: "gen/epoch", Kind: model.Int}, // null: a rebalance given none
 		{Name: "member", Kind: model.String},
 		{Name: "members", Kind: model.Int},
 		{Name: "leader", Kind: model.String},
@@ -351,6 +351,16 @@ func (g *Groups) Tables() []model.Table {
 		{Name: "errors", Kind: model.Strings},
 	}}
 	rows := slices.Clone(g.rows)
+	// A classic rebalance that no JoinGroup response gave a generation: still under way when
+	// the capture ended, or failed.
+	var pending []*rebalance
+	for _, gs := range g.groups {
+		if gs.pending != nil {
+			pending = append(pending, gs.pending)
+		}
+	}
+	slices.SortFunc(pending, func(a, b *rebalance) int { return cmp.Compare(a.group, b.group) })
+	rows = append(rows, pending...)
 	slices.SortStableFunc(rows, func(a, b *rebalance) int { return cmp.Compare(a.group, b.group) })
 	for _, r := range rows {
 		var assignment []string
@@ -359,7 +369,11 @@ func (g *Groups) Tables() []model.Table {
 		}
 		slices.Sort(assignment)
 		slices.Sort(r.errs)
-		t.AddRow(r.group, orNil(r.protocolType), orNil(r.protocol), r.generation, orNil(r.member),
+		var generation any = r.generation
+		if slices.Contains(pending, r) {
+			generation = nil
+		}
+		t.AddRow(r.group, orNil(r.protocolType), orNil(r.protocol), generation, orNil(r.member),
 			int64(len(r.members)), orNil(r.leader), list(r.reasons), timeOrNil(r.start), timeOrNil(r.end),
 			span(r.start, r.end), list(assignment), list(r.errs))
 	}

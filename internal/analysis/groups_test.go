@@ -30,8 +30,13 @@ func (feed) Notice(*model.Notice) error     { return nil }
 func (feed) Close() error                   { return nil }
 func (feed) Flush() error                   { return nil }
 
-// capturePath is a capture of pcaps/.
-func capturePath(name string) string { return filepath.Join("..", "..", "pcaps", name) }
+// capturePath is a capture of pcaps/, or of testdata/ when its name says so.
+func capturePath(name string) string {
+	if strings.HasPrefix(name, "testdata/") {
+		return name
+	}
+	return filepath.Join("..", "..", "pcaps", name)
+}
 
 // run reads a capture of pcaps/ through a pipeline that writes to out, decoding as the json
 // format does (records left unexpanded until written) with facts, and records as mode says.
@@ -198,7 +203,9 @@ func compare(t *testing.T, name string, tab model.Table, want [][]any) {
 // late (two generations), a transactional group, and a KIP-848 group whose second member
 // joins late (a revocation).
 var groupCaptures = []string{"kgo-group-3brokers.pcap", "sarama-produce-consume.pcap", "kafkago-produce-consume.pcap",
-	"kgo-group-late-joiner.pcap", "kgo-txn-groups.pcap", "kgo-group-848.pcap"}
+	"kgo-group-late-joiner.pcap", "kgo-txn-groups.pcap", "kgo-group-848.pcap", "kgo-filters.pcap",
+	// kgo-group-late-joiner.pcap cut in the middle of its second rebalance (editcap -r 1-90).
+	"testdata/late-joiner-cut.pcap"}
 
 // TestGroups: each generation of each classic group, as the JSON lines show it.
 func TestGroups(t *testing.T) {
@@ -215,10 +222,12 @@ func TestGroups(t *testing.T) {
 				seen["a KIP-848 member's new epoch"] = seen["a KIP-848 member's new epoch"] || r[4] != nil
 				seen["a join reason"] = seen["a join reason"] || len(r[7].([]string)) > 0
 				seen["an error"] = seen["an error"] || len(r[12].([]string)) > 0
+				seen["a rebalance given no generation"] = seen["a rebalance given no generation"] || r[3] == nil
 			}
 		})
 	}
-	for _, what := range []string{"a second generation of two members", "a KIP-848 member's new epoch", "a join reason", "an error"} {
+	for _, what := range []string{"a second generation of two members", "a KIP-848 member's new epoch", "a join reason", "an error",
+		"a rebalance given no generation"} {
 		if !seen[what] {
 			t.Errorf("no capture shows %s: the comparisons check little", what)
 		}
@@ -362,9 +371,16 @@ func (c *classicGroups) join(g string, req, m msg) {
 	}
 }
 
-// rows are the generations' rows, by group.
+// rows are the generations' rows, by group, each group's rebalance that got no generation
+// last.
 func (c *classicGroups) rows() [][]any {
 	var rows [][]any
+	var pending []*wantGroup
+	for g, w := range c.windows {
+		pending = append(pending, &wantGroup{group: g, generation: -1, ptype: w.ptype, start: w.start, reasons: w.reasons, errs: w.errs})
+	}
+	slices.SortFunc(pending, func(a, b *wantGroup) int { return strings.Compare(a.group, b.group) })
+	c.order = append(c.order, pending...)
 	slices.SortStableFunc(c.order, func(a, b *wantGroup) int { return strings.Compare(a.group, b.group) })
 	for _, r := range c.order {
 		assignment := []string{}
@@ -377,7 +393,11 @@ func (c *classicGroups) rows() [][]any {
 		if !r.end.IsZero() {
 			end, took = r.end, r.end.Sub(r.start)
 		}
-		rows = append(rows, []any{r.group, orNil(r.ptype), orNil(r.protocol), r.generation, nil, int64(len(r.members)),
+		var gen any = r.generation
+		if r.generation < 0 {
+			gen = nil
+		}
+		rows = append(rows, []any{r.group, orNil(r.ptype), orNil(r.protocol), gen, nil, int64(len(r.members)),
 			orNil(r.leader), orEmpty(r.reasons), r.start, end, took, assignment, orEmpty(r.errs)})
 	}
 	return rows
