@@ -198,12 +198,19 @@ func (g *Groups) joinResponse(gs *groupState, req groupRequest, at time.Time, b 
 		return
 	}
 	r := gs.generations[gen]
-	if r == nil {
-		r = gs.pending
-		r.generation = gen
-		gs.generations[gen] = r
-		gs.latest = r
+	switch p := gs.pending; {
+	case r == nil:
+		r, p.generation = p, gen
+		gs.generations[gen], gs.latest, gs.pending = r, r, nil
 		g.rows = append(g.rows, r)
+	case !p.start.After(req.at):
+		// A member's join of this generation that comes after another member's answer (the
+		// capture's connections are read apart): its rebalance is this generation's.
+		if p.start.Before(r.start) {
+			r.start = p.start
+		}
+		r.reasons, r.errs = addStrings(r.reasons, p.reasons...), addStrings(r.errs, p.errs...)
+		r.protocolType = first(r.protocolType, p.protocolType)
 		gs.pending = nil
 	}
 	r.protocolType = first(str(b, "ProtocolType"), r.protocolType)

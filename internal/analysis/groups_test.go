@@ -351,6 +351,16 @@ func (c *classicGroups) join(g string, req, m msg) {
 		c.gens[k], c.latest[g] = r, r
 		c.order = append(c.order, r)
 		delete(c.windows, g)
+	} else if !w.start.After(req.time(t)) {
+		// A join of this generation read after another member's answer.
+		if w.start.Before(r.start) {
+			r.start = w.start
+		}
+		r.reasons, r.errs = addNew(r.reasons, w.reasons...), addNew(r.errs, w.errs...)
+		if r.ptype == "" {
+			r.ptype = w.ptype
+		}
+		delete(c.windows, g)
 	}
 	if s := get(m, "ProtocolType").str(); s != "" {
 		r.ptype = s
