@@ -354,7 +354,7 @@ func (g *Groups) Tables() []model.Table {
 		{Name: "start", Kind: model.Time},
 		{Name: "end", Kind: model.Time},
 		{Name: "rebalance_us", Head: "rebalance", Kind: model.Duration},
-		{Name: "assignment", Head: "partitions per member", Kind: model.Strings},
+		{Name: "assignment", Head: "partitions per member", Kind: model.Strings}, // "member:count"
 		{Name: "errors", Kind: model.Strings},
 	}}
 	rows := slices.Clone(g.rows)
@@ -372,7 +372,7 @@ func (g *Groups) Tables() []model.Table {
 	for _, r := range rows {
 		var assignment []string
 		for m, n := range r.assignment {
-			assignment = append(assignment, fmt.Sprintf("%s=%d", m, n))
+			assignment = append(assignment, fmt.Sprintf("%s:%d", m, n))
 		}
 		slices.Sort(assignment)
 		slices.Sort(r.errs)

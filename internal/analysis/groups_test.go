@@ -395,7 +395,7 @@ func (c *classicGroups) rows() [][]any {
 	for _, r := range c.order {
 		assignment := []string{}
 		for m, n := range r.assignment {
-			assignment = append(assignment, fmt.Sprintf("%s=%d", m, n))
+			assignment = append(assignment, fmt.Sprintf("%s:%d", m, n))
 		}
 		slices.Sort(assignment)
 		slices.Sort(r.errs)
@@ -501,7 +501,7 @@ func wantHeartbeats(t *testing.T, ms []msg) [][]any {
 			if mem.assigned && n < mem.partitions && mem.revoked.IsZero() {
 				mem.revoked = m.time(t)
 			} else if n > mem.partitions && epoch == mem.epoch && mem.row != nil {
-				mem.row[9], mem.row[11] = m.time(t), []string{fmt.Sprintf("%s=%d", id, n)}
+				mem.row[9], mem.row[11] = m.time(t), []string{fmt.Sprintf("%s:%d", id, n)}
 				mem.row[10] = m.time(t).Sub(mem.row[8].(time.Time))
 			}
 			mem.partitions, mem.assigned = n, true
@@ -523,7 +523,7 @@ func wantHeartbeats(t *testing.T, ms []msg) [][]any {
 		}
 		assignment := []string{}
 		if mem.assigned {
-			assignment = []string{fmt.Sprintf("%s=%d", id, mem.partitions)}
+			assignment = []string{fmt.Sprintf("%s:%d", id, mem.partitions)}
 		}
 		slices.Sort(mem.errs)
 		row := []any{group, "consumer", orNil(get(req, "ServerAssignor").str()), epoch, id, count, nil, []string{},
