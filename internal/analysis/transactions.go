@@ -27,6 +27,8 @@ type Transactions struct {
 	ids  map[string]*txnState
 	rows []*txnRow
 	held pairs[txnRequest]
+	// scratch holds the nodes of records fields decoded one batch at a time (EachRecord).
+	scratch codec.Nodes
 }
 
 // NewTransactions returns an empty Transactions.
@@ -200,9 +202,8 @@ func (t *Transactions) produce(e *model.Entry, id string) {
 	if id == "" {
 		return
 	}
-	var scratch codec.Nodes
 	eachRecords(e, func(tp topicPartition, records *codec.Node) {
-		e.Msg.EachRecord(records, &scratch, func(b *codec.Node) {
+		e.Msg.EachRecord(records, &t.scratch, func(b *codec.Node) {
 			h, ok := readBatch(b)
 			if !ok || !h.attrs.Has(wire.Transactional) || h.attrs.Has(wire.Control) {
 				return
