@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,9 @@ var realCaptures = []string{
 // capturePath finds a capture in testdata/ (made by pcaps/gen for these tests alone: its port
 // is not one the tests of every file of pcaps/ take as Kafka), else in pcaps/.
 func capturePath(name string) string {
+	if strings.HasPrefix(name, "testdata/") {
+		return name
+	}
 	if p := filepath.Join("testdata", name); fileExists(p) {
 		return p
 	}

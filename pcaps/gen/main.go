@@ -73,6 +73,12 @@ var scenarios = []scenario{
 	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
 	// A consumer that falls behind: consumer lag and end-to-end latency.
 	{file: "kgo-lag.pcap", run: kgoLag, dir: "internal/analysis/testdata"},
+	// The conversation-level answers: transactions v1 with a group's offsets, a member that
+	// joins late (classic and KIP-848), an idempotent producer's retry.
+	{file: "kgo-txn-groups.pcap", run: kgoTxnGroups},
+	{file: "kgo-group-late-joiner.pcap", run: kgoGroupLateJoiner},
+	{file: "kgo-produce-retry.pcap", run: kgoProduceRetry},
+	{file: "kgo-group-848.pcap", run: kgoGroupNextGen},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.

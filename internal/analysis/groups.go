@@ -1,0 +1,528 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/model"
+)
+
+// Group API keys the groups analysis follows, beyond those package codec names.
+const (
+	keyOffsetCommit           int16 = 8
+	keyHeartbeat              int16 = 12
+	keyLeaveGroup             int16 = 13
+	keyConsumerGroupHeartbeat int16 = 68
+	keyShareGroupHeartbeat    int16 = 76
+	keyStreamsGroupHeartbeat  int16 = 88
+)
+
+// heartbeatProtocols are the group types whose members heartbeat their way through rebalances
+// (KIP-848 and its share and streams kin): the protocol type each API's groups have.
+var heartbeatProtocols = map[int16]string{
+	keyConsumerGroupHeartbeat: "consumer",
+	keyShareGroupHeartbeat:    "share",
+	keyStreamsGroupHeartbeat:  "streams",
+}
+
+// Groups answers "what did the consumer groups do?": one row per rebalance. A classic group
+// (JoinGroup and SyncGroup) rebalances into generations: a row runs from the first JoinGroup
+// request of a generation to the last SyncGroup response in it. A group of the heartbeat
+// protocols (KIP-848 consumer, share and streams groups) rebalances member by member: a row
+// runs from the moment a member's partitions were revoked (or its heartbeat asked to join) until
+// the coordinator gave it a new member epoch and, at that epoch, the last partitions it
+// waited for (those another member still had to give up).
+type Groups struct {
+	groups map[string]*groupState
+	// rows holds the rows in the order they were opened.
+	rows []*rebalance
+	held pairs[groupRequest]
+}
+
+// NewGroups returns an empty Groups.
+func NewGroups() *Groups { return &Groups{groups: map[string]*groupState{}} }
+
+// groupState is what is known of one group while the capture goes.
+type groupState struct {
+	name string
+	// pending is the classic rebalance under way whose generation is not known yet: it starts
+	// with a JoinGroup request and gets its generation from the first JoinGroup response
+	// that names one.
+	pending     *rebalance
+	generations map[int64]*rebalance
+	latest      *rebalance
+	// members are the heartbeat protocols' members.
+	members map[string]*memberState
+}
+
+// memberState is a heartbeat-protocol member as the group's heartbeats show it.
+type memberState struct {
+	epoch      int64
+	partitions int64
+	assigned   bool
+	// revoked is when the coordinator first took partitions from the member since its last
+	// epoch; errs the errors its heartbeats got since then.
+	revoked time.Time
+	errs    []string
+	// row is the member's last rebalance: partitions given at its epoch later end it later.
+	row *rebalance
+}
+
+// rebalance is one row of the groups table.
+type rebalance struct {
+	group, protocolType, protocol string
+	generation                    int64
+	member, leader                string // member: heartbeat protocols only
+	members                       []string
+	reasons, errs                 []string
+	start, end                    time.Time
+	// assignment holds the number of partitions given to each member.
+	assignment map[string]int64
+}
+
+// groupRequest is what a group request's response needs of it.
+type groupRequest struct {
+	key        int16
+	group      string
+	member     string
+	generation int64
+	hasGen     bool
+	at         time.Time
+	assignor   string
+}
+
+// Reads names the fields the groups analysis reads beyond the facts.
+func (g *Groups) Reads() []Read {
+	classic := []string{"GenerationId", "MemberId", "Leader", "ProtocolType", "ProtocolName", "Members",
+		"Reason", "Assignments", "Assignment", "AssignedPartitions", "Partitions", "Topic"}
+	heartbeat := []string{"MemberId", "MemberEpoch", "ServerAssignor", "Assignment", "TopicPartitions",
+		"ActiveTasks", "Partitions"}
+	var out []Read
+	for _, k := range []int16{codec.KeyJoinGroup, codec.KeySyncGroup, keyHeartbeat, keyLeaveGroup, keyOffsetCommit} {
+		out = append(out, Read{APIKey: k, Fields: classic}, Read{APIKey: k, Response: true, Fields: classic})
+	}
+	for _, k := range []int16{keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat} {
+		out = append(out, Read{APIKey: k, Fields: heartbeat}, Read{APIKey: k, Response: true, Fields: heartbeat})
+	}
+	return out
+}
+
+// Add follows the group APIs' requests and responses.
+func (g *Groups) Add(e *model.Entry) {
+	m := e.Msg
+	switch m.APIKey {
+	case codec.KeyJoinGroup, codec.KeySyncGroup, keyHeartbeat, keyLeaveGroup, keyOffsetCommit:
+	case keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat:
+	default:
+		return
+	}
+	b := body(m)
+	if e.Request {
+		g.request(e, b)
+		return
+	}
+	req, ok := g.held.answer(e)
+	if !ok || req.group == "" {
+		return
+	}
+	gs := g.group(req.group)
+	switch m.APIKey {
+	case codec.KeyJoinGroup:
+		g.joinResponse(gs, req, e.Time, b)
+	case codec.KeySyncGroup:
+		g.syncResponse(gs, req, e.Time, b)
+	case keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat:
+		g.heartbeatResponse(gs, req, e.Time, b)
+	default:
+		if errs := errorNames(b); len(errs) > 0 {
+			r := gs.latest
+			if req.hasGen && gs.generations[req.generation] != nil {
+				r = gs.generations[req.generation]
+			}
+			if r != nil {
+				r.errs = addStrings(r.errs, errs...)
+			}
+		}
+	}
+}
+
+// request notes what a group request starts and holds what its response needs.
+func (g *Groups) request(e *model.Entry, b []*codec.Node) {
+	req := groupRequest{key: e.Msg.APIKey, group: str(b, "GroupId"), member: str(b, "MemberId"), at: e.Time}
+	req.generation, req.hasGen = num(b, "GenerationId")
+	if !req.hasGen {
+		req.generation, req.hasGen = num(b, "GenerationIdOrMemberEpoch")
+	}
+	if req.group == "" {
+		return
+	}
+	gs := g.group(req.group)
+	switch req.key {
+	case codec.KeyJoinGroup:
+		if gs.pending == nil {
+			gs.pending = &rebalance{group: req.group, start: e.Time, assignment: map[string]int64{}}
+		}
+		gs.pending.protocolType = first(gs.pending.protocolType, str(b, "ProtocolType"))
+		if reason := str(b, "Reason"); reason != "" {
+			gs.pending.reasons = addStrings(gs.pending.reasons, reason)
+		}
+	case codec.KeySyncGroup:
+		if r := gs.generations[req.generation]; r != nil {
+			for _, a := range elems(b, "Assignments") {
+				member := str(a.Children, "MemberId")
+				r.members = addStrings(r.members, member)
+				r.assignment[member] = assignedPartitions(child(a.Children, "Assignment"))
+			}
+		}
+	case keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat:
+		req.generation, req.hasGen = num(b, "MemberEpoch")
+		req.assignor = str(b, "ServerAssignor")
+	}
+	if !e.NoResponse {
+		g.held.hold(e, req)
+	}
+}
+
+// joinResponse gives the pending rebalance its generation, or its error.
+func (g *Groups) joinResponse(gs *groupState, req groupRequest, at time.Time, b []*codec.Node) {
+	if gs.pending == nil {
+		gs.pending = &rebalance{group: gs.name, start: req.at, assignment: map[string]int64{}}
+	}
+	errs := errorNames(b)
+	gen, ok := num(b, "GenerationId")
+	if len(errs) > 0 || !ok || gen < 0 {
+		gs.pending.errs = addStrings(gs.pending.errs, errs...)
+		return
+	}
+	r := gs.generations[gen]
+	switch p := gs.pending; {
+	case r == nil:
+		r, p.generation = p, gen
+		gs.generations[gen], gs.latest, gs.pending = r, r, nil
+		g.rows = append(g.rows, r)
+	case !p.start.After(req.at):
+		// A member's join of this generation that comes after another member's answer (the
+		// capture's connections are read apart): its rebalance is this generation's.
+		if p.start.Before(r.start) {
+			r.start = p.start
+		}
+		r.reasons, r.errs = addStrings(r.reasons, p.reasons...), addStrings(r.errs, p.errs...)
+		r.protocolType = first(r.protocolType, p.protocolType)
+		gs.pending = nil
+	}
+	r.protocolType = first(str(b, "ProtocolType"), r.protocolType)
+	r.protocol = first(str(b, "ProtocolName"), r.protocol)
+	r.leader = first(str(b, "Leader"), r.leader)
+	r.members = addStrings(r.members, first(str(b, "MemberId"), req.member))
+	for _, m := range elems(b, "Members") {
+		r.members = addStrings(r.members, str(m.Children, "MemberId"))
+	}
+}
+
+// syncResponse ends the generation's rebalance (for now: the last SyncGroup response ends it)
+// and notes the member's assignment.
+func (g *Groups) syncResponse(gs *groupState, req groupRequest, at time.Time, b []*codec.Node) {
+	r := gs.generations[req.generation]
+	if r == nil {
+		// A generation whose JoinGroup the capture missed: its start is not known.
+		r = &rebalance{group: gs.name, generation: req.generation, assignment: map[string]int64{}}
+		gs.generations[req.generation] = r
+		gs.latest = r
+		g.rows = append(g.rows, r)
+	}
+	if errs := errorNames(b); len(errs) > 0 {
+		r.errs = addStrings(r.errs, errs...)
+		return
+	}
+	r.end = at
+	r.protocolType = first(r.protocolType, str(b, "ProtocolType"))
+	r.protocol = first(r.protocol, str(b, "ProtocolName"))
+	r.members = addStrings(r.members, req.member)
+	if a := child(b, "Assignment"); a != nil && len(a.Children) > 0 {
+		r.assignment[req.member] = assignedPartitions(a)
+	}
+}
+
+// heartbeatResponse follows a heartbeat-protocol member: a new member epoch ends its rebalance.
+func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Time, b []*codec.Node) {
+	id := first(str(b, "MemberId"), req.member)
+	if id == "" {
+		return
+	}
+	m := gs.members[id]
+	if m == nil {
+		m = &memberState{}
+		gs.members[id] = m
+	}
+	m.errs = addStrings(m.errs, errorNames(b)...)
+	epoch, ok := num(b, "MemberEpoch")
+	if !ok {
+		return
+	}
+	if parts, given := heartbeatPartitions(b); given {
+		switch {
+		case m.assigned && parts < m.partitions && m.revoked.IsZero():
+			m.revoked = at
+		case parts > m.partitions && epoch == m.epoch && m.row != nil:
+			// Partitions that were still another member's when the epoch came.
+			m.row.end, m.row.assignment[id] = at, parts
+		}
+		m.partitions, m.assigned = parts, true
+	}
+	if epoch == m.epoch || epoch <= 0 {
+		m.epoch = epoch
+		return
+	}
+	m.epoch = epoch
+	r := &rebalance{group: gs.name, protocolType: heartbeatProtocols[req.key], protocol: req.assignor,
+		generation: epoch, member: id, start: req.at, end: at, errs: m.errs, assignment: map[string]int64{}}
+	if !m.revoked.IsZero() {
+		r.start = m.revoked
+	}
+	if m.assigned {
+		r.assignment[id] = m.partitions
+	}
+	r.members = []string{id}
+	for other, s := range gs.members {
+		if other != id && s.epoch > 0 {
+			r.members = append(r.members, other)
+		}
+	}
+	m.revoked, m.errs, m.row = time.Time{}, nil, r
+	gs.latest = r
+	g.rows = append(g.rows, r)
+}
+
+// heartbeatPartitions counts the partitions a heartbeat response assigns (a consumer or share
+// group's Assignment, a streams group's ActiveTasks); given is false when it leaves the
+// assignment as it was (a null Assignment).
+func heartbeatPartitions(b []*codec.Node) (n int64, given bool) {
+	a := child(b, "Assignment")
+	if a == nil {
+		a = child(b, "ActiveTasks")
+	}
+	if a == nil || a.Null() {
+		return 0, false
+	}
+	codec.Walk(a.Children, func(c *codec.Node, _ int) bool {
+		if c.Name == "Partitions" {
+			n += int64(len(c.Children))
+			return false
+		}
+		return true
+	})
+	return n, true
+}
+
+// assignedPartitions counts the partitions of a decoded ConsumerProtocolAssignment.
+func assignedPartitions(a *codec.Node) int64 {
+	var n int64
+	if a == nil {
+		return 0
+	}
+	for _, tp := range elems(a.Children, "AssignedPartitions") {
+		if p := child(tp.Children, "Partitions"); p != nil {
+			n += int64(len(p.Children))
+		}
+	}
+	return n
+}
+
+func (g *Groups) group(name string) *groupState {
+	gs := g.groups[name]
+	if gs == nil {
+		gs = &groupState{name: name, generations: map[int64]*rebalance{}, members: map[string]*memberState{}}
+		g.groups[name] = gs
+	}
+	return gs
+}
+
+// Tables returns the groups table: rebalances by group, each group's in the order they began.
+func (g *Groups) Tables() []model.Table {
+	t := model.Table{Name: "groups", Title: "Consumer group rebalances", Columns: []model.Column{
+		{Name: "group", Kind: model.String},
+		{Name: "protocol_type", Head: "type", Kind: model.String},
+		{Name: "protocol", Kind: model.String},
+		{Name: "generation", Head: "gen/epoch", Kind: model.Int}, // null: a rebalance given none
+		{Name: "member", Kind: model.String},
+		{Name: "members", Kind: model.Int},
+		{Name: "leader", Kind: model.String},
+		{Name: "join_reasons", Head: "reasons", Kind: model.Strings},
+		{Name: "start", Kind: model.Time},
+		{Name: "end", Kind: model.Time},
+		{Name: "rebalance_us", Head: "rebalance", Kind: model.Duration},
+		{Name: "assignment", Head: "partitions per member", Kind: model.Strings}, // "member:count"
+		{Name: "errors", Kind: model.Strings},
+	}}
+	rows := slices.Clone(g.rows)
+	// A classic rebalance that no JoinGroup response gave a generation: still under way when
+	// the capture ended, or failed.
+	var pending []*rebalance
+	for _, gs := range g.groups {
+		if gs.pending != nil {
+			pending = append(pending, gs.pending)
+		}
+	}
+	slices.SortFunc(pending, func(a, b *rebalance) int { return cmp.Compare(a.group, b.group) })
+	rows = append(rows, pending...)
+	slices.SortStableFunc(rows, func(a, b *rebalance) int { return cmp.Compare(a.group, b.group) })
+	for _, r := range rows {
+		var assignment []string
+		for m, n := range r.assignment {
+			assignment = append(assignment, fmt.Sprintf("%s:%d", m, n))
+		}
+		slices.Sort(assignment)
+		slices.Sort(r.errs)
+		var generation any = r.generation
+		if slices.Contains(pending, r) {
+			generation = nil
+		}
+		t.AddRow(r.group, orNil(r.protocolType), orNil(r.protocol), generation, orNil(r.member),
+			int64(len(r.members)), orNil(r.leader), list(r.reasons), timeOrNil(r.start), timeOrNil(r.end),
+			span(r.start, r.end), list(assignment), list(r.errs))
+	}
+	return []model.Table{t}
+}
+
+// Reading fields. Messages are read by their definitions' field names, at one level of the
+// tree: a name found deeper belongs to something else (a member's MemberId in a list).
+
+// body returns the fields of m after its header.
+func body(m *codec.Message) []*codec.Node {
+	return m.Fields[min(m.HeaderFields, len(m.Fields)):]
+}
+
+// child returns the node named name among nodes, or nil.
+func child(nodes []*codec.Node, name string) *codec.Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+// str returns the value of the string field named name among nodes; "" when there is none or
+// it is null.
+func str(nodes []*codec.Node, name string) string {
+	if n := child(nodes, name); n != nil {
+		s, _ := n.Value.(string)
+		return s
+	}
+	return ""
+}
+
+// num returns the value of the integer field named name among nodes.
+func num(nodes []*codec.Node, name string) (int64, bool) {
+	if n := child(nodes, name); n != nil {
+		v, ok := n.Value.(int64)
+		return v, ok
+	}
+	return 0, false
+}
+
+// elems returns the elements of the array named name among nodes.
+func elems(nodes []*codec.Node, name string) []*codec.Node {
+	if n := child(nodes, name); n != nil {
+		return n.Children
+	}
+	return nil
+}
+
+// errorNames names the non-zero error codes of a message's fields, at any depth, without
+// repeats.
+func errorNames(nodes []*codec.Node) []string {
+	var out []string
+	codec.Walk(nodes, func(n *codec.Node, _ int) bool {
+		if v, ok := n.Value.(int64); ok && v != 0 && codec.IsErrorCode(n) {
+			out = addStrings(out, codec.ErrorName(int16(v)))
+		}
+		return true
+	})
+	return out
+}
+
+// addStrings appends to list those of add it does not hold yet, and no empty string.
+func addStrings(list []string, add ...string) []string {
+	for _, s := range add {
+		if s != "" && !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+// first returns the first of its arguments that is not empty.
+func first(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Table values: nil for what is not known.
+
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func timeOrNil(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// span is the time from start to end, or nil when either is not known.
+func span(start, end time.Time) any {
+	if start.IsZero() || end.IsZero() {
+		return nil
+	}
+	return end.Sub(start)
+}
+
+// list is s as a table value: an empty list rather than nil, for a list known to be empty.
+func list(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// pairs holds what requests leave for their responses, found by connection and correlation
+// id.
+type pairs[T any] struct {
+	open map[pairKey]T
+}
+
+type pairKey struct {
+	stream int
+	corr   int32
+}
+
+// hold keeps v for request e's response; a request that reuses a correlation id replaces the
+// one before it, which will not be answered now.
+func (p *pairs[T]) hold(e *model.Entry, v T) {
+	if p.open == nil {
+		p.open = map[pairKey]T{}
+	}
+	p.open[pairKey{e.Stream, e.Msg.CorrelationID}] = v
+}
+
+// answer returns and lets go of what response e's request left.
+func (p *pairs[T]) answer(e *model.Entry) (T, bool) {
+	k := pairKey{e.Stream, e.Msg.CorrelationID}
+	v, ok := p.open[k]
+	if ok {
+		delete(p.open, k)
+	}
+	return v, ok
+}
