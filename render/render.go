@@ -2,11 +2,22 @@
 // diagrams, one-line summaries, JSON lines, the workshop page (html), Parquet files, statistics
 // tables, and the layouts of message definitions. Nothing else in kdissect prints; render only
 // writes, and the messages it writes are the model package's.
+//
+// A Renderer writes what the pipeline (package dissect) shows. A renderer may ask for more
+// through optional interfaces, which the pipeline and kdissect's runner look for by name:
+// StartSetter (relative times need the capture's first packet), FileStarter (the output of
+// several capture files is told where each begins) and ConnCloser (the renderer pairs
+// messages itself). A new format implements those it needs; the others are never called.
 package render
 
-import "github.com/kdissect/kdissect/model"
+import (
+	"time"
 
-// Renderer writes entries and notices as they come, in order.
+	"github.com/kdissect/kdissect/model"
+)
+
+// Renderer writes entries and notices as they come, in order. The optional interfaces below
+// (StartSetter, FileStarter, ConnCloser) say what more a renderer asks to be told.
 type Renderer interface {
 	Message(e *model.Entry) error
 	Notice(n *model.Notice) error
@@ -15,6 +26,23 @@ type Renderer interface {
 	// Flush writes out what has been buffered so far, so that a live capture shows each message
 	// as it completes.
 	Flush() error
+}
+
+// StartSetter is a Renderer that shows times relative to the start of the capture. The
+// pipeline calls SetStart with the time of each capture's first packet, before any message of
+// it; with several capture files, kdissect calls it first with the earliest file's first
+// packet. Only the first call counts.
+type StartSetter interface {
+	Renderer
+	SetStart(t time.Time)
+}
+
+// FileStarter is a Renderer whose output says which capture file each message comes from
+// when several are read: kdissect calls File with each file's name before reading it (never
+// for a single file). An error stops the run.
+type FileStarter interface {
+	Renderer
+	File(name string) error
 }
 
 // ConnCloser is a Renderer that pairs messages itself (serve's display filters) and so must
