@@ -102,6 +102,22 @@ type naming struct {
 	scan *codec.Codec
 }
 
+// analyse gives an entry what the capture as a whole knows of it: the names of the topics
+// its ids name, with those its own message gives (taught), learnt in capture order; notes
+// puts them beside the ids of its field tree (Plan.Notes).
+func (n *naming) analyse(e *model.Entry, taught []codec.TopicIDName, notes bool) {
+	n.names.Add(taught)
+	if notes && e.Msg != nil {
+		n.names.Annotate(e.Msg)
+	}
+	if e.Facts != nil {
+		n.names.Resolve(e.Facts)
+	}
+	if e.Session != nil {
+		n.names.ResolveSession(e.Session)
+	}
+}
+
 // selecting is the state of the selection: the filter, the requests it holds until their
 // responses decide the pairs, and the notices held until their connections show a message.
 type selecting struct {
@@ -211,17 +227,8 @@ func (p *Pipeline) handle(ev event) {
 	case evEntry:
 		e := ev.entry
 		e.Stream = ev.conn.ID
-		names := &p.names.names
-		names.Add(ev.names)
-		if p.cfg.Plan.Notes && e.Msg != nil {
-			names.Annotate(e.Msg)
-		}
-		if e.Facts != nil {
-			names.Resolve(e.Facts)
-		}
-		if e.Session != nil {
-			names.ResolveSession(e.Session)
-		}
+		p.names.analyse(e, ev.names, p.cfg.Plan.Notes)
+		// filterPair filters, and shows what it lets through (show).
 		if h := (heldRequest{e, ev.spilled}); !p.filterPair(h, ev.answered) {
 			p.unhold(h)
 		}
@@ -236,7 +243,7 @@ func (p *Pipeline) handle(ev event) {
 	}
 }
 
-// heldRequest is a request held until its response comes (Pipeline.pending), with its frame
+// heldRequest is a request held until its response comes (selecting.pending), with its frame
 // when that is outside the heap, closed once the request is let go.
 type heldRequest struct {
 	e       *model.Entry

@@ -25,7 +25,7 @@ type recorder struct {
 }
 
 func (r *recorder) File(name string) error { r.files = append(r.files, name); return nil }
-func (r *recorder) SetStart(t time.Time)    { r.starts = append(r.starts, t) }
+func (r *recorder) SetStart(t time.Time)   { r.starts = append(r.starts, t) }
 
 // testRunner is the runner of a summary run into out, with stdin, save, the progress lines of
 // progress (nil: none) and a limit of messages (0: none).
