@@ -89,10 +89,10 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	srv := serve.New(cfg, o.Live)
 
 	if len(files) > 0 {
-		cfg := dissect.Config{Codec: c, Out: srv.Renderer(), Plan: plan, Select: o.Select, IsServerPort: ports.Has,
+		pcfg := dissect.Config{Codec: c, Out: srv.Renderer(), Plan: plan, Select: o.Select, IsServerPort: ports.Has,
 			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn}
-		run := newRunner(&cfg, stdin, nil, nil)
-		if run.p, err = dissect.New(cfg); err != nil {
+		run := newRunner(&pcfg, stdin, nil, nil)
+		if run.p, err = dissect.New(pcfg); err != nil {
 			return fail("%v", err)
 		}
 		status := ExitOK
