@@ -29,9 +29,10 @@ type Renderer interface {
 }
 
 // StartSetter is a Renderer that shows times relative to the start of the capture. The
-// pipeline calls SetStart with the time of each capture's first packet, before any message of
-// it; with several capture files, kdissect calls it first with the earliest file's first
-// packet. Only the first call counts.
+// pipeline calls SetStart with the time of each packet it reads, before the messages that
+// packet completes; only the first call counts, so the start is the capture's first packet,
+// or, with several capture files, the earliest of their first packets, which kdissect tells it
+// before reading any.
 type StartSetter interface {
 	Renderer
 	SetStart(t time.Time)
@@ -52,6 +53,18 @@ type ConnCloser interface {
 	Renderer
 	ConnClosed(stream int) error
 }
+
+// The renderers that ask for more, checked here so that a renamed method is an error rather
+// than a silent loss.
+var (
+	_ StartSetter = (*Summary)(nil)
+	_ StartSetter = (*Diagram)(nil)
+	_ FileStarter = (*Summary)(nil)
+	_ FileStarter = (*Diagram)(nil)
+	_ FileStarter = (*JSON)(nil)
+	_ FileStarter = (*HTML)(nil)
+	_ FileStarter = (*Parquet)(nil)
+)
 
 // Discard is the renderer of --format none: it shows nothing (statistics only).
 type Discard struct{}
