@@ -1,53 +1,30 @@
 package dissect
 
 import (
-	"fmt"
-
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
-	"github.com/kdissect/kdissect/render"
 )
 
-// CodecOptions are the user's choices on decoding.
+// CodecOptions are the user's choices on decoding that are not a matter of performance (those
+// are the Plan's).
 type CodecOptions struct {
-	// Records is how deep record batches are decoded: "full" (every record, decompressed),
-	// "headers" (batch headers and record counts), "none" (raw bytes), or "" for the
-	// format's default.
-	Records string
 	// MaxDecompressed caps one batch's decompressed size.
 	MaxDecompressed int64
 	// ShowSecrets keeps passwords, proofs and tokens visible.
 	ShowSecrets bool
-	// Trees: something besides the format reads the field tree (a display filter naming
-	// req or resp, Selection.ReadsBodies), so messages are decoded in full, records too
-	// unless Records says otherwise.
-	Trees bool
 }
 
-// NewCodec returns a codec of the definitions in set that decodes what format f shows, and
-// nothing more: a format that never shows the field tree gets a shallow decode.
-func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, error) {
+// NewCodec returns a codec of the definitions in set that decodes what plan says is read, and
+// nothing more (Plan.Records, Shallow, LazyRecords).
+func NewCodec(set *schema.Set, plan Plan, o CodecOptions) *codec.Codec {
 	c := codec.New(set)
-	mode := o.Records
-	switch {
-	case mode == "" && o.Trees:
-		mode = "full" // a filter may ask about any record
-	case mode == "":
-		mode = f.Records
-	}
-	c.Shallow = !f.Needs.Tree && !o.Trees
-	switch mode {
-	case "full", "headers":
-		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: mode == "headers",
+	c.Shallow = plan.Shallow
+	if plan.Records == "full" || plan.Records == "headers" {
+		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: plan.Records == "headers",
 			CountsOnly: c.Shallow})
-	case "none":
-	default:
-		return nil, fmt.Errorf("--records %q: full, headers or none", o.Records)
 	}
 	c.ShowSecrets = o.ShowSecrets
-	// Records wait to be decoded until they are written, by a format that expands them; a
-	// filter on bodies reads the whole tree first.
-	c.LazyRecords = f.Needs.Expands && !o.Trees
-	return c, nil
+	c.LazyRecords = plan.LazyRecords
+	return c
 }

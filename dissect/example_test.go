@@ -22,12 +22,13 @@ func ExamplePipeline_Stream() {
 		return
 	}
 	f, _ := render.LookupFormat("summary")
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: dissect.SelectAll()})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(os.Stdout, render.Options{}), Needs: f.Needs, Select: dissect.SelectAll()})
+	c := dissect.NewCodec(set, plan, dissect.CodecOptions{})
+	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(os.Stdout, render.Options{}), Plan: plan, Select: dissect.SelectAll()})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -46,4 +47,21 @@ func ExamplePipeline_Stream() {
 	// Output:
 	//      2    0.001000   0 10.0.0.1:50000 -> 10.0.0.2:9092 Request  ApiVersions v0               corr 5      client ""  14 bytes
 	//      3    0.003000   0 10.0.0.2:9092 -> 10.0.0.1:50000 Response ApiVersions v0               corr 5      answers #2 after 2.000 ms  14 bytes
+}
+
+// A run's plan follows from what its format reads and what the run asks: summaries read facts
+// only, so their messages are decoded shallow and their frames lent; a display filter on
+// message bodies reads whole trees, which must then be decoded and kept.
+func ExampleNewPlan() {
+	f, _ := render.LookupFormat("summary")
+	sel := dissect.SelectAll()
+	plain, _ := dissect.NewPlan(f, dissect.Asks{Select: sel})
+	sel.Expr = "resp.ErrorCode != 0"
+	filtered, _ := dissect.NewPlan(f, dissect.Asks{Select: sel})
+	for _, p := range []dissect.Plan{plain, filtered} {
+		fmt.Printf("records %s, shallow %v, lend %v, notes %v, spill over %d\n", p.Records, p.Shallow, p.Lend, p.Notes, p.SpillOver)
+	}
+	// Output:
+	// records headers, shallow true, lend true, notes false, spill over 1048576
+	// records full, shallow false, lend false, notes true, spill over 0
 }

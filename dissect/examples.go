@@ -3,6 +3,7 @@ package dissect
 import (
 	"io"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/render"
 )
@@ -12,11 +13,20 @@ import (
 // first requests show it.
 func Examples(c *codec.Codec, r io.Reader, name string) (*render.Examples, error) {
 	x := render.NewExamples(name)
-	p, err := New(Config{Codec: c, Out: x, Needs: render.Needs{Tree: true, Bytes: true, Notes: true}, Select: SelectAll(), Detect: true})
+	plan, err := NewPlan(render.PageFormat(), Asks{Select: SelectAll()}) // the page's trees, bytes and notes
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.FileFrom(r, name); err != nil {
+	p, err := New(Config{Codec: c, Out: x, Plan: plan, Select: SelectAll(), Detect: true})
+	if err != nil {
+		return nil, err
+	}
+	cr, err := capture.NewReader(r, name)
+	if err != nil {
+		return nil, err
+	}
+	defer cr.Close()
+	if _, err := p.Read(cr, name); err != nil {
 		return nil, err
 	}
 	return x, p.Close()

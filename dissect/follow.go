@@ -25,7 +25,7 @@ import (
 
 // idleFlush is how long, by the wall clock, no packet arrives before the connections are
 // flushed: the interval at which the capture's clock flushes them (reassembly.FlushInterval).
-// Pipeline.idleFlush is this, except in tests that must tell a message shown by its packet
+// The pipeline's followClock.idle is this, except in tests that must tell a message shown by its packet
 // from one shown by the wall clock.
 const idleFlush = reassembly.FlushInterval
 

@@ -105,7 +105,7 @@ func readPieces(t testing.TB, name string) []piece {
 func fromPipe(t testing.TB, p *Pipeline, r *os.File) (wait func() error) {
 	done := make(chan error, 1)
 	go func() {
-		_, err := p.FileFrom(r, "stdin")
+		_, err := fileFrom(p, r, "stdin")
 		done <- err
 	}()
 	return func() error {
@@ -332,7 +332,7 @@ func TestFollowPipe(t *testing.T) {
 			var out stampedWriter
 			var errOut bytes.Buffer
 			p, _ := r.pipeline(t, &out, &errOut, Config{})
-			p.idleFlush = time.Hour
+			p.clock.idle = time.Hour
 			fed := make(chan map[int]time.Time, 1)
 			shownAlone := map[int]bool{} // written by the feeding goroutine, read after fed
 			wait := func(packet int) {
@@ -347,8 +347,8 @@ func TestFollowPipe(t *testing.T) {
 				}
 			}
 			go func() { fed <- feed(t, pw, pieces, fr.gzip, wait, false) }()
-			if _, err := p.FileFrom(pr, "stdin"); err != nil {
-				t.Fatalf("FileFrom: %v", err)
+			if _, err := fileFrom(p, pr, "stdin"); err != nil {
+				t.Fatalf("Read: %v", err)
 			}
 			if err := p.Close(); err != nil {
 				t.Fatal(err)
@@ -405,9 +405,9 @@ func TestFollowPipeCut(t *testing.T) {
 			var out, errOut bytes.Buffer
 			p, _ := r.pipeline(t, &out, &errOut, Config{})
 			go feed(t, pw, pieces, fr.gzip, nil, false)
-			_, err := p.FileFrom(pr, "stdin")
+			_, err := fileFrom(p, pr, "stdin")
 			if err == nil {
-				t.Fatal("FileFrom: no error for a pipe closed inside a packet")
+				t.Fatal("Read: no error for a pipe closed inside a packet")
 			}
 			if err := p.Close(); err != nil {
 				t.Fatal(err)
@@ -543,7 +543,7 @@ func TestFollowPipeBatch(t *testing.T) {
 	}
 	pr, pw := newPipe(t)
 	go feed(t, pw, readPieces(t, "kgo-produce-fetch.pcap"), false, nil, true)
-	_, err := p.FileFrom(pr, "stdin")
+	_, err := fileFrom(p, pr, "stdin")
 	if !errors.Is(err, ErrNeedsFile) || !strings.HasPrefix(err.Error(), "stdin: ") {
 		t.Errorf("a pipe with Batch: %v, want stdin: %v", err, ErrNeedsFile)
 	}
@@ -590,8 +590,8 @@ func TestFollowPipeStalled(t *testing.T) {
 			// While the writer stalls, each look at the wall clock finds it an hour further on.
 			var stalled atomic.Bool
 			var hours atomic.Int64
-			p.idleFlush = time.Millisecond
-			p.wall = func() time.Time {
+			p.clock.idle = time.Millisecond
+			p.clock.wall = func() time.Time {
 				if stalled.Load() {
 					return time.Now().Add(time.Duration(hours.Add(1)) * time.Hour)
 				}
@@ -606,8 +606,8 @@ func TestFollowPipeStalled(t *testing.T) {
 				}
 			}
 			go feed(t, pw, pieces, false, stall, false)
-			if _, err := p.FileFrom(pr, "stdin"); err != nil {
-				t.Fatalf("FileFrom: %v", err)
+			if _, err := fileFrom(p, pr, "stdin"); err != nil {
+				t.Fatalf("Read: %v", err)
 			}
 			if err := p.Close(); err != nil {
 				t.Fatal(err)

@@ -65,12 +65,13 @@ func TestLazyFacts(t *testing.T) {
 	lazy, records := 0, 0
 	for _, mode := range []string{"full", "headers"} {
 		for _, file := range captures(t) {
-			c, err := NewCodec(set, f, CodecOptions{Records: mode})
+			plan, err := NewPlan(f, Asks{Records: mode, Select: SelectAll()})
 			if err != nil {
 				t.Fatal(err)
 			}
+			c := NewCodec(set, plan, CodecOptions{})
 			check := &factsCheck{t: t, name: fmt.Sprintf("%s (--records %s)", file, mode)}
-			cfg := Config{Codec: c, Out: check, Needs: f.Needs, Select: SelectAll(), IsServerPort: ports.Has, Workers: 2}
+			cfg := Config{Codec: c, Out: check, Plan: plan, Select: SelectAll(), IsServerPort: ports.Has, Workers: 2}
 			if kl := keylogOf(file); kl != "" {
 				if cfg.Keys, err = tlsdec.OpenKeyLog(kl, false); err != nil {
 					t.Fatal(err)

@@ -23,11 +23,11 @@ func (p *Pipeline) learnNames(name string) {
 		return // the second pass says why
 	}
 	defer r.Close()
-	if p.scanCodec == nil {
-		p.scanCodec = codec.New(p.codec.Schemas)
-		p.scanCodec.Shallow = true
+	if p.names.scan == nil {
+		p.names.scan = codec.New(p.codec.Schemas)
+		p.names.scan.Shallow = true // only the fields that name topics are read
 	}
-	s := &nameScanner{codec: p.scanCodec, convs: map[*reassembly.Conn]*codec.NameScan{}, names: &p.names}
+	s := &nameScanner{codec: p.names.scan, convs: map[*reassembly.Conn]*codec.NameScan{}, names: &p.names.names}
 	opt := p.options()
 	opt.ReuseFrames = true // nothing is kept
 	asm := reassembly.New(s, opt)
@@ -38,7 +38,7 @@ func (p *Pipeline) learnNames(name string) {
 		switch {
 		case err == io.EOF:
 			asm.Close()
-			p.names.LearntAll()
+			p.names.names.LearntAll()
 			return
 		case errors.As(err, &pe):
 			continue
@@ -48,7 +48,7 @@ func (p *Pipeline) learnNames(name string) {
 		}
 		for _, sec := range r.Secrets() {
 			if sec.Type == capture.SecretsTLSKeyLog {
-				p.keys.Parse(bytes.NewReader(sec.Data)) // errors: the second pass reports them
+				p.cfg.Keys.Parse(bytes.NewReader(sec.Data)) // errors: the second pass reports them
 			}
 		}
 		asm.Add(seg)

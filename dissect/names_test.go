@@ -55,7 +55,7 @@ func TestNamesFromWholeFile(t *testing.T) {
 	var out, errOut bytes.Buffer
 	r := testRun{format: "json", ports: capturePorts}
 	p, _ := r.pipeline(t, &out, &errOut, Config{})
-	if _, err := p.FileFrom(bytes.NewReader(data), "stdin"); err != nil {
+	if _, err := fileFrom(p, bytes.NewReader(data), "stdin"); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Close(); err != nil {

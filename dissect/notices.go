@@ -36,10 +36,10 @@ type heldNotices struct {
 // showed no message; crowded, those beyond the first MaxHeldNotices of a connection before its
 // first message shown.
 func (p *Pipeline) NoticesLeftOut() (quiet, crowded int) {
-	if p.held == nil {
+	if p.sel.held == nil {
 		return 0, 0
 	}
-	return p.held.leftOut + len(p.held.unshownPorts), p.held.crowded
+	return p.sel.held.leftOut + len(p.sel.held.unshownPorts), p.sel.held.crowded
 }
 
 // holdsNotices reports whether the filter chooses messages by more than their connection, so
@@ -52,15 +52,15 @@ func (f *filter) holdsNotices() bool {
 
 // notice shows a notice, or holds it until its connection shows a message.
 func (p *Pipeline) notice(n reassembly.Notice) {
-	if p.filter != nil && !p.filter.streamOK(n.Conn.ID) {
+	if p.sel.filter != nil && !p.sel.filter.streamOK(n.Conn.ID) {
 		return
 	}
-	h := p.held
+	h := p.sel.held
 	if h == nil || h.shown[n.Conn.ID] {
 		p.showNotice(n)
 		return
 	}
-	if n.Kind == reassembly.NoticeDetected && p.detected[n.Conn.Server.Port()] {
+	if n.Kind == reassembly.NoticeDetected && p.sel.detected[n.Conn.Server.Port()] {
 		return // the port is reported already
 	}
 	if len(h.byStream[n.Conn.ID]) >= MaxHeldNotices {
@@ -74,25 +74,25 @@ func (p *Pipeline) notice(n reassembly.Notice) {
 func (p *Pipeline) showNotice(n reassembly.Notice) {
 	if n.Kind == reassembly.NoticeDetected {
 		port := n.Conn.Server.Port()
-		if p.detected[port] {
+		if p.sel.detected[port] {
 			return
 		}
-		p.detected[port] = true
-		if p.held != nil {
-			delete(p.held.unshownPorts, [2]int{p.seen.Files, int(port)})
+		p.sel.detected[port] = true
+		if p.sel.held != nil {
+			delete(p.sel.held.unshownPorts, [2]int{p.seen.Files, int(port)})
 		}
 	}
 	if p.full() {
 		return
 	}
 	src, dst := endpoints(n.Conn, n.Dir)
-	p.notices++
+	p.shown.notices++
 	p.wrote(p.out.Notice(&model.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
 }
 
 // showingStream is told that a connection shows a message: the notices it held come first.
 func (p *Pipeline) showingStream(stream int) {
-	h := p.held
+	h := p.sel.held
 	if h == nil || h.shown[stream] {
 		return
 	}
@@ -106,7 +106,7 @@ func (p *Pipeline) showingStream(stream int) {
 
 // closedNotices forgets a connection that ended; the notices it held were left out.
 func (p *Pipeline) closedNotices(stream int) {
-	h := p.held
+	h := p.sel.held
 	if h == nil {
 		return
 	}
@@ -116,7 +116,7 @@ func (p *Pipeline) closedNotices(stream int) {
 			// The run stops at its limit of messages: nothing is left out by the filter.
 		case n.Kind != reassembly.NoticeDetected:
 			h.leftOut++
-		case !p.detected[n.Conn.Server.Port()]:
+		case !p.sel.detected[n.Conn.Server.Port()]:
 			h.unshownPorts[[2]int{p.seen.Files, int(n.Conn.Server.Port())}] = true
 		}
 	}

@@ -199,7 +199,7 @@ func TestNoticesHeldBounded(t *testing.T) {
 	var out bytes.Buffer
 	sel := SelectAll()
 	sel.CorrelationID = 100
-	p, err := New(Config{Codec: newCodec(t), Out: render.NewSummary(&out, render.TimeRel), Needs: render.Needs{Facts: true}, Select: sel})
+	p, err := New(Config{Codec: newCodec(t), Out: render.NewSummary(&out, render.TimeRel), Plan: planOf(t, render.Needs{Facts: true}, sel), Select: sel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestFilterReusedCorrelationID(t *testing.T) {
 	r := render.NewJSON(&out)
 	sel := SelectAll()
 	sel.APIs = []string{"ApiVersions"}
-	p, err := New(Config{Codec: c, Out: r, Needs: render.Needs{Tree: true, Bytes: true, Notes: true}, Select: sel})
+	p, err := New(Config{Codec: c, Out: r, Plan: planOf(t, render.Needs{Tree: true, Bytes: true, Notes: true}, sel), Select: sel})
 	if err != nil {
 		t.Fatal(err)
 	}

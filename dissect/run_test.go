@@ -71,7 +71,7 @@ type testRun struct {
 	// save is -w: the file the packets of the messages shown are written to; limit is -c.
 	save  string
 	limit int
-	// spill is Config.SpillOver.
+	// spill is Plan.SpillOver where the plan allows frames outside the heap (-1: never).
 	spill int
 }
 
@@ -95,12 +95,12 @@ func (r testRun) dissect(t testing.TB, files ...string) (stdout, stderr string, 
 // it needs from the built-in definitions, as kdissect's flags would.
 func formatCodec(t testing.TB, format string, showSecrets bool) (render.Format, *codec.Codec) {
 	t.Helper()
-	return formatCodecTrees(t, format, showSecrets, false)
+	f, _, c := formatPlan(t, format, showSecrets, SelectAll())
+	return f, c
 }
 
-// formatCodecTrees is formatCodec for a selection that may read the field trees (a display
-// filter naming req or resp: Selection.ReadsBodies).
-func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (render.Format, *codec.Codec) {
+// formatPlan finds the format named and makes the plan of a run of it with sel, and its codec.
+func formatPlan(t testing.TB, format string, showSecrets bool, sel Selection) (render.Format, Plan, *codec.Codec) {
 	t.Helper()
 	name := format
 	if name == "" {
@@ -114,25 +114,47 @@ func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (ren
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewCodec(set, f, CodecOptions{MaxDecompressed: 64 << 20, ShowSecrets: showSecrets, Trees: trees})
+	plan, err := NewPlan(f, Asks{Select: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f, c
+	return f, plan, NewCodec(set, plan, CodecOptions{MaxDecompressed: 64 << 20, ShowSecrets: showSecrets})
+}
+
+// planOf is the plan of a run whose format reads what needs says, with sel.
+func planOf(t testing.TB, needs render.Needs, sel Selection) Plan {
+	t.Helper()
+	plan, err := NewPlan(render.Format{Needs: needs, Records: "full"}, Asks{Select: sel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// fileFrom runs the capture read from in through p, as kdissect runs stdin.
+func fileFrom(p *Pipeline, in io.Reader, name string) (packets int, err error) {
+	r, err := capture.NewReader(in, name)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return p.Read(r, name)
 }
 
 // run is dissect writing to w and errW.
 func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
 	t.Helper()
 	extra := Config{Limit: r.limit}
+	var save *Save
 	if r.save != "" {
 		out, err := os.Create(r.save)
 		if err != nil {
 			t.Fatal(err)
 		}
-		extra.Save = NewSave(out)
+		save = NewSave(out)
+		extra.OnShow = save.Note
 		defer func() {
-			if err := extra.Save.Close(); err != nil {
+			if err := save.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if err := out.Close(); err != nil {
@@ -141,20 +163,16 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 		}()
 	}
 	p, f := r.pipeline(t, w, errW, extra)
-	fail := func(err error) {
-		fmt.Fprintf(errW, "kdissect: %v\n", err)
-		code = 1
-	}
-	if r.save != "" || r.limit > 0 {
-		// As kdissect reads them: Files reads each capture again for Save, and stops at Limit.
-		if err := p.Files(files, nil, fail); err != nil {
-			t.Fatal(err)
+	for _, file := range files {
+		if p.Stopped() {
+			break // as kdissect reads them: up to Limit
 		}
-	} else {
-		for _, file := range files {
-			if _, err := p.File(file); err != nil {
-				fail(err)
-			}
+		if _, err := p.File(file); err != nil {
+			fmt.Fprintf(errW, "kdissect: %v\n", err)
+			code = 1
+		}
+		if save != nil {
+			saveFile(t, save, file) // as kdissect does: each capture is read again for -w
 		}
 	}
 	if err := p.Close(); err != nil {
@@ -174,20 +192,33 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	return code
 }
 
+// saveFile reads a capture again for save to write the packets of the messages shown.
+func saveFile(t testing.TB, save *Save, file string) {
+	t.Helper()
+	r, err := capture.Open(file)
+	if err != nil {
+		return // as the first reading found
+	}
+	defer r.Close()
+	if err := save.Write(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
-// Config that runs do not (Limit, Stop, Batch, Save).
+// Config that runs do not (Limit, Stop, Batch, OnShow).
 func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
 	t.Helper()
 	sel := SelectAll()
 	if r.sel != nil {
 		r.sel(&sel)
 	}
-	f, c := formatCodecTrees(t, r.format, r.showSecrets, sel.ReadsBodies())
+	sel.Stats = sel.Stats || r.stats
+	f, plan, c := formatPlan(t, r.format, r.showSecrets, sel)
 	ports, err := capture.ParsePorts([]string{r.ports})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel.Stats = sel.Stats || r.stats
 	if err := sel.Check(c); err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +226,15 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	if r.noCut {
 		maxBytes = 0
 	}
-	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
-		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound, SpillOver: r.spill,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Batch: extra.Batch, Save: extra.Save}
+	switch {
+	case r.spill < 0:
+		plan.SpillOver = 0
+	case r.spill > 0 && plan.SpillOver > 0:
+		plan.SpillOver = r.spill
+	}
+	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Plan: plan, Select: sel,
+		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Batch: extra.Batch, OnShow: extra.OnShow}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}

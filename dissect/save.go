@@ -26,8 +26,8 @@ import (
 // nanosecond.
 //
 // A capture file is read twice: the pipeline shows its messages, and Save learns which packets
-// carry them; then Save reads the file again and writes those packets (Pipeline.Files does
-// both).
+// carry them (Note, as Config.OnShow); then Save reads the file again and writes those packets
+// (Write).
 type Save struct {
 	out io.Writer
 	w   *pcapgo.NgWriter
@@ -95,8 +95,9 @@ func NewSave(w io.Writer) *Save {
 // Written returns how many packets have been written.
 func (s *Save) Written() int { return s.written }
 
-// shown notes a message the pipeline shows.
-func (s *Save) shown(e *model.Entry) {
+// Note notes a message the pipeline shows (Config.OnShow): its packets are written by the
+// next Write.
+func (s *Save) Note(e *model.Entry) {
 	src, err1 := netip.ParseAddrPort(e.Src)
 	dst, err2 := netip.ParseAddrPort(e.Dst)
 	if err1 != nil || err2 != nil {
@@ -115,10 +116,10 @@ func (s *Save) shown(e *model.Entry) {
 	c.ranges = append(c.ranges, pktRange{src: src, first: e.FirstFrame, last: e.Frame})
 }
 
-// write reads the capture again and writes the packets of the messages noted since the last
+// Write reads the capture again and writes the packets of the messages noted since the last
 // call. It returns only errors writing: the reading was the first one's, which reported its
 // problems.
-func (s *Save) write(r *capture.Reader) error {
+func (s *Save) Write(r *capture.Reader) error {
 	defer clear(s.conns)
 	if len(s.conns) == 0 {
 		return nil

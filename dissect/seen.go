@@ -12,7 +12,7 @@ import (
 // Seen is what a pipeline has read and found, shown or not, so that a run that shows no
 // message can say why: the user must be able to tell "no Kafka here" from "it failed".
 type Seen struct {
-	// Files, Packets and TCP count the capture files read (File, FileFrom), their packets,
+	// Files, Packets and TCP count the capture files read (File, Read), their packets,
 	// and those that carried TCP.
 	Files, Packets, TCP int
 	// Conns counts the TCP connections per server port (the port the connection's first

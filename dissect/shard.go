@@ -167,7 +167,6 @@ func (sh *shard) record(ev event) {
 
 // sharded is Read for a capture file, spread over Config.Workers shards.
 func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err error) {
-	clear(p.detected)
 	opt := p.options()
 	// The shards share the bound one assembler would have.
 	opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.cfg.Workers)

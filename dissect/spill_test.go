@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Frames kept outside the heap (Config.SpillOver) give the output of frames on the heap, byte
+// Frames kept outside the heap (Plan.SpillOver) give the output of frames on the heap, byte
 // for byte: every capture in pcaps/, with every frame of 100 bytes or more in a temporary file,
 // in the formats that allow it, with one worker and with three.
 func TestSpilledFramesSameOutput(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // between; a loss is reported, and the frames after it are found again.
 func TestStream(t *testing.T) {
 	var out bytes.Buffer
-	p, err := New(Config{Codec: newCodec(t), Out: render.NewJSON(&out), Needs: render.Needs{Tree: true, Bytes: true}, Select: SelectAll()})
+	p, err := New(Config{Codec: newCodec(t), Out: render.NewJSON(&out), Plan: planOf(t, render.Needs{Tree: true, Bytes: true}, SelectAll()), Select: SelectAll()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestLimit(t *testing.T) {
 	var out bytes.Buffer
 	stops := 0
 	fl := &flushCounter{Renderer: render.NewJSON(&out)}
-	p, err := New(Config{Codec: newCodec(t), Out: fl, Needs: render.Needs{Tree: true}, Select: SelectAll(),
+	p, err := New(Config{Codec: newCodec(t), Out: fl, Plan: planOf(t, render.Needs{Tree: true}, SelectAll()), Select: SelectAll(),
 		Limit: 1, Flush: true, Stop: func() { stops++ }})
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,10 @@ type Format struct {
 	Stats func(s *Stats, w io.Writer) error
 }
 
-// Needs says what a format reads of each message.
+// Needs says what a format reads of each message. It declares facts about the format only:
+// what the stages before it may then skip (a shallow decode, lent frames, records expanded
+// late, frames in mapped files) is decided once, from these and the run's other choices, in
+// dissect.Plan.
 type Needs struct {
 	// Tree: the field tree; without it, messages are decoded only as deep as their facts need.
 	Tree bool
@@ -89,10 +92,6 @@ func (f Format) WithoutTree() (Format, bool) {
 	return f, true
 }
 
-// Lend reports whether a format reads neither bytes nor trees, so that frames may be lent
-// rather than given, and trees released as soon as their facts are taken.
-func (n Needs) Lend() bool { return !n.Tree && !n.Bytes }
-
 // Options are the user's choices that formats read.
 type Options struct {
 	// Color, Hex, MaxBytes and Explain are DiagramOptions'.
@@ -107,7 +106,7 @@ type Options struct {
 	// NoTree: the user left the field tree out (Format.Lean).
 	NoTree bool
 	// File is the capture file read, when there is one: the Parquet rows name it (JSON lines
-	// name files only when there are several, see Pipeline.Files).
+	// name files only when there are several, see FileStarter).
 	File string
 }
 

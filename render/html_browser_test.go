@@ -38,18 +38,19 @@ func dissectFile(t testing.TB, path, name string, o render.Options, co dissect.C
 	if !ok {
 		t.Fatalf("no format %q", name)
 	}
-	c, err := dissect.NewCodec(set, f, co)
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: dissect.SelectAll()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := dissect.NewCodec(set, plan, co)
 	var out bytes.Buffer
-	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(&out, o), Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1,
+	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(&out, o), Plan: plan, Select: dissect.SelectAll(), Detect: true, Workers: 1,
 		IsServerPort: isServerPort})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Files([]string{path}, nil, func(err error) { t.Logf("%s: %v", path, err) }); err != nil {
-		t.Fatal(err)
+	if _, err := p.File(path); err != nil {
+		t.Logf("%s: %v", path, err)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

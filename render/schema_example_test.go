@@ -24,10 +24,11 @@ import (
 // the examples of the demo capture decoded with them.
 func siteCodec(t *testing.T, draft bool) (*codec.Codec, *render.Examples) {
 	t.Helper()
-	c, err := dissect.NewCodec(render.SchemaCodec(t, draft).Schemas, render.PageFormat(), dissect.CodecOptions{})
+	plan, err := dissect.NewPlan(render.PageFormat(), dissect.Asks{Select: dissect.SelectAll()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := dissect.NewCodec(render.SchemaCodec(t, draft).Schemas, plan, dissect.CodecOptions{})
 	x, err := dissect.Examples(c, bytes.NewReader(pcaps.Demo), pcaps.DemoName)
 	if err != nil {
 		t.Fatal(err)

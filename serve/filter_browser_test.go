@@ -3,7 +3,6 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -391,13 +390,18 @@ func TestFilterTiming(t *testing.T) {
 	}
 	f.Close()
 	srv := serve.New(serve.Config{Select: dissect.SelectAll(), Codec: htmlCodec(t), MaxMessages: render.DefaultMaxMessages}, false)
-	p, err := dissect.New(dissect.Config{Codec: htmlCodec(t), Out: srv.Renderer(), Needs: serve.Needs(), Select: dissect.SelectAll(), Detect: true})
+	pf := render.PageFormat()
+	pf.Needs = serve.Needs()
+	plan, err := dissect.NewPlan(pf, dissect.Asks{Select: dissect.SelectAll()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := dissect.New(dissect.Config{Codec: htmlCodec(t), Out: srv.Renderer(), Plan: plan, Select: dissect.SelectAll(), Detect: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	var readErr error
-	p.Files([]string{*timedCapture}, nil, func(err error) { readErr = errors.Join(readErr, err) })
+	_, readErr := p.File(*timedCapture)
 	p.Close()
 	if readErr != nil {
 		t.Fatalf("-capture %s: %v", *timedCapture, readErr)

@@ -58,12 +58,16 @@ func displayFiltered(t testing.TB, capture, expr string) []string {
 	var b bytes.Buffer
 	sel := dissect.SelectAll()
 	sel.Expr = expr
-	p, err := dissect.New(dissect.Config{Codec: htmlCodec(t), Out: f.New(&b, render.Options{}), Needs: f.Needs, Select: sel, Detect: true, Workers: 1})
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: sel})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Files([]string{filepath.Join("..", "pcaps", capture)}, nil, func(err error) { t.Log(err) }); err != nil {
+	p, err := dissect.New(dissect.Config{Codec: htmlCodec(t), Out: f.New(&b, render.Options{}), Plan: plan, Select: sel, Detect: true, Workers: 1})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := p.File(filepath.Join("..", "pcaps", capture)); err != nil {
+		t.Log(err)
 	}
 	p.Close()
 	var keys []string

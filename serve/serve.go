@@ -26,6 +26,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
@@ -725,11 +726,17 @@ func (s *Server) dissect(data []byte, name string, hold holding) (out *Server, e
 	if hold == holdPages {
 		needs = uploadNeeds()
 	}
-	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Needs: needs, Select: s.cfg.Select, Detect: true, Workers: 1})
+	f := render.PageFormat()
+	f.Needs = needs
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: s.cfg.Select})
 	if err != nil {
 		return nil, err
 	}
-	if _, err = p.FileFrom(bytes.NewReader(data), name); err != nil && s.cfg.Warn != nil {
+	p, err := dissect.New(dissect.Config{Codec: s.cfg.Codec, Out: out.Renderer(), Plan: plan, Select: s.cfg.Select, Detect: true, Workers: 1})
+	if err != nil {
+		return nil, err
+	}
+	if err = readCapture(p, data, name); err != nil && s.cfg.Warn != nil {
 		// The pipeline's error begins with the capture's name, which is "upload" for a
 		// capture sent without one: say so once.
 		if name != "upload" {
@@ -742,6 +749,17 @@ func (s *Server) dissect(data []byte, name string, hold holding) (out *Server, e
 		err = cerr
 	}
 	return out, err
+}
+
+// readCapture runs the capture in data, named name, through p.
+func readCapture(p *dissect.Pipeline, data []byte, name string) error {
+	r, err := capture.NewReader(bytes.NewReader(data), name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	_, err = p.Read(r, name)
+	return err
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

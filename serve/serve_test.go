@@ -33,11 +33,11 @@ func htmlCodec(t testing.TB) *codec.Codec {
 		t.Fatal(err)
 	}
 	f, _ := render.LookupFormat("html")
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: dissect.SelectAll()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return dissect.NewCodec(set, plan, dissect.CodecOptions{})
 }
 
 // feed runs a capture of pcaps/ through the pipeline into out, as serve's pipeline does for
@@ -52,20 +52,20 @@ func feedFile(t testing.TB, path string, out render.Renderer, format string) {
 	t.Helper()
 	set, _ := schema.Embedded()
 	f, _ := render.LookupFormat(format)
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	needs := f.Needs
 	if format == "html" {
-		needs = serve.Needs() // the page's format, as serve's pipeline has it
+		f.Needs = serve.Needs() // the page's format, as serve's pipeline has it
 	}
-	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Needs: needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: dissect.SelectAll()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Files([]string{path}, nil, func(err error) { t.Log(err) }); err != nil {
+	c := dissect.NewCodec(set, plan, dissect.CodecOptions{})
+	p, err := dissect.New(dissect.Config{Codec: c, Out: out, Plan: plan, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := p.File(path); err != nil {
+		t.Log(err)
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

@@ -67,8 +67,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if len(ports.Ranges()) == 0 {
 		return fail("no ports given")
 	}
-	o.Trees = o.sel.ReadsBodies()
-	c, err := o.Codec(stderr)
+	c, plan, err := o.CodecPlan(stderr, o.sel, nil)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -90,5 +89,5 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	}
 
 	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write}
-	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
+	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Plan: plan, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
 }

@@ -55,33 +55,20 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	if o.OutPath != "" {
 		return o.runTo(cmd, files, stdin, stdout, stderr)
 	}
-	ports, err := capture.ParsePorts(o.Ports)
-	if err != nil {
-		return cmd.UsageError(stderr, "%v", err)
+	f, cfg, status := o.configure(cmd, stdout, stderr)
+	if status != ExitOK {
+		return status
 	}
-	o.Trees = o.Select.ReadsBodies()
-	c, err := o.Codec(stderr)
-	if err != nil {
-		return cmd.Report(stderr, err)
-	}
-	f, out, err := o.Output(o.messagesTo(stdout), stderr)
-	if err == nil {
-		err = WritesSomething(f, o.Select.Stats || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
-	}
-	if err != nil {
-		return cmd.UsageError(stderr, "%v", err)
-	}
-	TuneGC(c.Shallow)
-	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
-		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
 	warnings := NewWarnings(stderr)
 	cfg.Warn = warnings.Warn
+	var progress func(string) (func(read, size int64, packets int), func())
 	if !o.NoProgress && ProgressWanted(o.messagesTo(stdout), stderr, f.Silent) {
-		cfg.Progress = warnings.Progress
+		progress = warnings.Progress
 	}
-	if err := o.Select.Check(c); err != nil {
+	if err := o.Select.Check(cfg.Codec); err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
+	var err error
 	if cfg.Keys, err = KeyLog(o.KeyLog, false, stderr); err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
@@ -93,9 +80,8 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 			return cmd.Failed(stderr, "%v", err)
 		}
 	}
-	cfg.Save = save
-	p, err := dissect.New(cfg)
-	if err != nil {
+	run := newRunner(&cfg, stdin, save, progress)
+	if run.p, err = dissect.New(cfg); err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	stopProfiles, err := StartProfiles(o.CPUProfile, o.MemProfile, stderr)
@@ -103,29 +89,70 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		return cmd.Failed(stderr, "%v", err)
 	}
 	defer stopProfiles()
-	// A damaged file (cut short, a record that cannot be read) is shown up to where it can be
-	// read, the error names the file and the packet, and the exit status is 1, wherever the
-	// damage is; the other files are read all the same.
-	status := ExitOK
-	done := o.follow(p, files, stdin, stderr)
-	err = p.Files(files, stdin, func(err error) {
+	status, err = o.read(cmd, f, run, files, stdin, stderr)
+	if err != nil {
+		return cmd.Failed(stderr, "writing output: %v", err)
+	}
+	return o.finish(cmd, f, run, files, status, stdout, stderr)
+}
+
+// configure makes the pipeline's configuration of the run's flags, but for what stderr, -w
+// and the run's captures add; a status that is not ExitOK says why it could not.
+func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Format, dissect.Config, int) {
+	ports, err := capture.ParsePorts(o.Ports)
+	if err != nil {
+		return render.Format{}, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
+	}
+	c, plan, err := o.CodecPlan(stderr, o.Select, nil)
+	if err != nil {
+		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
+	}
+	f, out, err := o.Output(o.messagesTo(stdout), stderr)
+	if err == nil {
+		err = WritesSomething(f, o.Select.Stats || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
+	}
+	if err != nil {
+		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
+	}
+	TuneGC(c.Shallow)
+	return f, dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
+		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}, ExitOK
+}
+
+// read reads the captures. A damaged file (cut short, a record that cannot be read) is shown
+// up to where it can be read, the error names the file and the packet, and the exit status is
+// 1, wherever the damage is; the other files are read all the same. err is one writing the
+// output or the packets shown, which stopped the run.
+func (o *Capture) read(cmd *Command, f render.Format, run *runner, files []string, stdin io.Reader, stderr io.Writer) (status int, err error) {
+	done := o.follow(run.p, files, stdin, stderr)
+	defer done()
+	return status, run.files(files, func(err error) {
 		if errors.Is(err, dissect.ErrNeedsFile) {
-			status = cmd.UsageError(stderr, "--format %s: %v", f.Name, err)
+			status = cmd.UsageError(stderr, "--format %s: %s", f.Name, needsFile(err))
 			return
 		}
 		status = cmd.Failed(stderr, "%v", err)
 	})
-	done()
-	if err != nil {
-		return cmd.Failed(stderr, "writing output: %v", err)
-	}
+}
+
+// needsFile words dissect.ErrNeedsFile for the command line, after the capture's name that
+// err begins with.
+func needsFile(err error) string {
+	const advice = "a capture from a pipe is dissected as its packets arrive, and this output format is written only at the end: save the capture to a file (tcpdump -w FILE) and dissect the file"
+	return strings.TrimSuffix(err.Error(), dissect.ErrNeedsFile.Error()) + advice
+}
+
+// finish closes the output and the packets written, and says what the run found; its result
+// is the exit status.
+func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []string, status int, stdout, stderr io.Writer) int {
+	p := run.p
 	p.Close()
 	followed(p, stderr)
-	if save != nil {
-		if err := save.Close(); err != nil {
+	if run.save != nil {
+		if err := run.save.Close(); err != nil {
 			status = cmd.Failed(stderr, "-w %s: %v", o.Write, err)
 		} else {
-			fmt.Fprintf(stderr, "kdissect: %s written to %s\n", plural.Count(save.Written(), "packet"), o.Write)
+			fmt.Fprintf(stderr, "kdissect: %s written to %s\n", plural.Count(run.save.Written(), "packet"), o.Write)
 		}
 	}
 	o.opened = p.Seen().Files
@@ -248,7 +275,7 @@ func (o *Capture) runEach(cmd *Command, f render.Format, files []string, stdin i
 // stops files too, though they rarely take that long), and says so. done undoes it.
 func (o *Capture) follow(p *dissect.Pipeline, files []string, stdin io.Reader, stderr io.Writer) (done func()) {
 	var undo []func()
-	if dissect.Streams(files, stdin) {
+	if streams(files, stdin) {
 		interrupts := CatchInterrupts()
 		interrupts.Then(p.Stop)
 		undo = append(undo, interrupts.Release)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -26,8 +27,6 @@ type Common struct {
 	Records         string
 	// Times is -t, how summaries and diagram headings show times.
 	Times string
-	// Trees: a display filter reads the messages' bodies, so they are decoded in full.
-	Trees bool
 	// Lean leaves the field tree out (--no-fields); ToFile: the output goes to a file the user
 	// named (-o), where a binary format may go; Capture names the one capture read, if one.
 	Lean    bool
@@ -38,32 +37,46 @@ type Common struct {
 }
 
 // Codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
-// skipped, versions that differ from the built-in ones) go to stderr.
+// skipped, versions that differ from the built-in ones) go to stderr, for a run of the format
+// chosen that selects every message.
 func (c *Common) Codec(stderr io.Writer) (*codec.Codec, error) {
+	cc, _, err := c.CodecPlan(stderr, dissect.SelectAll(), nil)
+	return cc, err
+}
+
+// CodecPlan is Codec for a run that selects sel, with the run's plan (dissect.NewPlan): what
+// the format chosen reads (or needs, when not nil: serve's pages read more) and what sel and
+// --records ask decide what is decoded and kept.
+func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *render.Needs) (*codec.Codec, dissect.Plan, error) {
 	set, err := schema.Embedded()
 	if err != nil {
-		return nil, err
+		return nil, dissect.Plan{}, err
 	}
 	if c.SchemaDir != "" {
 		if set, err = set.WithDir(c.SchemaDir, c.APIKey); err != nil {
-			return nil, err
+			return nil, dissect.Plan{}, err
 		}
 		for _, n := range set.Notices() {
 			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
 		}
 	} else if c.APIKey >= 0 {
-		return nil, FlagError("--api-key goes with --schema-dir")
+		return nil, dissect.Plan{}, FlagError("--api-key goes with --schema-dir")
 	}
 	// An unknown format is reported by Output; until then it counts as one that shows all.
 	f, err := c.LookupFormat()
 	if err != nil {
 		f = render.Formats()[0]
 	}
-	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.Records, MaxDecompressed: c.MaxDecompressed, ShowSecrets: c.ShowSecrets, Trees: c.Trees})
-	if err != nil {
-		return nil, FlagError(err.Error())
+	if needs != nil {
+		f.Needs = *needs
 	}
-	return cc, nil
+	plan, err := dissect.NewPlan(f, dissect.Asks{Records: c.Records, Select: sel})
+	if re := (*dissect.RecordsError)(nil); errors.As(err, &re) {
+		return nil, plan, FlagError(fmt.Sprintf("--records %q: full, headers or none", re.Depth))
+	} else if err != nil {
+		return nil, plan, err
+	}
+	return dissect.NewCodec(set, plan, dissect.CodecOptions{MaxDecompressed: c.MaxDecompressed, ShowSecrets: c.ShowSecrets}), plan, nil
 }
 
 // LookupFormat returns the format chosen, as --no-fields makes it.

@@ -59,8 +59,8 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 		rand.Read(b)
 		o.Token = hex.EncodeToString(b)
 	}
-	o.Trees = o.Select.ReadsBodies()
-	c, err := o.Codec(stderr)
+	needs := serve.Needs()
+	c, plan, err := o.CodecPlan(stderr, o.Select, &needs)
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -89,14 +89,15 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	srv := serve.New(cfg, o.Live)
 
 	if len(files) > 0 {
-		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
-			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn})
-		if err != nil {
+		pcfg := dissect.Config{Codec: c, Out: srv.Renderer(), Plan: plan, Select: o.Select, IsServerPort: ports.Has,
+			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn}
+		run := newRunner(&pcfg, stdin, nil, nil)
+		if run.p, err = dissect.New(pcfg); err != nil {
 			return fail("%v", err)
 		}
 		status := ExitOK
-		p.Files(files, stdin, func(err error) { status = cmd.Failed(stderr, "%v", err) })
-		p.Close()
+		run.files(files, func(err error) { status = cmd.Failed(stderr, "%v", err) })
+		run.p.Close()
 		if status != ExitOK {
 			return status
 		}
@@ -144,7 +145,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 			ln.Close()
 			return liveFailed(cmd, stderr, err)
 		}
-		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
+		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Plan: plan, Select: o.Select, IsServerPort: ports.Has,
 			Keys: keys, Flush: true, Warn: warn})
 		if err != nil {
 			r.Close()

@@ -65,7 +65,7 @@ func (w *Warnings) Warn(err error) {
 	fmt.Fprintf(w.stderr, "kdissect: %v\n", err)
 }
 
-// Progress starts a progress line for a file, for dissect.Config's Progress: its update and
+// Progress starts a progress line for a file, for the runner (runner.go): its update and
 // its end.
 func (w *Warnings) Progress(string) (update func(read, total int64, packets int), end func()) {
 	w.line = render.NewProgress(unwrap(w.stderr), time.Now) // its carriage returns are its own

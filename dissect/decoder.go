@@ -1,0 +1,174 @@
+package dissect
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
+	"github.com/kdissect/kdissect/reassembly"
+)
+
+// request is what a conversation remembers of a request: where it was seen.
+type request struct {
+	frame int
+	time  time.Time
+}
+
+// eventKind says what a decoder found.
+type eventKind uint8
+
+const (
+	evStart  eventKind = iota // a connection's first packet appeared
+	evEntry                   // a message (or SASL token) was decoded
+	evNotice                  // something to report that is not a message
+	evClose                   // a connection ended
+)
+
+// event is what a decoder hands to the pipeline.
+type event struct {
+	kind   eventKind
+	conn   *reassembly.Conn
+	entry  *model.Entry
+	notice reassembly.Notice
+	// answered: the entry is a response whose request was captured; names: the topic names
+	// the entry's message gives topic ids, to be learnt in capture order.
+	answered bool
+	names    []codec.TopicIDName
+	// spilled holds the entry's frame outside the heap (reassembly.Frame.Spilled), to be
+	// closed once the entry is shown or dropped.
+	spilled *reassembly.Spilled
+}
+
+// conn is what a decoder keeps of a connection: its conversation, the responses that came
+// before their requests, and its endpoints as shown.
+type conn struct {
+	cv             *codec.Conversation
+	early          codec.Early[reassembly.Frame]
+	client, server string
+}
+
+// decoder is the decoding half of the pipeline for one assembler: it is the assembler's
+// reassembly.Handler, and it hands each finding to emit in the order it makes them.
+type decoder struct {
+	codec *codec.Codec
+	convs map[*reassembly.Conn]*conn
+	// facts, expand and lent are the Plan's Facts, Expand and Lend: with lent frames, those
+	// held are copied, and entries get neither bytes nor field trees.
+	facts, expand, lent bool
+	emit                func(event)
+	// hold and frame as function values, made once rather than for each connection.
+	holdFunc  func(reassembly.Frame) reassembly.Frame
+	frameFunc func(reassembly.Frame)
+}
+
+// newDecoder returns a decoder for one assembler that reports to emit.
+func (p *Pipeline) newDecoder(emit func(event)) *decoder {
+	plan := p.cfg.Plan
+	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit,
+		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend}
+	d.holdFunc, d.frameFunc = d.hold, d.frame
+	return d
+}
+
+// Started passes every new connection on, for the pipeline to number it.
+func (d *decoder) Started(c *reassembly.Conn) { d.emit(event{kind: evStart, conn: c}) }
+
+func (d *decoder) Open(c *reassembly.Conn) (toServer, toClient reassembly.Checker) {
+	cv := d.codec.NewConversation()
+	cs := &conn{cv: cv, client: c.Client.String(), server: c.Server.String()}
+	cs.early = codec.NewEarly(cv, place, d.holdFunc, d.frameFunc)
+	d.convs[c] = cs
+	return func(head []byte, synced bool) wire.Verdict { return cv.Check(true, head, synced) },
+		func(head []byte, synced bool) wire.Verdict { return cv.Check(false, head, synced) }
+}
+
+// place is where a frame is, for pairing's queue of early responses.
+func place(f reassembly.Frame) codec.Place {
+	return codec.Place{Request: f.Dir == reassembly.ToServer, Data: f.Data, First: f.FirstPacket, Last: f.LastPacket}
+}
+
+// hold keeps a frame's bytes while pairing holds it: a lent frame's memory will hold another.
+func (d *decoder) hold(f reassembly.Frame) reassembly.Frame {
+	if d.lent {
+		f.Data = bytes.Clone(f.Data)
+		f.Spilled = nil // the framer closes it once the frame is handed over
+	}
+	return f
+}
+
+func endpoints(c *reassembly.Conn, d reassembly.Dir) (string, string) {
+	if d == reassembly.ToServer {
+		return c.Client.String(), c.Server.String()
+	}
+	return c.Server.String(), c.Client.String()
+}
+
+// Frame takes a frame from reassembly, through pairing's queue of early responses.
+func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
+
+// frame decodes one frame into an entry.
+func (d *decoder) frame(f reassembly.Frame) {
+	cs := d.convs[f.Conn]
+	cv := cs.cv
+	e := &model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
+	e.Src, e.Dst = cs.client, cs.server
+	if f.Dir == reassembly.ToClient {
+		e.Src, e.Dst = cs.server, cs.client
+	}
+	var res codec.Result
+	if f.Spilled != nil {
+		cv.SetPaged(f.Spilled) // its records' memory goes back as they are decoded and written
+		defer cv.SetPaged(nil)
+	}
+	if f.Dir == reassembly.ToServer {
+		e.Request = true
+		res = cv.ClientFrame(f.Data, request{frame: f.LastPacket, time: f.LastTime})
+	} else {
+		res = cv.ServerFrame(f.Data)
+	}
+	e.Msg, e.NoResponse, e.Session = res.Msg, res.NoResponse, res.Session
+	if e.Msg != nil && !d.lent {
+		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
+	}
+	if res.Request != nil {
+		if r, ok := res.Request.Ref.(request); ok {
+			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
+		}
+	}
+	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	if f.Spilled != nil && !d.lent {
+		ev.spilled = f.Spilled // mapped until the pipeline is done with the entry
+	}
+	if e.Msg != nil && d.facts {
+		if d.expand {
+			e.Msg.Expand()
+		}
+		facts := e.Msg.Facts() // a raw SASL token's too: its user
+		e.Facts = &facts
+	}
+	if e.Msg != nil && !res.SASLToken {
+		ev.names = e.Msg.TopicIDNames()
+	}
+	if d.lent {
+		// Nothing after this reads the tree, and the frame's memory will hold another frame:
+		// the entry keeps neither, and the next messages' trees may use the nodes. What the
+		// entry keeps are copies.
+		e.Bytes = nil
+		if e.Msg != nil {
+			d.codec.Release(e.Msg)
+		}
+	}
+	d.emit(ev)
+}
+
+func (d *decoder) Notice(n reassembly.Notice) {
+	d.emit(event{kind: evNotice, conn: n.Conn, notice: n})
+}
+
+func (d *decoder) Close(c *reassembly.Conn) {
+	d.convs[c].early.Close()
+	delete(d.convs, c)
+	d.emit(event{kind: evClose, conn: c})
+}
