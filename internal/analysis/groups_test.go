@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec/schema"
-	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
@@ -30,13 +29,7 @@ func run(t *testing.T, name, mode string, out func(render.Format) render.Rendere
 		t.Fatal(err)
 	}
 	f, _ := render.LookupFormat("json")
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: mode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	needs := f.Needs
-	needs.Facts = true
-	p, err := dissect.New(dissect.Config{Codec: c, Out: out(f), Needs: needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	p, err := newPipeline(set, f, mode, out(f))
 	if err != nil {
 		t.Fatal(err)
 	}

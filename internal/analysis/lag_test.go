@@ -72,6 +72,19 @@ func analyse(t *testing.T, capture string, as ...analysis.Analysis) {
 	}
 }
 
+// newPipeline is a one-worker pipeline for format f (records decoded as deep as records says;
+// "" is the format's default), with facts, writing to out.
+func newPipeline(set *schema.Set, f render.Format, records string, out render.Renderer) (*dissect.Pipeline, error) {
+	sel := dissect.SelectAll()
+	plan, err := dissect.NewPlan(f, dissect.Asks{Records: records, Select: sel})
+	if err != nil {
+		return nil, err
+	}
+	plan.Facts = true
+	c := dissect.NewCodec(set, plan, dissect.CodecOptions{})
+	return dissect.New(dissect.Config{Codec: c, Out: out, Plan: plan, Select: sel, Detect: true, Workers: 1})
+}
+
 // analyseFile runs a dissect pipeline over a capture of pcaps/, decoding record batches to
 // their headers (as summaries with --records headers do), and feeds its messages to as.
 func analyseFile(capture string, as ...analysis.Analysis) error {
@@ -80,11 +93,7 @@ func analyseFile(capture string, as ...analysis.Analysis) error {
 		return err
 	}
 	f := render.Format{Needs: render.Needs{Tree: true, Facts: true}, Records: "headers"}
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
-	if err != nil {
-		return err
-	}
-	p, err := dissect.New(dissect.Config{Codec: c, Out: feed(as), Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	p, err := newPipeline(set, f, "", feed(as))
 	if err != nil {
 		return err
 	}
@@ -132,12 +141,8 @@ func jsonLines(t *testing.T, capture string) []jsonLine {
 		t.Fatal(err)
 	}
 	f, _ := render.LookupFormat("json")
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	p, err := dissect.New(dissect.Config{Codec: c, Out: f.New(&out, render.Options{}), Needs: f.Needs, Select: dissect.SelectAll(), Detect: true, Workers: 1})
+	p, err := newPipeline(set, f, "", f.New(&out, render.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,13 +22,15 @@ func ExampleTransactions() {
 		return
 	}
 	f, _ := render.LookupFormat("json")
-	c, err := dissect.NewCodec(set, f, dissect.CodecOptions{})
+	sel := dissect.SelectAll()
+	plan, err := dissect.NewPlan(f, dissect.Asks{Select: sel})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	c := dissect.NewCodec(set, plan, dissect.CodecOptions{})
 	txns := analysis.NewTransactions()
-	p, err := dissect.New(dissect.Config{Codec: c, Out: feed{txns}, Needs: f.Needs, Select: dissect.SelectAll(),
+	p, err := dissect.New(dissect.Config{Codec: c, Out: feed{txns}, Plan: plan, Select: sel,
 		IsServerPort: func(port uint16) bool { return port == 19200 }, Warn: func(err error) { fmt.Fprintln(os.Stderr, err) }})
 	if err != nil {
 		fmt.Println(err)
