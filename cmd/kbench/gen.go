@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -14,10 +13,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/kdissect/kdissect/internal/linelog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
@@ -361,7 +360,7 @@ type tcpdump struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once tcpdump has exited and waitErr is set
 	waitErr error
-	log     *lineLog
+	log     *linelog.Log
 }
 
 const (
@@ -393,14 +392,14 @@ func startTcpdump(file string, ports []int) (*tcpdump, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start tcpdump: %w", err)
 	}
-	t := &tcpdump{cmd: cmd, exited: make(chan struct{}), log: newLineLog(errPipe, "listening on")}
+	t := &tcpdump{cmd: cmd, exited: make(chan struct{}), log: linelog.New(errPipe, "listening on")}
 	go func() {
-		<-t.log.eof // all of stderr is read before Wait closes the pipe
+		<-t.log.Done() // all of stderr is read before Wait closes the pipe
 		t.waitErr = cmd.Wait()
 		close(t.exited)
 	}()
 	select {
-	case <-t.log.ready:
+	case <-t.log.Ready():
 		time.Sleep(300 * time.Millisecond) // a margin for the filter to be in place
 		return t, nil
 	case <-t.exited:
@@ -453,7 +452,7 @@ func (t *tcpdump) stop() (string, error) {
 		}
 	}
 	var counts []string
-	for _, l := range t.log.lines() {
+	for _, l := range t.log.Lines() {
 		if strings.Contains(l, "packets ") {
 			counts = append(counts, l)
 		}
@@ -476,41 +475,6 @@ func (t *tcpdump) kill() {
 		<-t.exited
 	}
 }
-
-// lineLog collects a process's stderr; ready closes when a line holds the marker, eof at the
-// end.
-type lineLog struct {
-	ready, eof chan struct{}
-	mu         sync.Mutex
-	ls         []string
-}
-
-func newLineLog(r io.Reader, marker string) *lineLog {
-	l := &lineLog{ready: make(chan struct{}), eof: make(chan struct{})}
-	go func() {
-		defer close(l.eof)
-		sc := bufio.NewScanner(r)
-		seen := false
-		for sc.Scan() {
-			l.mu.Lock()
-			l.ls = append(l.ls, sc.Text())
-			l.mu.Unlock()
-			if !seen && strings.Contains(sc.Text(), marker) {
-				seen = true
-				close(l.ready)
-			}
-		}
-	}()
-	return l
-}
-
-func (l *lineLog) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.ls...)
-}
-
-func (l *lineLog) String() string { return strings.Join(l.lines(), "; ") }
 
 // fmtBytes writes a byte count in decimal megabytes (or kB, GB) as the MB/s figures use.
 func fmtBytes(n int64) string {
