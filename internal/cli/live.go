@@ -101,9 +101,18 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 func openLive(cmd *Command, stderr io.Writer, iface string, opt capture.LiveOptions) (*capture.Reader, int) {
 	r, err := capture.OpenLive(iface, opt)
 	if err != nil {
-		return nil, liveFailed(cmd, stderr, err)
+		return nil, liveFailed(cmd, stderr, pipeInstead(err, iface))
 	}
 	return r, ExitOK
+}
+
+// pipeInstead adds to the error of a system without live capture the pipeline that does it
+// there: a capture tool writing to kdissect's standard input.
+func pipeInstead(err error, iface string) error {
+	if !errors.Is(err, capture.ErrLiveUnsupported) {
+		return err
+	}
+	return fmt.Errorf("%w; here, pipe a capture tool into kdissect, which dissects it as it arrives: tcpdump -i %s -U -w - 'tcp port 9092' | kdissect -p 9092 - (on Windows: dumpcap -i %s -w - -f 'tcp port 9092' | kdissect -p 9092 -)", err, iface, iface)
 }
 
 // closeLive closes a live capture, returning its counts.
