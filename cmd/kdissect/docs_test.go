@@ -446,6 +446,9 @@ func skipNeeds(files []*ast.File) (map[string]map[needs]bool, map[string][]strin
 						if x, ok := fun.X.(*ast.Ident); ok && x.Name == "browsertest" && (fun.Sel.Name == "Start" || fun.Sel.Name == "Path") {
 							direct[name][skipChromium] = true
 						}
+						if x, ok := fun.X.(*ast.Ident); ok && x.Name == "testutil" && fun.Sel.Name == "NeedRoot" {
+							direct[name][skipRoot] = true
+						}
 						calls[name] = append(calls[name], fun.Sel.Name)
 					}
 				case *ast.IfStmt:
