@@ -76,7 +76,6 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 
 	finish := func() int { return ExitOK }
 	if o.Live {
-		var status int
 		if finish, status = s.startLive(cmd, o.Iface, stopped, stderr); finish == nil {
 			ln.Close()
 			return status
@@ -85,17 +84,7 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	} else {
 		fmt.Fprintf(stderr, "kdissect: serving %s on %s\n", plural.Count(s.srv.Messages(), "message"), page)
 	}
-	status = ExitOK
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case <-stopped:
-	case err := <-served:
-		if !errors.Is(err, http.ErrServerClosed) {
-			s.warn(err)
-			status = ExitFailure
-		}
-	}
+	status = s.serveUntil(hs, ln, stopped)
 	stop()
 	if finish() != ExitOK {
 		status = ExitFailure
@@ -103,6 +92,22 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	s.srv.Close()
 	hs.Close()
 	return status
+}
+
+// serveUntil serves the page on ln until stopped is closed or the server fails; its result is
+// the exit status.
+func (s *serving) serveUntil(hs *http.Server, ln net.Listener, stopped <-chan struct{}) int {
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case <-stopped:
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			s.warn(err)
+			return ExitFailure
+		}
+	}
+	return ExitOK
 }
 
 // serving is what a run of Serve has set up before it serves: the server, and what its
