@@ -73,22 +73,50 @@ func (s filterSpec) String() string {
 func (s filterSpec) build() ([]bpf.Instruction, error) {
 	var p program
 	if s.dropOutgoing {
-		p.add(bpf.LoadExtension{Num: bpf.ExtType})
-		p.jumpIf(bpf.JumpEqual, packetOutgoing, "outgoing", "link")
-		p.label("outgoing")
-		if len(s.outIfindex) > 0 {
-			p.add(bpf.LoadExtension{Num: bpf.ExtInterfaceIndex})
-			for _, ix := range s.outIfindex {
-				p.jumpIf(bpf.JumpEqual, ix, "drop-outgoing", "")
-			}
-			p.jump("link")
-		}
-		p.label("drop-outgoing")
-		p.add(bpf.RetConstant{Val: 0})
+		s.outgoing(&p)
 	}
 	p.label("link")
+	ipOffsets, err := s.linkLayer(&p)
+	if err != nil {
+		return nil, err
+	}
+	ipHeaders(&p, ipOffsets)
+	p.label("drop")
+	p.add(bpf.RetConstant{Val: 0})
+	s.portRanges(&p)
+	p.label("accept")
+	p.add(bpf.RetConstant{Val: s.snaplen})
 
-	// Each link layer leads to IPv4 and IPv6 headers at some offsets.
+	ins, err := p.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if len(ins) > maxFilterInstructions {
+		return nil, fmt.Errorf("the filter for %d port ranges takes %d instructions, more than the kernel's %d", len(s.ports), len(ins), maxFilterInstructions)
+	}
+	return ins, nil
+}
+
+// outgoing drops the packets the host sends (on the interfaces of s.outIfindex, if any); the
+// others go on to "link".
+func (s filterSpec) outgoing(p *program) {
+	p.add(bpf.LoadExtension{Num: bpf.ExtType})
+	p.jumpIf(bpf.JumpEqual, packetOutgoing, "outgoing", "link")
+	p.label("outgoing")
+	if len(s.outIfindex) > 0 {
+		p.add(bpf.LoadExtension{Num: bpf.ExtInterfaceIndex})
+		for _, ix := range s.outIfindex {
+			p.jumpIf(bpf.JumpEqual, ix, "drop-outgoing", "")
+		}
+		p.jump("link")
+	}
+	p.label("drop-outgoing")
+	p.add(bpf.RetConstant{Val: 0})
+}
+
+// linkLayer goes past the link layer to "ip4-OFF" or "ip6-OFF", or to "drop"; it returns the
+// offsets OFF at which each link layer leads to IPv4 and IPv6 headers.
+func (s filterSpec) linkLayer(p *program) ([]uint32, error) {
 	var ipOffsets []uint32
 	switch s.link {
 	case filterEthernet:
@@ -122,11 +150,14 @@ func (s filterSpec) build() ([]bpf.Instruction, error) {
 	default:
 		return nil, fmt.Errorf("unknown link %d", s.link)
 	}
+	return ipOffsets, nil
+}
 
-	// Each IP header: check for TCP and leave the offset of the TCP header
-	// in X.
+// ipHeaders checks each IP header, at each of the offsets, for TCP and leaves the offset of
+// the TCP header in X, going on to "ports"; anything else goes to "drop".
+func ipHeaders(p *program, offsets []uint32) {
 	const protoTCP = 6
-	for _, off := range ipOffsets {
+	for _, off := range offsets {
 		p.label(fmt.Sprintf("ip4-%d", off))
 		p.add(bpf.LoadAbsolute{Off: off + 9, Size: 1}) // protocol
 		p.jumpIf(bpf.JumpNotEqual, protoTCP, "drop", "")
@@ -146,39 +177,30 @@ func (s filterSpec) build() ([]bpf.Instruction, error) {
 		p.add(bpf.LoadConstant{Dst: bpf.RegX, Val: off + 40})
 		p.jump("ports")
 	}
-	p.label("drop")
-	p.add(bpf.RetConstant{Val: 0})
+}
 
-	// The ports: source, then destination, each against every range.
+// portRanges, at "ports", checks the source port, then the destination port, against every
+// range, going on to "accept" at the first in one (at once when there are no ranges).
+func (s filterSpec) portRanges(p *program) {
 	p.label("ports")
-	if len(s.ports) > 0 {
-		for i, field := range []uint32{0, 2} {
-			p.add(bpf.LoadIndirect{Off: field, Size: 2})
-			for j, r := range s.ports {
-				next := fmt.Sprintf("range-%d-%d", i, j)
-				if r.Lo == r.Hi {
-					p.jumpIf(bpf.JumpNotEqual, uint32(r.Lo), next, "")
-				} else {
-					p.jumpIf(bpf.JumpLessThan, uint32(r.Lo), next, "")
-					p.jumpIf(bpf.JumpGreaterThan, uint32(r.Hi), next, "")
-				}
-				p.jump("accept")
-				p.label(next)
+	if len(s.ports) == 0 {
+		return
+	}
+	for i, field := range []uint32{0, 2} {
+		p.add(bpf.LoadIndirect{Off: field, Size: 2})
+		for j, r := range s.ports {
+			next := fmt.Sprintf("range-%d-%d", i, j)
+			if r.Lo == r.Hi {
+				p.jumpIf(bpf.JumpNotEqual, uint32(r.Lo), next, "")
+			} else {
+				p.jumpIf(bpf.JumpLessThan, uint32(r.Lo), next, "")
+				p.jumpIf(bpf.JumpGreaterThan, uint32(r.Hi), next, "")
 			}
+			p.jump("accept")
+			p.label(next)
 		}
-		p.add(bpf.RetConstant{Val: 0})
 	}
-	p.label("accept")
-	p.add(bpf.RetConstant{Val: s.snaplen})
-
-	ins, err := p.resolve()
-	if err != nil {
-		return nil, err
-	}
-	if len(ins) > maxFilterInstructions {
-		return nil, fmt.Errorf("the filter for %d port ranges takes %d instructions, more than the kernel's %d", len(s.ports), len(ins), maxFilterInstructions)
-	}
-	return ins, nil
+	p.add(bpf.RetConstant{Val: 0})
 }
 
 // program is a classic BPF program under construction, with jumps to named

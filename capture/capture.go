@@ -1,5 +1,6 @@
-// Package capture reads packet capture files and decodes their packets down to
-// TCP segments. It knows nothing of Kafka.
+// Package capture reads packet captures (files, streams arriving on a pipe, and on Linux a
+// live interface through an AF_PACKET socket) and decodes their packets down to TCP segments.
+// It knows nothing of Kafka beyond the TCP ports it is told to keep.
 //
 // A capture is a pcap file (either byte order, microsecond or nanosecond
 // timestamps) or a pcapng file (any number of interfaces, each with its own

@@ -55,54 +55,14 @@ type liveSource struct {
 
 func openLive(iface string, opt LiveOptions) (*Reader, error) {
 	spec := filterSpec{ports: opt.Ports, snaplen: MaxCaptureLength}
-	var (
-		bind     string // "" binds to every interface
-		sockType = afpacket.SocketDgram
-		lt       = layers.LinkTypeRaw
-	)
-	if iface == "any" {
-		// Drop the sent copies on the loopback interfaces only: elsewhere
-		// a packet the host sends is seen once.
-		ifs, err := net.Interfaces()
-		if err != nil {
-			return nil, fmt.Errorf("listing interfaces: %w", err)
-		}
-		for _, i := range ifs {
-			if i.Flags&net.FlagLoopback != 0 {
-				spec.dropOutgoing = true
-				spec.outIfindex = append(spec.outIfindex, uint32(i.Index))
-			}
-		}
-	} else {
-		ifc, err := net.InterfaceByName(iface)
-		if err != nil {
-			return nil, noInterface(iface)
-		}
-		bind = ifc.Name
-		spec.dropOutgoing = ifc.Flags&net.FlagLoopback != 0
-		switch deviceType(ifc.Name) {
-		case arphrdEther, arphrdLoopback:
-			sockType, lt = afpacket.SocketRaw, layers.LinkTypeEthernet
-		}
-	}
-	spec.link = filterIP
-	if lt == layers.LinkTypeEthernet {
-		spec.link = filterEthernet
-	}
-	prog, err := spec.build()
+	bind, sockType, lt, err := liveDevice(iface, &spec)
 	if err != nil {
-		// Too many port ranges for the kernel: keep all TCP there and let
-		// the reassembly drop the other ports.
-		spec.ports = nil
-		if prog, err = spec.build(); err != nil {
-			return nil, err
-		}
+		return nil, err
 	}
-	filter, err := bpf.Assemble(prog)
+	filter, err := spec.assemble(iface)
 	if err != nil {
-		return nil, fmt.Errorf("capturing on %s: filter: %w", iface, err)
+		return nil, err
 	}
-
 	tp, err := afpacket.NewTPacket(
 		afpacket.OptInterface(bind),
 		sockType,
@@ -123,27 +83,90 @@ func openLive(iface string, opt LiveOptions) (*Reader, error) {
 	}
 	s.started = time.Now()
 	if opt.Save != nil {
-		s.ng, err = pcapgo.NewNgWriterInterface(opt.Save, pcapgo.NgInterface{
-			Name:                iface,
-			Filter:              spec.String(),
-			OS:                  runtime.GOOS,
-			LinkType:            lt,
-			SnapLength:          spec.snaplen,
-			TimestampResolution: 9,
-		}, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
-			Hardware:    runtime.GOARCH,
-			OS:          runtime.GOOS,
-			Application: "kdissect",
-		}})
-		if err == nil {
-			err = s.ng.Flush() // the header: a file that cannot be written fails now
-		}
-		if err != nil {
+		if s.ng, err = saveWriter(opt.Save, iface, spec, lt); err != nil {
 			tp.Close()
-			return nil, fmt.Errorf("writing the capture: %w", err)
+			return nil, err
 		}
 	}
 	return &Reader{name: iface, src: s, closer: s, streaming: true}, nil
+}
+
+// liveDevice says what to bind the socket of a capture on iface to ("" for every interface),
+// its type and the link type of what it reads; it sets the link of spec and which of the
+// packets sent it drops.
+func liveDevice(iface string, spec *filterSpec) (bind string, sockType afpacket.OptSocketType, lt layers.LinkType, err error) {
+	sockType, lt = afpacket.SocketDgram, layers.LinkTypeRaw
+	if iface == "any" {
+		// Drop the sent copies on the loopback interfaces only: elsewhere
+		// a packet the host sends is seen once.
+		ifs, err := net.Interfaces()
+		if err != nil {
+			return "", 0, 0, fmt.Errorf("listing interfaces: %w", err)
+		}
+		for _, i := range ifs {
+			if i.Flags&net.FlagLoopback != 0 {
+				spec.dropOutgoing = true
+				spec.outIfindex = append(spec.outIfindex, uint32(i.Index))
+			}
+		}
+	} else {
+		ifc, err := net.InterfaceByName(iface)
+		if err != nil {
+			return "", 0, 0, noInterface(iface)
+		}
+		bind = ifc.Name
+		spec.dropOutgoing = ifc.Flags&net.FlagLoopback != 0
+		switch deviceType(ifc.Name) {
+		case arphrdEther, arphrdLoopback:
+			sockType, lt = afpacket.SocketRaw, layers.LinkTypeEthernet
+		}
+	}
+	spec.link = filterIP
+	if lt == layers.LinkTypeEthernet {
+		spec.link = filterEthernet
+	}
+	return bind, sockType, lt, nil
+}
+
+// assemble builds the kernel filter of s. With too many port ranges for the kernel, it keeps
+// all TCP there (and s says so) and lets the reassembly drop the other ports.
+func (s *filterSpec) assemble(iface string) ([]bpf.RawInstruction, error) {
+	prog, err := s.build()
+	if err != nil {
+		s.ports = nil
+		if prog, err = s.build(); err != nil {
+			return nil, err
+		}
+	}
+	filter, err := bpf.Assemble(prog)
+	if err != nil {
+		return nil, fmt.Errorf("capturing on %s: filter: %w", iface, err)
+	}
+	return filter, nil
+}
+
+// saveWriter starts the pcapng copy of a capture on iface, written to w; its header is
+// written at once, so that a file that cannot be written fails now.
+func saveWriter(w io.Writer, iface string, spec filterSpec, lt layers.LinkType) (*pcapgo.NgWriter, error) {
+	ng, err := pcapgo.NewNgWriterInterface(w, pcapgo.NgInterface{
+		Name:                iface,
+		Filter:              spec.String(),
+		OS:                  runtime.GOOS,
+		LinkType:            lt,
+		SnapLength:          spec.snaplen,
+		TimestampResolution: 9,
+	}, pcapgo.NgWriterOptions{SectionInfo: pcapgo.NgSectionInfo{
+		Hardware:    runtime.GOARCH,
+		OS:          runtime.GOOS,
+		Application: "kdissect",
+	}})
+	if err == nil {
+		err = ng.Flush()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("writing the capture: %w", err)
+	}
+	return ng, nil
 }
 
 // attach sets the kernel filter. The socket has received packets since it

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/testutil"
 )
 
 func TestLivePermissionMessage(t *testing.T) {
@@ -72,22 +73,12 @@ func loopbackName(t *testing.T) string {
 	return ""
 }
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("live capture needs Linux")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live capture needs root (CAP_NET_RAW); CI runs this test as root")
-	}
-}
-
 // TestLiveLoopback captures a TCP exchange on loopback, on the interface
 // itself and on "any": each payload comes exactly once (the kernel drops the
 // sent copies), packets are numbered from 1, other ports are filtered out,
 // Stop ends Next with io.EOF, and the pcapng copy reads back the same.
 func TestLiveLoopback(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	for _, tc := range []struct{ iface, host string }{
 		{loopbackName(t), "127.0.0.1"}, {loopbackName(t), "::1"}, {"any", "127.0.0.1"}, {"any", "::1"},
 	} {

@@ -702,70 +702,26 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 		return n
 	}
 	for i := uint64(0); i < count && !d.failed; i++ {
-		ts := d.pos
-		tag, tl, ok := d.uvarint("tag")
+		tf, ok := d.taggedHeader()
 		if !ok {
 			break
 		}
-		size, sl, ok := d.uvarint("tag size")
-		if !ok {
-			break
-		}
-		if size > uint64(d.left()) {
-			d.fail(ts, "tagged field %d says %s, %d left", tag, plural.Count(size, "byte"), d.left())
-			break
-		}
-		var f *schema.Field
+		var keep bool
 		var sub *shallowPlan
-		keep := p == nil
-		for j, c := range s.Fields {
-			if c.Tagged(d.version) && uint64(c.Tag) == tag {
-				f = c
-				if p != nil && j < len(p.keep) {
-					keep, sub = p.keep[j], p.sub[j]
-				}
-				break
-			}
-		}
+		tf.def, keep, sub = taggedDef(s, p, d.version, tf.tag)
 		// A known tag is decoded on its own bytes, as the flexible field it is: a failure
 		// inside stops it, not the struct.
-		vs, end := d.pos, d.pos+int(size)
+		end := d.pos + int(tf.size)
 		var v *Node
 		stop, failed := end, false
-		if f != nil {
-			outerEnd, outerFlex := d.end, d.flex
-			d.end, d.flex = end, true
-			if keep {
-				v = d.field(f, sub)
-			} else {
-				d.skip(f)
-			}
-			stop, failed = d.pos, d.failed
-			d.end, d.flex, d.failed = outerEnd, outerFlex, false
-			if !failed && stop != end {
-				d.warn(stop, "tagged field %s: %d of its %s not decoded", f.Name, end-stop, plural.Count(size, "byte"))
-			}
+		if tf.def != nil {
+			v, stop, failed = d.taggedValue(tf, keep, sub, end)
 		}
 		d.pos = end
 		if !keep {
 			continue
 		}
-		t := d.node(Node{Type: wire.TaggedField, Offset: ts, Size: end - ts, Children: d.children(4)})
-		t.Children = append(t.Children,
-			d.node(Node{Name: "tag", Type: wire.Uvarint, Offset: ts, Size: tl, Value: intValue(int64(tag))}),
-			d.node(Node{Name: "size", Type: wire.Uvarint, Offset: ts + tl, Size: sl, Value: intValue(int64(size))}))
-		if f == nil {
-			t.Name = "unknown tag " + strconv.FormatUint(tag, 10)
-			t.Children = append(t.Children, d.node(Node{Name: "value", Type: wire.Bytes, Offset: vs, Size: int(size), Value: d.b[vs:end]}))
-		} else {
-			t.Name = f.Name
-			if v != nil {
-				t.Children = append(t.Children, v)
-			}
-			if !failed && stop != end {
-				t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: wire.Bytes, Offset: stop, Size: end - stop, Value: d.b[stop:end]}))
-			}
-		}
+		t := d.taggedNode(tf, end, v, stop, failed)
 		if n == nil {
 			section()
 		}
@@ -775,4 +731,87 @@ func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 		n.Size = d.pos - start
 	}
 	return n
+}
+
+// taggedField is one tagged field's header as read: where it starts, its tag and size and
+// the lengths of their uvarints, where its value starts, and its definition (nil: unknown).
+type taggedField struct {
+	start, tagLen, sizeLen, value int
+	tag, size                     uint64
+	def                           *schema.Field
+}
+
+// taggedHeader reads a tagged field's tag and size, failing the decode when the size is more
+// than is left.
+func (d *decoder) taggedHeader() (taggedField, bool) {
+	tf := taggedField{start: d.pos}
+	var ok bool
+	if tf.tag, tf.tagLen, ok = d.uvarint("tag"); !ok {
+		return tf, false
+	}
+	if tf.size, tf.sizeLen, ok = d.uvarint("tag size"); !ok {
+		return tf, false
+	}
+	if tf.size > uint64(d.left()) {
+		d.fail(tf.start, "tagged field %d says %s, %d left", tf.tag, plural.Count(tf.size, "byte"), d.left())
+		return tf, false
+	}
+	tf.value = d.pos
+	return tf, true
+}
+
+// taggedDef finds the field of s with the tag at version (nil: unknown), whether it gets a
+// node (always without a shallow plan p) and its own plan.
+func taggedDef(s *schema.StructDef, p *shallowPlan, version int16, tag uint64) (*schema.Field, bool, *shallowPlan) {
+	keep := p == nil
+	for j, c := range s.Fields {
+		if c.Tagged(version) && uint64(c.Tag) == tag {
+			if p != nil && j < len(p.keep) {
+				return c, p.keep[j], p.sub[j]
+			}
+			return c, keep, nil
+		}
+	}
+	return nil, keep, nil
+}
+
+// taggedValue decodes a known tagged field's value, bounded by end (a node only if keep). It
+// returns where it stopped and whether it failed; the failure stays the field's.
+func (d *decoder) taggedValue(tf taggedField, keep bool, sub *shallowPlan, end int) (v *Node, stop int, failed bool) {
+	outerEnd, outerFlex := d.end, d.flex
+	d.end, d.flex = end, true
+	if keep {
+		v = d.field(tf.def, sub)
+	} else {
+		d.skip(tf.def)
+	}
+	stop, failed = d.pos, d.failed
+	d.end, d.flex, d.failed = outerEnd, outerFlex, false
+	if !failed && stop != end {
+		d.warn(stop, "tagged field %s: %d of its %s not decoded", tf.def.Name, end-stop, plural.Count(tf.size, "byte"))
+	}
+	return v, stop, failed
+}
+
+// taggedNode is a tagged field's node: its tag, its size, then its value v (an unknown tag's
+// raw bytes), and the bytes after stop that a known one left undecoded.
+func (d *decoder) taggedNode(tf taggedField, end int, v *Node, stop int, failed bool) *Node {
+	ts, vs := tf.start, tf.value
+	t := d.node(Node{Type: wire.TaggedField, Offset: ts, Size: end - ts, Children: d.children(4)})
+	t.Children = append(t.Children,
+		d.node(Node{Name: "tag", Type: wire.Uvarint, Offset: ts, Size: tf.tagLen, Value: intValue(int64(tf.tag))}),
+		d.node(Node{Name: "size", Type: wire.Uvarint, Offset: ts + tf.tagLen, Size: tf.sizeLen, Value: intValue(int64(tf.size))}))
+	if tf.def == nil {
+		t.Name = "unknown tag " + strconv.FormatUint(tf.tag, 10)
+		t.Children = append(t.Children, d.node(Node{Name: "value", Type: wire.Bytes, Offset: vs, Size: int(tf.size), Value: d.b[vs:end]}))
+		return t
+	}
+	t.Name = tf.def.Name
+	if v != nil {
+		t.Children = append(t.Children, v)
+	}
+	if !failed && stop != end {
+		t.Children = append(t.Children, d.node(Node{Name: "unparsed", Type: wire.Bytes, Offset: stop, Size: end - stop, Value: d.b[stop:end]}))
+	}
+	return t
 }

@@ -2,9 +2,9 @@ package codec
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kdissect/kdissect/codec/schema"
@@ -37,8 +37,9 @@ func draftDir(t *testing.T) string {
 func TestDraftNeedsAPIKey(t *testing.T) {
 	set, _ := schema.Embedded()
 	_, err := set.WithDir(draftDir(t), -1)
-	if err == nil || !strings.Contains(err.Error(), "--api-key") || !strings.Contains(err.Error(), "TBD") {
-		t.Fatalf("loading a TBD apiKey without --api-key: err = %v, want a hint to pass --api-key", err)
+	var noKey *schema.NoAPIKeyError
+	if !errors.As(err, &noKey) || noKey.APIKey != "TBD" || noKey.Message != "GroupLagDescribeRequest" && noKey.Message != "GroupLagDescribeResponse" {
+		t.Fatalf("loading a TBD apiKey without an API key: err = %#v, want a *schema.NoAPIKeyError", err)
 	}
 }
 

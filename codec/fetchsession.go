@@ -115,25 +115,12 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 		return nil, nil
 	}
 	body := m.Fields[m.HeaderFields:]
-	var id, epoch int64
-	haveID, haveEpoch := false, false
-	at := 4 // where warnings point: the epoch
-	for _, n := range body {
-		if v, ok := n.Value.(int64); ok && n.Type == wire.Int32 {
-			switch n.Name {
-			case "SessionId":
-				id, haveID = v, true
-			case "SessionEpoch":
-				epoch, haveEpoch, at = v, true, n.Offset
-			}
-		}
-	}
-	if !haveID || !haveEpoch || epoch == -1 && id == 0 {
+	id, epoch, at, ok := sessionFields(body)
+	if !ok || epoch == -1 && id == 0 {
 		return nil, nil // no session: a full fetch, as before KIP-227
 	}
 	st := &SessionStep{ID: int32(id), Epoch: int32(epoch)}
 	listed := sessionPartitions(Find(body, "Topics"), false)
-	forgotten := sessionPartitions(Find(body, "ForgottenTopicsData"), true)
 	warn := func(format string, a ...any) {
 		m.Warnings = append(m.Warnings, Warning{Offset: at, Msg: fmt.Sprintf(format, a...)})
 	}
@@ -162,6 +149,31 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 		st.Closed, st.Followed = true, true
 		return st, nil
 	}
+	return st, s.incremental(st, listed, sessionPartitions(Find(body, "ForgottenTopicsData"), true), warn)
+}
+
+// sessionFields finds a Fetch request's SessionId and SessionEpoch, and where warnings about
+// them point (the epoch); ok is false when either is missing.
+func sessionFields(body []*Node) (id, epoch int64, at int, ok bool) {
+	haveID, haveEpoch := false, false
+	at = 4
+	for _, n := range body {
+		if v, isInt := n.Value.(int64); isInt && n.Type == wire.Int32 {
+			switch n.Name {
+			case "SessionId":
+				id, haveID = v, true
+			case "SessionEpoch":
+				epoch, haveEpoch, at = v, true, n.Offset
+			}
+		}
+	}
+	return id, epoch, at, haveID && haveEpoch
+}
+
+// incremental fills in st, an incremental fetch of an open session listing partitions and
+// forgetting others, and returns the session it would make; warn says when its epoch is not
+// the next.
+func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionPartition, warn func(string, ...any)) *fetchSession {
 	cur := s.open[st.ID]
 	if cur == nil {
 		cur = &fetchSession{set: map[sessionKey]SessionPartition{}}
@@ -190,7 +202,7 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 	st.Forgotten = forgotten
 	st.Followed = cur.followed
 	st.Partitions = sortedPartitions(slicesOf(next.set))
-	return st, next
+	return next
 }
 
 // fetchResponse takes the response to a request whose step was st and whose session would be

@@ -1,7 +1,9 @@
 // Package codec is kdissect's Kafka protocol engine: one interpreter that walks a frame's bytes by
 // the definitions of package schema and builds a tree of fields with their offsets and sizes; the
 // request and response headers; the error-code table; and the per-connection state that pairs
-// responses with requests. It knows nothing of packets or of output formats.
+// responses with requests. It reads frames, not packets: where a frame lay in a capture comes
+// from its caller, as opaque references (Conversation's Ref) or packet numbers it only carries
+// (Place); it knows nothing of output formats.
 package codec
 
 import (

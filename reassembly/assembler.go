@@ -1,7 +1,9 @@
 // Package reassembly turns TCP segments into the two ordered byte streams of each connection,
 // with gopacket's reassembly, and cuts each stream into length-prefixed frames. Every frame
 // knows the packets (numbered from 1, as Wireshark numbers them) and the times that carried its
-// first and last bytes. Lost data, mid-stream starts and TLS are reported as notices.
+// first and last bytes. Connections that start with TLS are decrypted with the secrets of a key
+// log (package tlsdec) when it holds them; lost data, mid-stream starts and TLS left encrypted
+// are reported as notices.
 //
 // What counts as a plausible frame is the protocol's business: the caller gives a Checker per
 // direction.

@@ -411,63 +411,27 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming not supported", http.StatusInternalServerError)
 		return
 	}
-	q := r.URL.Query()
-	f, ferr := compile(q.Get("y"))
+	f, ferr := compile(r.URL.Query().Get("y"))
 	if ferr != nil {
 		http.Error(w, ferr.Error, http.StatusBadRequest)
 		return
 	}
-	// Where the page is: the number of the next message it wants (no filter), or of the last
-	// decision it was sent (with one).
-	after, _ := strconv.Atoi(q.Get("after"))
-	if f != nil {
-		after = 0
-	}
-	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil {
-		after = id
-		if f == nil {
-			after++
-		}
-	}
-	c := &sub{c: make(chan event, 4096), f: f}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	c, first, ok := s.subscribe(f, streamFrom(r, f))
+	if !ok {
 		http.Error(w, "the capture has ended", http.StatusGone)
 		return
 	}
-	var backlog []*held
-	var units []unit
-	if f == nil {
-		for _, h := range s.msgs {
-			if h.seq >= after {
-				backlog = append(backlog, h)
-			}
-		}
-	} else {
-		units = decided(s.msgs, after, false)
-	}
-	dropped := s.left
-	s.subs[c] = true
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if s.subs[c] {
-			delete(s.subs, c)
-			close(c.c)
-		}
-		s.mu.Unlock()
-	}()
+	defer s.unsubscribe(c)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("X-Accel-Buffering", "no")
 	st := &stream{f: f}
 	st.buf.WriteString("retry: 3000\n\n")
-	fmt.Fprintf(&st.buf, "event: start\ndata: {\"dropped\":%d}\n\n", dropped)
-	for _, m := range backlog {
+	fmt.Fprintf(&st.buf, "event: start\ndata: {\"dropped\":%d}\n\n", first.dropped)
+	for _, m := range first.backlog {
 		st.message(m, m.seq)
 	}
-	if err := s.judge(r.Context(), st, units); err != nil {
+	if err := s.judge(r.Context(), st, first.units); err != nil {
 		if r.Context().Err() != nil {
 			return // the page went
 		}
@@ -479,6 +443,69 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fl.Flush()
+	s.follow(w, fl, r, c, st)
+}
+
+// streamFrom is where the page is: the number of the next message it wants (no filter), or of
+// the last decision it was sent (with one).
+func streamFrom(r *http.Request, f *filter.Filter) int {
+	after, _ := strconv.Atoi(r.URL.Query().Get("after"))
+	if f != nil {
+		after = 0
+	}
+	if id, err := strconv.Atoi(r.Header.Get("Last-Event-ID")); err == nil {
+		after = id
+		if f == nil {
+			after++
+		}
+	}
+	return after
+}
+
+// snapshot is what a page that subscribes is sent first: the messages from where it is (no
+// filter), or the pairs held there to judge (with one), and how many were dropped.
+type snapshot struct {
+	backlog []*held
+	units   []unit
+	dropped int
+}
+
+// subscribe adds a page listening from after, and returns what it is to be sent first; ok is
+// false once the capture has ended.
+func (s *Server) subscribe(f *filter.Filter, after int) (c *sub, first snapshot, ok bool) {
+	c = &sub{c: make(chan event, 4096), f: f}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, snapshot{}, false
+	}
+	if f == nil {
+		for _, h := range s.msgs {
+			if h.seq >= after {
+				first.backlog = append(first.backlog, h)
+			}
+		}
+	} else {
+		first.units = decided(s.msgs, after, false)
+	}
+	first.dropped = s.left
+	s.subs[c] = true
+	return c, first, true
+}
+
+// unsubscribe removes a page that has gone, unless publish or Close already let it go.
+func (s *Server) unsubscribe(c *sub) {
+	s.mu.Lock()
+	if s.subs[c] {
+		delete(s.subs, c)
+		close(c.c)
+	}
+	s.mu.Unlock()
+}
+
+// follow sends the page the events as they come, until it goes or its channel is closed
+// (the capture ended, or the page did not keep up), with a keepalive every 20 s.
+func (s *Server) follow(w http.ResponseWriter, fl http.Flusher, r *http.Request, c *sub, st *stream) {
 	keepalive := time.NewTicker(20 * time.Second)
 	defer keepalive.Stop()
 	for {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -14,10 +13,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/kdissect/kdissect/internal/linelog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
@@ -235,17 +234,11 @@ func genInner(o genOptions, stdout, stderr io.Writer) error {
 	defer td.kill()
 	var with *exec.Cmd
 	if o.with != "" {
-		with = exec.Command("sh", "-c", o.with)
-		with.Stdout, with.Stderr = stdout, stderr
-		// Its own process group, so that SIGINT reaches what the shell started.
-		with.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		if err := with.Start(); err != nil {
-			return fmt.Errorf("-with: %w", err)
+		if with, err = startWith(o.with, stdout, stderr); err != nil {
+			return err
 		}
 		defer func() { _ = syscall.Kill(-with.Process.Pid, syscall.SIGKILL) }()
-		time.Sleep(time.Second) // a margin for it to start listening
 	}
-
 	cluster, err := kfake.NewCluster(
 		kfake.Ports(brokerPorts...),
 		kfake.ClusterID("kbench-cluster"),
@@ -264,43 +257,11 @@ func genInner(o genOptions, stdout, stderr io.Writer) error {
 		versions = kversion.FromString(o.kafka)
 	}
 	w := startWorkload(wctx, cluster.ListenAddrs(), o.rate, versions, o.backlog)
-
 	fmt.Fprintf(stdout, "capturing into %s until it holds %s (timeout %v)\n", o.out, fmtBytes(o.size), o.timeout)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	lastReport := time.Now()
-	var size int64
-wait:
-	for {
-		select {
-		case <-ctx.Done():
-			stopWork()
-			w.wait(30 * time.Second)
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("timeout after %v: the capture holds %s of %s (left in %s)", o.timeout, fmtBytes(size), fmtBytes(o.size), o.out)
-			}
-			return errors.New("interrupted")
-		case err := <-w.failed:
-			stopWork()
-			w.wait(30 * time.Second)
-			return fmt.Errorf("workload: %w", err)
-		case <-td.exited:
-			stopWork()
-			w.wait(30 * time.Second)
-			return fmt.Errorf("tcpdump exited early (%v): %s", td.waitErr, td.log.String())
-		case <-tick.C:
-			if st, err := os.Stat(o.out); err == nil {
-				size = st.Size()
-			}
-			if size >= o.size {
-				break wait
-			}
-			if time.Since(lastReport) >= 5*time.Second {
-				lastReport = time.Now()
-				fmt.Fprintf(stdout, "  %6.1fs  %s  (%s of record values produced, %d records consumed)\n",
-					time.Since(start).Seconds(), fmtBytes(size), fmtBytes(w.valueBytes.Load()), w.consumed.Load())
-			}
-		}
+	if err := waitForSize(ctx, o, td, w, start, stdout); err != nil {
+		stopWork()
+		w.wait(30 * time.Second)
+		return err
 	}
 	// Close the clients while tcpdump still runs, so that the capture holds their goodbyes
 	// (LeaveGroup, FIN).
@@ -318,15 +279,67 @@ wait:
 	if err != nil {
 		return err
 	}
-	info, err := inspectCapture(o.out)
+	return reportCapture(o.out, tdStats, w, stdout)
+}
+
+// startWith starts the -with command line in a shell; its own process group lets SIGINT reach
+// what the shell started.
+func startWith(line string, stdout, stderr io.Writer) (*exec.Cmd, error) {
+	with := exec.Command("sh", "-c", line)
+	with.Stdout, with.Stderr = stdout, stderr
+	with.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := with.Start(); err != nil {
+		return nil, fmt.Errorf("-with: %w", err)
+	}
+	time.Sleep(time.Second) // a margin for it to start listening
+	return with, nil
+}
+
+// waitForSize waits until o.out holds o.size bytes, saying how far it is every 5 seconds. It
+// fails when ctx ends, the workload fails or tcpdump exits first.
+func waitForSize(ctx context.Context, o genOptions, td *tcpdump, w *workload, start time.Time, stdout io.Writer) error {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	lastReport := time.Now()
+	var size int64
+	for {
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("timeout after %v: the capture holds %s of %s (left in %s)", o.timeout, fmtBytes(size), fmtBytes(o.size), o.out)
+			}
+			return errors.New("interrupted")
+		case err := <-w.failed:
+			return fmt.Errorf("workload: %w", err)
+		case <-td.exited:
+			return fmt.Errorf("tcpdump exited early (%v): %s", td.waitErr, td.log.String())
+		case <-tick.C:
+			if st, err := os.Stat(o.out); err == nil {
+				size = st.Size()
+			}
+			if size >= o.size {
+				return nil
+			}
+			if time.Since(lastReport) >= 5*time.Second {
+				lastReport = time.Now()
+				fmt.Fprintf(stdout, "  %6.1fs  %s  (%s of record values produced, %d records consumed)\n",
+					time.Since(start).Seconds(), fmtBytes(size), fmtBytes(w.valueBytes.Load()), w.consumed.Load())
+			}
+		}
+	}
+}
+
+// reportCapture reads the capture back and says what it and the workload hold.
+func reportCapture(out, tdStats string, w *workload, stdout io.Writer) error {
+	info, err := inspectCapture(out)
 	if err != nil {
-		return fmt.Errorf("reading back %s: %w", o.out, err)
+		return fmt.Errorf("reading back %s: %w", out, err)
 	}
 	if info.truncated > 0 {
-		return fmt.Errorf("%s: %d packets were cut by the snap length", o.out, info.truncated)
+		return fmt.Errorf("%s: %d packets were cut by the snap length", out, info.truncated)
 	}
 	fmt.Fprintf(stdout, "%s: %s, %d packets (largest %d bytes on the wire), %.1fs of traffic; tcpdump: %s\n",
-		o.out, fmtBytes(info.size), info.packets, info.maxLen, info.duration().Seconds(), tdStats)
+		out, fmtBytes(info.size), info.packets, info.maxLen, info.duration().Seconds(), tdStats)
 	fmt.Fprintf(stdout, "workload: %d producers, %s of record values in %d records produced, %d records consumed\n",
 		numProducers, fmtBytes(w.valueBytes.Load()), w.produced.Load(), w.consumed.Load())
 	return nil
@@ -361,7 +374,7 @@ type tcpdump struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once tcpdump has exited and waitErr is set
 	waitErr error
-	log     *lineLog
+	log     *linelog.Log
 }
 
 const (
@@ -393,14 +406,14 @@ func startTcpdump(file string, ports []int) (*tcpdump, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start tcpdump: %w", err)
 	}
-	t := &tcpdump{cmd: cmd, exited: make(chan struct{}), log: newLineLog(errPipe, "listening on")}
+	t := &tcpdump{cmd: cmd, exited: make(chan struct{}), log: linelog.New(errPipe, "listening on")}
 	go func() {
-		<-t.log.eof // all of stderr is read before Wait closes the pipe
+		<-t.log.Done() // all of stderr is read before Wait closes the pipe
 		t.waitErr = cmd.Wait()
 		close(t.exited)
 	}()
 	select {
-	case <-t.log.ready:
+	case <-t.log.Ready():
 		time.Sleep(300 * time.Millisecond) // a margin for the filter to be in place
 		return t, nil
 	case <-t.exited:
@@ -453,7 +466,7 @@ func (t *tcpdump) stop() (string, error) {
 		}
 	}
 	var counts []string
-	for _, l := range t.log.lines() {
+	for _, l := range t.log.Lines() {
 		if strings.Contains(l, "packets ") {
 			counts = append(counts, l)
 		}
@@ -476,41 +489,6 @@ func (t *tcpdump) kill() {
 		<-t.exited
 	}
 }
-
-// lineLog collects a process's stderr; ready closes when a line holds the marker, eof at the
-// end.
-type lineLog struct {
-	ready, eof chan struct{}
-	mu         sync.Mutex
-	ls         []string
-}
-
-func newLineLog(r io.Reader, marker string) *lineLog {
-	l := &lineLog{ready: make(chan struct{}), eof: make(chan struct{})}
-	go func() {
-		defer close(l.eof)
-		sc := bufio.NewScanner(r)
-		seen := false
-		for sc.Scan() {
-			l.mu.Lock()
-			l.ls = append(l.ls, sc.Text())
-			l.mu.Unlock()
-			if !seen && strings.Contains(sc.Text(), marker) {
-				seen = true
-				close(l.ready)
-			}
-		}
-	}()
-	return l
-}
-
-func (l *lineLog) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.ls...)
-}
-
-func (l *lineLog) String() string { return strings.Join(l.lines(), "; ") }
 
 // fmtBytes writes a byte count in decimal megabytes (or kB, GB) as the MB/s figures use.
 func fmtBytes(n int64) string {

@@ -116,106 +116,169 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s holds no packets", file)
 	}
 	file, _ = filepath.Abs(file)
-
-	tmp := o.tmp
-	if tmp == "" {
-		if tmp, err = os.MkdirTemp("", "kbench-"); err != nil {
-			return err
-		}
-		if !o.keep {
-			defer os.RemoveAll(tmp)
-		}
-	} else if err := os.MkdirAll(tmp, 0o755); err != nil {
+	tmp, cleanup, err := tempFolder(o)
+	if err != nil {
 		return err
 	}
-
-	kd := o.kdissect
-	if kd == "" {
-		kd = filepath.Join(tmp, "kdissect")
-		fmt.Fprintf(stderr, "building kdissect: go build -o %s ./cmd/kdissect\n", kd)
-		if err := buildKdissect(ctx, kd); err != nil {
-			return err
-		}
-	}
-	help, err := commandOutput(ctx, time.Minute, kd, "help")
+	defer cleanup()
+	kd, help, err := kdissectBinary(ctx, o.kdissect, tmp, stderr)
 	if err != nil {
-		return fmt.Errorf("%s help: %w", kd, err)
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
+	set := benchPrograms(self, kd, help, o.tshark)
 
+	m := describeMachine(ctx, o.tshark)
+	var failed []string
+	results := runPrograms(ctx, set.all, file, info, o, stderr)
+	failed = appendFailures(failed, results, "")
+	var dresults []*result
+	if o.double {
+		var note string
+		dresults, note, err = runDoubled(ctx, file, tmp, append([]program{set.floor}, set.kdissect...), o, stderr)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			set.notes = append(set.notes, note)
+		}
+		failed = appendFailures(failed, dresults, " on the doubled capture")
+	}
+	fmt.Fprintf(stdout, "\n%s\n", m)
+	fmt.Fprintf(stdout, "capture: %s, %s, %d packets, %.1f s of traffic; best of %d runs taken in turn, output to /dev/null; MB = 10^6 bytes\n\n",
+		file, fmtBytes(info.size), info.packets, info.duration().Seconds(), o.n)
+	notes, err := writeTables(stdout, results, dresults, o)
+	if err != nil {
+		return err
+	}
+	writeCommands(stdout, set.all, file, append(set.notes, notes...))
+	if len(failed) > 0 {
+		for _, f := range failed {
+			fmt.Fprintf(stderr, "kbench run: FAILED %s\n", f)
+		}
+		return fmt.Errorf("%d of the measurements failed", len(failed))
+	}
+	return nil
+}
+
+// tempFolder is o.tmp, made if needed, or a new folder under $TMPDIR; cleanup removes the new
+// folder unless o.keep.
+func tempFolder(o runOptions) (tmp string, cleanup func(), err error) {
+	if o.tmp != "" {
+		return o.tmp, func() {}, os.MkdirAll(o.tmp, 0o755)
+	}
+	if tmp, err = os.MkdirTemp("", "kbench-"); err != nil {
+		return "", nil, err
+	}
+	if o.keep {
+		return tmp, func() {}, nil
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// kdissectBinary is the kdissect binary to measure, built into tmp when none is given, and
+// what its help says.
+func kdissectBinary(ctx context.Context, kd, tmp string, stderr io.Writer) (string, string, error) {
+	if kd == "" {
+		kd = filepath.Join(tmp, "kdissect")
+		fmt.Fprintf(stderr, "building kdissect: go build -o %s ./cmd/kdissect\n", kd)
+		if err := buildKdissect(ctx, kd); err != nil {
+			return "", "", err
+		}
+	}
+	help, err := commandOutput(ctx, time.Minute, kd, "help")
+	if err != nil {
+		return "", "", fmt.Errorf("%s help: %w", kd, err)
+	}
+	return kd, help, nil
+}
+
+// programSet is what kbench run measures: the floor, kdissect's modes, and all of them with
+// the stricter floor and tshark; notes say what could not be measured.
+type programSet struct {
+	floor    program
+	kdissect []program
+	all      []program
+	notes    []string
+}
+
+// benchPrograms lists the command lines to time: kbench's own floor (self), kdissect's modes
+// its help offers, and tshark's unless not wanted.
+func benchPrograms(self, kd, help string, tshark bool) programSet {
 	ports := make([]string, len(brokerPorts))
 	for i, p := range brokerPorts {
 		ports[i] = strconv.Itoa(p)
 	}
 	kdPorts := []string{"-p", strings.Join(ports, ",")}
-	floorProg := program{name: "floor", mode: "read+decode+reassemble", argv: []string{self, "floor", fileArg}, keepStdout: true}
+	var set programSet
+	set.floor = program{name: "floor", mode: "read+decode+reassemble", argv: []string{self, "floor", fileArg}, keepStdout: true}
 	// The stricter floor: reassembled bytes counted, not read.
 	countProg := program{name: "floor", mode: floorCountMode, argv: []string{self, "floor", "-count", fileArg}}
-	kdProgs := []program{
+	set.kdissect = []program{
 		{name: "kdissect", mode: "summary", argv: append([]string{kd, "--format", "summary"}, append(kdPorts, fileArg)...)},
 		{name: "kdissect", mode: "json", argv: append([]string{kd, "--format", "json"}, append(kdPorts, fileArg)...)},
 	}
-	var notes []string
 	if hasStatsMode(help) {
-		kdProgs = append(kdProgs, program{name: "kdissect", mode: "stats", argv: append([]string{kd, "--stats", "--format", "none"}, append(kdPorts, fileArg)...)})
+		set.kdissect = append(set.kdissect, program{name: "kdissect", mode: "stats", argv: append([]string{kd, "--stats", "--format", "none"}, append(kdPorts, fileArg)...)})
 	} else {
-		notes = append(notes, "kdissect has no --stats / --format none (see kdissect help): stats mode not measured")
+		set.notes = append(set.notes, "kdissect has no --stats / --format none (see kdissect help): stats mode not measured")
 	}
-	progs := append([]program{floorProg, countProg}, kdProgs...)
-	if o.tshark {
+	set.all = append([]program{set.floor, countProg}, set.kdissect...)
+	if tshark {
 		tsArgs := []string{"tshark", "-r", fileArg, "-n"}
 		for _, p := range ports {
 			tsArgs = append(tsArgs, "-d", "tcp.port=="+p+",kafka")
 		}
-		progs = append(progs,
+		set.all = append(set.all,
 			program{name: "tshark", mode: "one-line", argv: tsArgs},
 			program{name: "tshark", mode: "json", argv: append(append([]string{}, tsArgs...), "-T", "json")},
 		)
 	}
+	return set
+}
 
-	m := describeMachine(ctx, o.tshark)
-	var failed []string
-	results := runPrograms(ctx, progs, file, info, o, stderr)
+// appendFailures adds to failed each program of results that failed, where being where it
+// ran ("" for the capture itself).
+func appendFailures(failed []string, results []*result, where string) []string {
 	for _, r := range results {
 		if r.err != nil {
-			failed = append(failed, fmt.Sprintf("%s %s: %v", r.prog.name, r.prog.mode, r.err))
+			failed = append(failed, fmt.Sprintf("%s %s%s: %v", r.prog.name, r.prog.mode, where, r.err))
 		}
 	}
+	return failed
+}
 
-	var dresults []*result
-	if o.double {
-		dfile := filepath.Join(tmp, "double.pcap")
-		fmt.Fprintf(stderr, "writing %s: %s twice, the second copy shifted in time and to other IP addresses\n", dfile, filepath.Base(file))
-		unmoved, err := doubleCapture(file, dfile)
-		if err != nil {
-			return fmt.Errorf("doubling the capture: %w", err)
-		}
-		if unmoved > 0 {
-			notes = append(notes, fmt.Sprintf("doubled capture: the addresses of %d packets of the second copy could not be moved", unmoved))
-		}
-		dinfo, err := inspectCapture(dfile)
-		if err != nil {
-			return err
-		}
-		if !o.keep {
-			defer os.Remove(dfile)
-		}
-		dresults = runPrograms(ctx, append([]program{floorProg}, kdProgs...), dfile, dinfo, o, stderr)
-		for _, r := range dresults {
-			if r.err != nil {
-				failed = append(failed, fmt.Sprintf("%s %s on the doubled capture: %v", r.prog.name, r.prog.mode, r.err))
-			}
-		}
+// runDoubled writes the capture twice over into tmp and runs progs on it; the note says what
+// of the doubling went wrong, if anything.
+func runDoubled(ctx context.Context, file, tmp string, progs []program, o runOptions, stderr io.Writer) ([]*result, string, error) {
+	dfile := filepath.Join(tmp, "double.pcap")
+	fmt.Fprintf(stderr, "writing %s: %s twice, the second copy shifted in time and to other IP addresses\n", dfile, filepath.Base(file))
+	unmoved, err := doubleCapture(file, dfile)
+	if err != nil {
+		return nil, "", fmt.Errorf("doubling the capture: %w", err)
 	}
+	var note string
+	if unmoved > 0 {
+		note = fmt.Sprintf("doubled capture: the addresses of %d packets of the second copy could not be moved", unmoved)
+	}
+	dinfo, err := inspectCapture(dfile)
+	if err != nil {
+		return nil, "", err
+	}
+	if !o.keep {
+		defer os.Remove(dfile)
+	}
+	return runPrograms(ctx, progs, dfile, dinfo, o, stderr), note, nil
+}
 
-	fmt.Fprintf(stdout, "\n%s\n", m)
-	fmt.Fprintf(stdout, "capture: %s, %s, %d packets, %.1f s of traffic; best of %d runs taken in turn, output to /dev/null; MB = 10^6 bytes\n\n",
-		file, fmtBytes(info.size), info.packets, info.duration().Seconds(), o.n)
+// writeTables writes the timings, the floor's counts, the memory of the doubled capture and,
+// with o.markdown, the tables again in Markdown. Its notes are what it found amiss.
+func writeTables(stdout io.Writer, results, dresults []*result, o runOptions) (notes []string, err error) {
 	if err := renderResults(stdout, results, false); err != nil {
-		return err
+		return nil, err
 	}
 	for _, r := range results {
 		if r.output != "" {
@@ -225,7 +288,7 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 	if o.double {
 		fmt.Fprintf(stdout, "\nflat memory: the same programs on the capture and on the capture twice over (%s)\n\n", fmtBytes(dresults[0].file.size))
 		if err := renderMemory(stdout, results, dresults, false); err != nil {
-			return err
+			return nil, err
 		}
 		if dresults[0].output != "" {
 			fmt.Fprintf(stdout, "floor ×2: %s\n", dresults[0].output)
@@ -240,15 +303,20 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 	if o.markdown {
 		fmt.Fprintln(stdout)
 		if err := renderResults(stdout, results, true); err != nil {
-			return err
+			return nil, err
 		}
 		if o.double {
 			fmt.Fprintln(stdout)
 			if err := renderMemory(stdout, results, dresults, true); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
+	return notes, nil
+}
+
+// writeCommands lists the command lines measured, then the notes.
+func writeCommands(stdout io.Writer, progs []program, file string, notes []string) {
 	fmt.Fprintln(stdout, "\ncommands:")
 	for _, p := range progs {
 		argv := p.command(file)
@@ -258,13 +326,6 @@ func benchRun(file string, o runOptions, stdout, stderr io.Writer) error {
 	for _, n := range notes {
 		fmt.Fprintf(stdout, "note: %s\n", n)
 	}
-	if len(failed) > 0 {
-		for _, f := range failed {
-			fmt.Fprintf(stderr, "kbench run: FAILED %s\n", f)
-		}
-		return fmt.Errorf("%d of the measurements failed", len(failed))
-	}
-	return nil
 }
 
 // hasStatsMode says whether kdissect's help offers --stats and --format none.

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testutil"
 )
 
 // TestDemo: the built-in capture dissects as the file it comes from does.
@@ -14,7 +16,7 @@ func TestDemo(t *testing.T) {
 	}
 	file, _, _ := kdissect(t, "--format", "json", filepath.Join("..", "..", "pcaps", "kgo-produce-fetch.pcap"))
 	if !strings.Contains(file, `"kind":"request"`) || demo != file {
-		a, b := clip(demo, file)
+		a, b := testutil.Clip(demo, file)
 		t.Fatalf("demo gives other messages than the file:\n demo %s\n file %s", a, b)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/kdissect/kdissect/internal/testutil"
 	flag "github.com/spf13/pflag"
 )
 
@@ -243,7 +244,7 @@ func TestDocExamples(t *testing.T) {
 				t.Errorf("%s:%d: %s: the lines shown are not the output's, in order:\nshown:\n%s\noutput:\n%s", c.file, c.at, c.line, strings.Join(c.want, "\n"), stdout)
 			}
 		} else if !slices.Equal(got, c.want) && !*update {
-			line, g, w := firstDiff(strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			line, g, w := testutil.FirstDiff(strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			t.Errorf("%s:%d: %s: the output differs from the page's at its line %d:\n got: %s\nshown: %s\n(go test ./cmd/kdissect -run TestDocExamples -update rewrites it)", c.file, c.at, c.line, line, g, w)
 		}
 	}
@@ -444,6 +445,9 @@ func skipNeeds(files []*ast.File) (map[string]map[needs]bool, map[string][]strin
 					case *ast.SelectorExpr:
 						if x, ok := fun.X.(*ast.Ident); ok && x.Name == "browsertest" && (fun.Sel.Name == "Start" || fun.Sel.Name == "Path") {
 							direct[name][skipChromium] = true
+						}
+						if x, ok := fun.X.(*ast.Ident); ok && x.Name == "testutil" && fun.Sel.Name == "NeedRoot" {
+							direct[name][skipRoot] = true
 						}
 						calls[name] = append(calls[name], fun.Sel.Name)
 					}

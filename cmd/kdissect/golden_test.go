@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the code's output")
@@ -14,69 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files from the code'
 // golden compares got with testdata/golden/name, or rewrites the file with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/kdissect -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		line, g, w := firstDiff(string(got), string(want))
-		g, w = clip(g, w)
-		t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run with -update if the change is intended)", name, line, g, w)
-	}
-}
-
-// firstDiff returns the number (from 1) of the first line where a and b differ, and that line
-// of each.
-func firstDiff(a, b string) (int, string, string) {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := 0; i < len(al) || i < len(bl); i++ {
-		var x, y string
-		if i < len(al) {
-			x = al[i]
-		}
-		if i < len(bl) {
-			y = bl[i]
-		}
-		if x != y {
-			return i + 1, x, y
-		}
-	}
-	return 0, "", ""
-}
-
-// clip keeps the part of two differing lines around their first difference, so that a
-// failure on a long JSON line stays readable.
-func clip(a, b string) (string, string) {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	from := max(0, i-80)
-	cut := func(s string) string {
-		end := min(len(s), i+120)
-		if from > len(s) {
-			return ""
-		}
-		out := s[from:end]
-		if from > 0 {
-			out = "…" + out
-		}
-		if end < len(s) {
-			out += "…"
-		}
-		return out
-	}
-	return cut(a), cut(b)
+	testutil.Golden(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 // kdissect runs the command in-process and returns stdout, stderr and the exit status.

@@ -23,18 +23,8 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/internal/cli"
+	"github.com/kdissect/kdissect/internal/testutil"
 )
-
-// needRoot skips tests that open a packet socket unless they can.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("live capture needs Linux")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("live capture needs root (CAP_NET_RAW); CI runs these tests as root")
-	}
-}
 
 // loopback is the name of the loopback interface.
 func loopback(t *testing.T) string {
@@ -221,7 +211,7 @@ func messagesOf(t *testing.T, out string) []liveMsg {
 // messages. Every message must come once, every response paired, and the pcapng file it wrote
 // must dissect to the same messages.
 func TestLiveCapture(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	lo := loopback(t)
 	bin := kdissectBinary(t)
 	const (
@@ -419,7 +409,7 @@ func TestLiveCapture(t *testing.T) {
 // TestLiveSignalAndDuration: SIGINT stops a capture with exit status 0 and the packet counts;
 // so does --duration.
 func TestLiveSignalAndDuration(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	lo := loopback(t)
 	bin := kdissectBinary(t)
 	_, addr, port := newKfake(t, "kdissect-signal")
@@ -490,7 +480,7 @@ func TestLiveSignalAndDuration(t *testing.T) {
 // may not find kdissect); exit 1, since the command line is right. Run as root, the test drops
 // to nobody for the subprocess.
 func TestLivePermission(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	bin := kdissectBinary(t)
 	for _, args := range [][]string{{"live", "-i", loopback(t)}, {"serve", "--live", "-i", loopback(t), "--listen", "127.0.0.1:0"}} {
 		cmd := exec.Command(bin, args...)

@@ -1,12 +1,16 @@
-// Command kdissect dissects the Apache Kafka wire protocol: from capture files, or raw frames,
-// it prints every message field by field with offsets, sizes, types and values.
+// Command kdissect dissects the Apache Kafka wire protocol: from capture files, a live
+// interface or raw frames, it prints every message field by field with offsets, sizes, types
+// and values, or serves them as a page.
 //
 //	kdissect [flags] CAPTURE...         dissect pcap/pcapng files (gzipped too; - is stdin)
 //	kdissect decode [flags] [FILE]      decode raw Kafka frames (binary or hex text)
 //	kdissect schema [API] [flags]       the APIs, or one message's layout at a version
 //	kdissect errors [CODE|NAME]         Kafka's error codes and what they mean
 //	kdissect live -i IFACE [flags]      capture on a network interface (Linux)
+//	kdissect serve [flags] CAPTURE...   the workshop page over HTTP (or serve --live -i IFACE)
+//	kdissect demo [flags]               dissect a capture built into kdissect
 //	kdissect version                    the version, and the Kafka versions known
+//	kdissect help [SUBCOMMAND]          the usage of kdissect or of a subcommand
 //
 // Every subcommand takes --help. The subcommands and their usage are in cli.go; the machinery
 // that finds them, checks flags and exits with 0, 1 or 2 is package internal/cli.

@@ -293,8 +293,12 @@ func TestSchemaTables(t *testing.T) {
 func TestSchemaDraft(t *testing.T) {
 	dir := filepath.Join("..", "..", "codec", "testdata", "draft") // the draft alone
 	_, errOut, code := kdissect(t, "schema", "--schema-dir", dir, "GroupLagDescribe", "--response")
-	if code == 0 || !strings.Contains(errOut, "--api-key") {
+	if code != 1 || !strings.Contains(errOut, "GroupLagDescribeResponse has apiKey TBD; pass --api-key N to give it one\n") {
 		t.Errorf("a TBD apiKey without --api-key: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = kdissect(t, "schema", "--schema-dir", dir, "--api-key", "40000", "GroupLagDescribe", "--response")
+	if code != 1 || errOut != "kdissect: --api-key 40000 out of range\n" {
+		t.Errorf("--api-key 40000: exit %d, stderr %q", code, errOut)
 	}
 	// Flags before the subcommand's name, as well as after it.
 	out, errOut, code := kdissect(t, "--schema-dir", dir, "--api-key", "95", "schema", "GroupLagDescribe", "--response")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/internal/testutil"
 )
 
 // schemaFixtures is where the schema package keeps its fixture directories.
@@ -72,8 +74,8 @@ func TestSchemaDirKafkaShaped(t *testing.T) {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}
 				if got := out + stderrSection(withoutSkipNotice(t, errOut)); got != string(want) {
-					line, g, w := firstDiff(got, string(want))
-					g, w = clip(g, w)
+					line, g, w := testutil.FirstDiff(got, string(want))
+					g, w = testutil.Clip(g, w)
 					t.Errorf("output with --schema-dir differs from %s at line %d:\n got: %s\nwant: %s", name, line, g, w)
 				}
 			})
@@ -96,8 +98,8 @@ func TestSchemaDirOlder(t *testing.T) {
 			t.Fatalf("exit %d: %s", code, gotErr)
 		}
 		if got != want {
-			line, g, w := firstDiff(got, want)
-			g, w = clip(g, w)
+			line, g, w := testutil.FirstDiff(got, want)
+			g, w = testutil.Clip(g, w)
 			t.Errorf("%s with the older directory, line %d:\n got: %s\nwant: %s", format, line, g, w)
 		}
 		if !strings.Contains(gotErr, "skipped 1 file that is not a request, response or header definition: README.md") {

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/internal/testutil"
 )
 
 // TestServeWarns: an address other than loopback is said to expose the captured traffic, even
@@ -121,7 +122,7 @@ func pageCounts(p *browsertest.Page) (requests, responses map[int16]int, total i
 // gets everything from then on; at the end both list every request and response the client
 // exchanged, and the byte/field contract holds.
 func TestServeLive(t *testing.T) {
-	needRoot(t)
+	testutil.NeedRoot(t)
 	lo := loopback(t)
 	b := browsertest.Start(t)
 	bin := kdissectBinary(t)

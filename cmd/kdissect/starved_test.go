@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/internal/testutil"
 )
 
 // TestStarvedRuns: what kdissect says about a capture file depends on the file alone, never on
@@ -49,7 +50,7 @@ func TestStarvedRuns(t *testing.T) {
 				out, errOut, code := kdissect(t, args(format, workers, file)...)
 				got := out + stderrSection(errOut) + "exit " + strconv.Itoa(code)
 				if want := quiet[file+format[1]]; got != want {
-					g, w := clip(got, want)
+					g, w := testutil.Clip(got, want)
 					t.Errorf("%s %s --workers %d, starved:\n%s\nquiet:\n%s", filepath.Base(file), format[1], workers, g, w)
 				}
 			}
@@ -73,7 +74,7 @@ func TestStarvedRuns(t *testing.T) {
 			continue
 		}
 		if string(got) != string(want) {
-			g, w := clip(string(got), string(want))
+			g, w := testutil.Clip(string(got), string(want))
 			t.Errorf("-o DIR/ %s, starved:\n%s\nquiet:\n%s", filepath.Base(out), g, w)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -62,19 +63,7 @@ func TestGolden(t *testing.T) {
 				got += "warnings:\n" + warnings(ws) + "\n"
 			}
 			golden := strings.TrimSuffix(file, ".bin") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from %s:\n%s", name, golden, got)
-			}
+			testutil.Golden(t, golden, []byte(got), *update)
 		})
 	}
 }

@@ -84,44 +84,12 @@ func unlz4(src []byte, limit int64, hint int, spare []byte) ([]byte, error) {
 // lz4Frame decompresses the frame whose descriptor starts at src[p], appending to out; it
 // returns the offset after the frame.
 func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
-	if len(src)-p < 3 {
-		return nil, 0, errLZ4Short
-	}
-	flags, bd := src[p], src[p+1]
-	if flags&lz4VersionMask != lz4Version {
-		return nil, 0, errLZ4Version
-	}
-	// The format's reserved bits (FLG bit 1; BD bits 7 and 0-3) must be zero: a frame with
-	// one set is of a format this reader does not know.
-	if flags&0x02 != 0 || bd&0x8f != 0 {
-		return nil, 0, fmt.Errorf("lz4: reserved bits set in the frame descriptor (%02x %02x)", flags, bd)
-	}
-	hc := p + 2
-	contentSize := int64(-1) // the frame's decompressed size, when its descriptor states it
-	if flags&lz4ContentSize != 0 {
-		if len(src)-hc >= 8 {
-			contentSize = int64(binary.LittleEndian.Uint64(src[hc:]) & (1<<63 - 1))
-		}
-		hc += 8
-	}
-	if flags&lz4DictionaryID != 0 {
-		hc += 4
-	}
-	if len(src) <= hc {
-		return nil, 0, errLZ4Short
-	}
-	if sum := byte(xxh32(src[p:hc]) >> 8); src[hc] != sum {
-		return nil, 0, fmt.Errorf("%w: got %x; expected %x", lz4.ErrInvalidHeaderChecksum, sum, src[hc])
-	}
-	blockMax := 0
-	switch size := (bd >> lz4BlockSizeShift) & 7; size {
-	case 4, 5, 6, 7:
-		blockMax = 1 << (8 + 2*size) // 64 KiB, 256 KiB, 1 MiB, 4 MiB
-	default:
-		return nil, 0, fmt.Errorf("lz4: block size code %d", size)
+	fd, err := lz4Descriptor(src, p)
+	if err != nil {
+		return nil, 0, err
 	}
 	start := len(out)
-	p = hc + 1
+	p = fd.end
 	for {
 		if len(src)-p < 4 {
 			return nil, 0, errLZ4Short
@@ -131,41 +99,16 @@ func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
 		if size == 0 {
 			break // the end mark
 		}
-		stored := size&lz4Uncompressed != 0
-		n := int(size &^ lz4Uncompressed)
-		if n > blockMax {
-			return nil, 0, errLZ4Block
-		}
-		if n > len(src)-p {
-			return nil, 0, errLZ4Short
-		}
-		block := src[p : p+n]
-		p += n
-		if flags&lz4BlockChecksum != 0 {
-			if len(src)-p < 4 {
-				return nil, 0, errLZ4Short
-			}
-			if binary.LittleEndian.Uint32(src[p:]) != xxh32(block) {
-				return nil, 0, errLZ4BlockSum
-			}
-			p += 4
-		}
-		var err error
-		if stored {
-			if int64(len(out)+n) > limit {
-				return nil, 0, errTooBig(limit)
-			}
-			out = append(out, block...)
-		} else if out, err = lz4Block(block, out, start, blockMax, flags&lz4Independent != 0, limit); err != nil {
+		if out, p, err = fd.block(src, p, size, out, start, limit); err != nil {
 			return nil, 0, err
 		}
 	}
 	// The stated size is checked, never used to size anything: a frame that says otherwise
 	// than its blocks is damaged.
-	if contentSize >= 0 && int64(len(out)-start) != contentSize {
-		return nil, 0, fmt.Errorf("lz4: the frame holds %s, its descriptor says %d", plural.Count(len(out)-start, "byte"), contentSize)
+	if fd.contentSize >= 0 && int64(len(out)-start) != fd.contentSize {
+		return nil, 0, fmt.Errorf("lz4: the frame holds %s, its descriptor says %d", plural.Count(len(out)-start, "byte"), fd.contentSize)
 	}
-	if flags&lz4ContentSum != 0 {
+	if fd.flags&lz4ContentSum != 0 {
 		if len(src)-p < 4 {
 			return nil, 0, errLZ4Short
 		}
@@ -175,6 +118,88 @@ func lz4Frame(src []byte, p int, out []byte, limit int64) ([]byte, int, error) {
 		p += 4
 	}
 	return out, p, nil
+}
+
+// lz4FrameDescriptor is what a frame's descriptor says: its flags, the largest of its blocks,
+// its decompressed size (-1: not stated), and where its first block starts.
+type lz4FrameDescriptor struct {
+	flags       byte
+	blockMax    int
+	contentSize int64
+	end         int
+}
+
+// lz4Descriptor reads and checks the frame descriptor at src[p].
+func lz4Descriptor(src []byte, p int) (lz4FrameDescriptor, error) {
+	if len(src)-p < 3 {
+		return lz4FrameDescriptor{}, errLZ4Short
+	}
+	flags, bd := src[p], src[p+1]
+	if flags&lz4VersionMask != lz4Version {
+		return lz4FrameDescriptor{}, errLZ4Version
+	}
+	// The format's reserved bits (FLG bit 1; BD bits 7 and 0-3) must be zero: a frame with
+	// one set is of a format this reader does not know.
+	if flags&0x02 != 0 || bd&0x8f != 0 {
+		return lz4FrameDescriptor{}, fmt.Errorf("lz4: reserved bits set in the frame descriptor (%02x %02x)", flags, bd)
+	}
+	fd := lz4FrameDescriptor{flags: flags, contentSize: -1}
+	hc := p + 2
+	if flags&lz4ContentSize != 0 {
+		if len(src)-hc >= 8 {
+			fd.contentSize = int64(binary.LittleEndian.Uint64(src[hc:]) & (1<<63 - 1))
+		}
+		hc += 8
+	}
+	if flags&lz4DictionaryID != 0 {
+		hc += 4
+	}
+	if len(src) <= hc {
+		return lz4FrameDescriptor{}, errLZ4Short
+	}
+	if sum := byte(xxh32(src[p:hc]) >> 8); src[hc] != sum {
+		return lz4FrameDescriptor{}, fmt.Errorf("%w: got %x; expected %x", lz4.ErrInvalidHeaderChecksum, sum, src[hc])
+	}
+	switch size := (bd >> lz4BlockSizeShift) & 7; size {
+	case 4, 5, 6, 7:
+		fd.blockMax = 1 << (8 + 2*size) // 64 KiB, 256 KiB, 1 MiB, 4 MiB
+	default:
+		return lz4FrameDescriptor{}, fmt.Errorf("lz4: block size code %d", size)
+	}
+	fd.end = hc + 1
+	return fd, nil
+}
+
+// block appends the block at src[p], whose size word was size, to out (the frame's output
+// starting at out[start]); it returns the offset after the block and its checksum.
+func (fd lz4FrameDescriptor) block(src []byte, p int, size uint32, out []byte, start int, limit int64) ([]byte, int, error) {
+	stored := size&lz4Uncompressed != 0
+	n := int(size &^ lz4Uncompressed)
+	if n > fd.blockMax {
+		return nil, 0, errLZ4Block
+	}
+	if n > len(src)-p {
+		return nil, 0, errLZ4Short
+	}
+	block := src[p : p+n]
+	p += n
+	if fd.flags&lz4BlockChecksum != 0 {
+		if len(src)-p < 4 {
+			return nil, 0, errLZ4Short
+		}
+		if binary.LittleEndian.Uint32(src[p:]) != xxh32(block) {
+			return nil, 0, errLZ4BlockSum
+		}
+		p += 4
+	}
+	if stored {
+		if int64(len(out)+n) > limit {
+			return nil, 0, errTooBig(limit)
+		}
+		return append(out, block...), p, nil
+	}
+	out, err := lz4Block(block, out, start, fd.blockMax, fd.flags&lz4Independent != 0, limit)
+	return out, p, err
 }
 
 // lz4Block decompresses one block, appending it to out. The room after out grows by doubling

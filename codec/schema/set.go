@@ -134,7 +134,7 @@ func (s *Set) slot(m *Message) (**Message, error) {
 		return nil, fmt.Errorf("%s: %s: type %q is not request, response or header", m.Source, m.Name, m.Type)
 	}
 	if !m.HasAPIKey {
-		return nil, fmt.Errorf("%s: %s has no numeric apiKey; give it one with --api-key", m.Source, m.Name)
+		return nil, &NoAPIKeyError{Path: m.Source, Message: m.Name, APIKey: apiKeyText(m)}
 	}
 	a := s.apis[m.APIKey]
 	if a == nil {
@@ -219,7 +219,7 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 // named by their roles, whatever the file calls them (FieldCorrelationID, ...).
 //
 // apiKey, when >= 0, is given to every definition in dir whose apiKey is not a number; such a
-// definition without it is an error.
+// definition without it is a *NoAPIKeyError, and an apiKey past an int16 an *APIKeyRangeError.
 func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 	out := &Set{apis: map[int16]*API{}, data: maps.Clone(s.data), RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
 		notices: slices.Clone(s.notices)}
@@ -232,7 +232,7 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 		return nil, fmt.Errorf("schema dir: %w", err)
 	}
 	if apiKey > 32767 {
-		return nil, fmt.Errorf("--api-key %d out of range", apiKey)
+		return nil, &APIKeyRangeError{Key: apiKey}
 	}
 	n := 0
 	var skipped []string
@@ -271,7 +271,7 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 		}
 		if !m.HasAPIKey && m.Type != TypeHeader {
 			if apiKey < 0 {
-				return nil, fmt.Errorf("%s: %s has apiKey %s; pass --api-key N to give it one", path, m.Name, apiKeyText(m))
+				return nil, &NoAPIKeyError{Path: path, Message: m.Name, APIKey: apiKeyText(m)}
 			}
 			m.APIKey, m.HasAPIKey = int16(apiKey), true
 		}
@@ -292,4 +292,24 @@ func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
 			"schema dir %s: skipped %d %s: %s", dir, len(skipped), what, strings.Join(skipped, ", "))})
 	}
 	return out, nil
+}
+
+// NoAPIKeyError is a request or response definition whose apiKey is not a number (a KIP
+// draft's "TBD") loaded without an API key to give it.
+type NoAPIKeyError struct {
+	Path    string // the definition's file
+	Message string // its name
+	APIKey  string // what it says its apiKey is
+}
+
+func (e *NoAPIKeyError) Error() string {
+	return fmt.Sprintf("%s: %s has apiKey %s, and no API key was given for it", e.Path, e.Message, e.APIKey)
+}
+
+// APIKeyRangeError is an API key given for the definitions of a directory that no request can
+// carry: the wire's api_key is an int16.
+type APIKeyRangeError struct{ Key int }
+
+func (e *APIKeyRangeError) Error() string {
+	return fmt.Sprintf("API key %d out of range (0 to 32767)", e.Key)
 }

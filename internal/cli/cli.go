@@ -1,8 +1,9 @@
 // Package cli is kdissect's command-line plumbing: subcommands found among the arguments,
 // their usage and --help, the checks every flag gets, and the one way out (the exit statuses);
 // and the runs behind the flags: the codec and renderer the shared flags ask for (Common), a
-// capture's run with -o, -w and pipes (Capture), a live capture's (Live). The subcommands'
-// flags, and which run each one wires up, stay in cmd/kdissect.
+// capture's run with -o, -w and pipes (Capture), a live capture's (Live), the workshop page's
+// (Serve); and the wording, for the command line, of the library packages' typed errors. The
+// subcommands' flags, and which run each one wires up, stay in cmd/kdissect.
 package cli
 
 import (

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec/schema"
 )
 
@@ -233,5 +236,24 @@ func TestNegativeArgs(t *testing.T) {
 		if !slices.Equal(fs.Args(), tt.want) || *n != tt.n {
 			t.Errorf("%q: arguments %q, --n %d; want %q, %d", tt.args, fs.Args(), *n, tt.want, tt.n)
 		}
+	}
+}
+
+// TestPipeInstead: on a system without live capture, the error says which pipeline does it
+// (the text the capture package said before the command line took it over); other errors
+// stay as they are.
+func TestPipeInstead(t *testing.T) {
+	unsupported := fmt.Errorf("capturing on en0: %w (AF_PACKET)", capture.ErrLiveUnsupported)
+	got := pipeInstead(unsupported, "en0").Error()
+	want := "capturing on en0: live capture needs Linux (AF_PACKET); here, pipe a capture tool into kdissect, which dissects it as it arrives: tcpdump -i en0 -U -w - 'tcp port 9092' | kdissect -p 9092 - (on Windows: dumpcap -i en0 -w - -f 'tcp port 9092' | kdissect -p 9092 -)"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if !errors.Is(pipeInstead(unsupported, "en0"), capture.ErrLiveUnsupported) {
+		t.Error("the error no longer wraps ErrLiveUnsupported")
+	}
+	other := fmt.Errorf("capturing on lo: %w", capture.ErrPermission)
+	if got := pipeInstead(other, "lo"); got != other {
+		t.Errorf("another error became %v", got)
 	}
 }

@@ -54,7 +54,7 @@ func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *rende
 	}
 	if c.SchemaDir != "" {
 		if set, err = set.WithDir(c.SchemaDir, c.APIKey); err != nil {
-			return nil, dissect.Plan{}, err
+			return nil, dissect.Plan{}, schemaDirError(err)
 		}
 		for _, n := range set.Notices() {
 			fmt.Fprintf(stderr, "kdissect: %s\n", n.Text)
@@ -152,7 +152,7 @@ func (c *Common) Compare(dir string, stderr io.Writer) (*render.Compared, error)
 	}
 	loaded, err := cc.Schemas.WithDir(dir, c.APIKey)
 	if err != nil {
-		return nil, err
+		return nil, schemaDirError(err)
 	}
 	for _, n := range loaded.Notices()[len(cc.Schemas.Notices()):] {
 		if n.Kind == schema.Skipped {
@@ -164,4 +164,18 @@ func (c *Common) Compare(dir string, stderr io.Writer) (*render.Compared, error)
 		against = "built-in and " + c.SchemaDir
 	}
 	return &render.Compared{Dir: dir, Against: against, Comparison: schema.Compare(cc.Schemas, loaded)}, nil
+}
+
+// schemaDirError words the errors of loading a schema directory that --api-key can mend for
+// the command line.
+func schemaDirError(err error) error {
+	var noKey *schema.NoAPIKeyError
+	if errors.As(err, &noKey) {
+		return fmt.Errorf("%s: %s has apiKey %s; pass --api-key N to give it one", noKey.Path, noKey.Message, noKey.APIKey)
+	}
+	var keyRange *schema.APIKeyRangeError
+	if errors.As(err, &keyRange) {
+		return fmt.Errorf("--api-key %d out of range", keyRange.Key)
+	}
+	return err
 }

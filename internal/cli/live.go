@@ -39,12 +39,12 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		save = capture.NewSaveFile(l.Write)
 		lopt.Save = save
 	}
-	r, err := capture.OpenLive(l.Iface, lopt)
-	if err != nil {
+	r, failed := openLive(cmd, stderr, l.Iface, lopt)
+	if r == nil {
 		if save != nil {
 			save.Close()
 		}
-		return liveFailed(cmd, stderr, err)
+		return failed
 	}
 	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", l.Iface, l.Ports, StopsAfter(l.Count, l.Duration, "Ctrl-C"))
 
@@ -67,8 +67,8 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		fmt.Fprintf(stderr, "kdissect: %v\n", readErr)
 		status = ExitFailure
 	}
-	st := r.Stats()
-	if err := r.Close(); err != nil {
+	st, err := closeLive(r)
+	if err != nil {
 		fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		status = ExitFailure
 	}
@@ -84,8 +84,8 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()
-	fmt.Fprintf(stderr, "kdissect: %s captured (%d TCP), %s shown; %s received by filter, %d dropped by kernel\n",
-		plural.Count(st.Packets, "packet"), st.TCP, plural.Count(shown, "Kafka message"), plural.Count(ks.Received, "packet"), ks.Dropped)
+	fmt.Fprintf(stderr, "kdissect: %s, %s shown; %s received by filter, %d dropped by kernel\n",
+		captured(st), plural.Count(shown, "Kafka message"), plural.Count(ks.Received, "packet"), ks.Dropped)
 	noticesLeftOut(p, "", stderr)
 	if save != nil && status == ExitOK {
 		fmt.Fprintf(stderr, "kdissect: wrote %s to %s\n", plural.Count(st.Packets, "packet"), l.Write)
@@ -94,6 +94,36 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		return cmd.Failed(stderr, "writing output: %v", writeErr)
 	}
 	return status
+}
+
+// openLive opens the live capture of iface (for Live and Serve). When it cannot, it says why
+// on stderr and returns nil and the exit status.
+func openLive(cmd *Command, stderr io.Writer, iface string, opt capture.LiveOptions) (*capture.Reader, int) {
+	r, err := capture.OpenLive(iface, opt)
+	if err != nil {
+		return nil, liveFailed(cmd, stderr, pipeInstead(err, iface))
+	}
+	return r, ExitOK
+}
+
+// pipeInstead adds to the error of a system without live capture the pipeline that does it
+// there: a capture tool writing to kdissect's standard input.
+func pipeInstead(err error, iface string) error {
+	if !errors.Is(err, capture.ErrLiveUnsupported) {
+		return err
+	}
+	return fmt.Errorf("%w; here, pipe a capture tool into kdissect, which dissects it as it arrives: tcpdump -i %s -U -w - 'tcp port 9092' | kdissect -p 9092 - (on Windows: dumpcap -i %s -w - -f 'tcp port 9092' | kdissect -p 9092 -)", err, iface, iface)
+}
+
+// closeLive closes a live capture, returning its counts.
+func closeLive(r *capture.Reader) (capture.Stats, error) {
+	st := r.Stats()
+	return st, r.Close()
+}
+
+// captured says what a live capture has seen: "N packets captured (M TCP)".
+func captured(st capture.Stats) string {
+	return fmt.Sprintf("%s captured (%d TCP)", plural.Count(st.Packets, "packet"), st.TCP)
 }
 
 // liveFailed says why a live capture could not start; its result is the exit status. An

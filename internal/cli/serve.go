@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/serve"
 )
 
@@ -46,65 +48,17 @@ type Serve struct {
 // Run serves the captures files (read before the page is served), or the live capture; its
 // result is the exit status.
 func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Writer) int {
-	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
-	if o.Live && len(o.Ports) == 0 {
-		o.Ports = []string{"9092"}
+	s, status := o.setup(cmd, stderr)
+	if s == nil {
+		return status
 	}
-	ports, err := capture.ParsePorts(o.Ports)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if o.Token == "random" {
-		b := make([]byte, 16)
-		rand.Read(b)
-		o.Token = hex.EncodeToString(b)
-	}
-	needs := serve.Needs()
-	c, plan, err := o.CodecPlan(stderr, o.Select, &needs)
-	if err != nil {
-		return cmd.Report(stderr, err)
-	}
-	if err := o.Select.Check(c); err != nil {
-		return fail("%v", err)
-	}
-	keys, err := KeyLog(o.KeyLog, o.Live, stderr)
-	if err != nil {
-		return cmd.Failed(stderr, "%v", err)
-	}
-	host, _, err := net.SplitHostPort(o.Listen)
-	if err != nil {
-		return fail("--listen %s: %v", o.Listen, err)
-	}
-	maxUpload := o.MaxUpload
-	if maxUpload == 0 {
-		maxUpload = -1
-	}
-	warn := func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
-	cfg := serve.Config{Codec: c, Select: o.Select, MaxMessages: o.MaxMessages, Keep: o.Keep, MaxUpload: maxUpload,
-		MaxBytes: o.MaxBytes, Token: o.Token, Warn: warn}
-	loopback := serve.Loopback(host)
-	if loopback {
-		cfg.Hosts = []string{"localhost"}
-	}
-	srv := serve.New(cfg, o.Live)
-
 	if len(files) > 0 {
-		pcfg := dissect.Config{Codec: c, Out: srv.Renderer(), Plan: plan, Select: o.Select, IsServerPort: ports.Has,
-			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn}
-		run := newRunner(&pcfg, stdin, nil, nil)
-		if run.p, err = dissect.New(pcfg); err != nil {
-			return fail("%v", err)
-		}
-		status := ExitOK
-		run.files(files, func(err error) { status = cmd.Failed(stderr, "%v", err) })
-		run.p.Close()
-		if status != ExitOK {
+		if status := s.readFiles(cmd, files, stdin, stderr); status != ExitOK {
 			return status
 		}
 	}
-
 	// Said before listening, so that it is said even when the address cannot be had.
-	if !loopback {
+	if !s.loopback {
 		fmt.Fprintf(stderr, "kdissect: warning: serving on %s, not on loopback: the captured traffic is visible to anyone who can reach this address", o.Listen)
 		if o.Token == "" {
 			fmt.Fprint(stderr, " (--token random keeps it to those given the URL)")
@@ -115,80 +69,196 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	if err != nil {
 		return cmd.Failed(stderr, "%v", err)
 	}
-	page := pageURLs(host, ln.Addr(), o.Token)
-	hs := srv.HTTPServer()
+	page := pageURLs(s.host, ln.Addr(), o.Token)
+	hs := s.srv.HTTPServer()
+	stopped, stop, release := o.stopper()
+	defer release()
 
-	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(signals)
-	stopped := make(chan struct{})
-	stopOnce := sync.OnceFunc(func() { close(stopped) })
-	if o.Duration > 0 {
-		t := time.AfterFunc(o.Duration, stopOnce)
-		defer t.Stop()
-	}
-	go func() {
-		select {
-		case <-signals:
-			stopOnce()
-		case <-stopped:
-		}
-	}()
-
-	status := ExitOK
-	var captureDone chan struct{}
-	var captureErr error // set before captureDone is closed
-	finish := func() {}
+	finish := func() int { return ExitOK }
 	if o.Live {
-		r, err := capture.OpenLive(o.Iface, capture.LiveOptions{Ports: ports.Ranges()})
-		if err != nil {
+		if finish, status = s.startLive(cmd, o.Iface, stopped, stderr); finish == nil {
 			ln.Close()
-			return liveFailed(cmd, stderr, err)
+			return status
 		}
-		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Plan: plan, Select: o.Select, IsServerPort: ports.Has,
-			Keys: keys, Flush: true, Warn: warn})
-		if err != nil {
-			r.Close()
-			ln.Close()
-			return fail("%v", err)
-		}
-		captureDone = make(chan struct{})
-		go func() {
-			defer close(captureDone)
-			_, captureErr = p.Read(r, o.Iface)
-			p.Close()
-			srv.Close()
-		}()
-		go func() { <-stopped; r.Stop() }()
-		finish = func() {
-			<-captureDone
-			if captureErr != nil {
-				warn(captureErr)
-				status = ExitFailure
-			}
-			st := r.Stats()
-			r.Close()
-			fmt.Fprintf(stderr, "kdissect: %s captured (%d TCP)\n", plural.Count(st.Packets, "packet"), st.TCP)
-		}
-		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, ports, page)
+		fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); serving the live page on %s\n", o.Iface, s.ports, page)
 	} else {
-		fmt.Fprintf(stderr, "kdissect: serving %s on %s\n", plural.Count(srv.Messages(), "message"), page)
+		fmt.Fprintf(stderr, "kdissect: serving %s on %s\n", plural.Count(s.srv.Messages(), "message"), page)
 	}
+	status = s.serveUntil(hs, ln, stopped)
+	stop()
+	if finish() != ExitOK {
+		status = ExitFailure
+	}
+	s.srv.Close()
+	hs.Close()
+	return status
+}
+
+// serveUntil serves the page on ln until stopped is closed or the server fails; its result is
+// the exit status.
+func (s *serving) serveUntil(hs *http.Server, ln net.Listener, stopped <-chan struct{}) int {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
 	case <-stopped:
 	case err := <-served:
 		if !errors.Is(err, http.ErrServerClosed) {
-			warn(err)
-			status = ExitFailure
+			s.warn(err)
+			return ExitFailure
 		}
 	}
-	stopOnce()
-	finish()
-	srv.Close()
-	hs.Close()
+	return ExitOK
+}
+
+// serving is what a run of Serve has set up before it serves: the server, and what its
+// pipelines are made of.
+type serving struct {
+	o        *Serve
+	srv      *serve.Server
+	codec    *codec.Codec
+	plan     dissect.Plan
+	ports    *capture.Ports
+	keys     *tlsdec.KeyLog
+	host     string // of --listen
+	loopback bool
+	warn     func(error)
+}
+
+// setup checks the options and makes the server; when it cannot, it says why on stderr and
+// returns nil and the exit status.
+func (o *Serve) setup(cmd *Command, stderr io.Writer) (*serving, int) {
+	fail := func(format string, a ...any) int { return cmd.UsageError(stderr, format, a...) }
+	if o.Live && len(o.Ports) == 0 {
+		o.Ports = []string{"9092"}
+	}
+	ports, err := capture.ParsePorts(o.Ports)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if o.Token == "random" {
+		b := make([]byte, 16)
+		rand.Read(b)
+		o.Token = hex.EncodeToString(b)
+	}
+	needs := serve.Needs()
+	c, plan, err := o.CodecPlan(stderr, o.Select, &needs)
+	if err != nil {
+		return nil, cmd.Report(stderr, err)
+	}
+	if err := o.Select.Check(c); err != nil {
+		return nil, fail("%v", err)
+	}
+	keys, err := KeyLog(o.KeyLog, o.Live, stderr)
+	if err != nil {
+		return nil, cmd.Failed(stderr, "%v", err)
+	}
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, fail("--listen %s: %v", o.Listen, err)
+	}
+	maxUpload := o.MaxUpload
+	if maxUpload == 0 {
+		maxUpload = -1
+	}
+	s := &serving{o: o, codec: c, plan: plan, ports: ports, keys: keys, host: host, loopback: serve.Loopback(host),
+		warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }}
+	cfg := serve.Config{Codec: c, Select: o.Select, MaxMessages: o.MaxMessages, Keep: o.Keep, MaxUpload: maxUpload,
+		MaxBytes: o.MaxBytes, Token: o.Token, Warn: s.warn}
+	if s.loopback {
+		cfg.Hosts = []string{"localhost"}
+	}
+	s.srv = serve.New(cfg, o.Live)
+	return s, ExitOK
+}
+
+// config is the configuration of a pipeline into the server's page; live, it shows each
+// message as it completes.
+func (s *serving) config(live bool) dissect.Config {
+	cfg := dissect.Config{Codec: s.codec, Out: s.srv.Renderer(), Plan: s.plan, Select: s.o.Select, IsServerPort: s.ports.Has,
+		Keys: s.keys, Warn: s.warn}
+	if live {
+		cfg.Flush = true
+	} else {
+		cfg.Detect = len(s.o.Ports) == 0
+	}
+	return cfg
+}
+
+// readFiles dissects the files into the server before it serves them; its result is the exit
+// status.
+func (s *serving) readFiles(cmd *Command, files []string, stdin io.Reader, stderr io.Writer) int {
+	cfg := s.config(false)
+	run := newRunner(&cfg, stdin, nil, nil)
+	var err error
+	if run.p, err = dissect.New(cfg); err != nil {
+		return cmd.UsageError(stderr, "%v", err)
+	}
+	status := ExitOK
+	run.files(files, func(err error) { status = cmd.Failed(stderr, "%v", err) })
+	run.p.Close()
 	return status
+}
+
+// stopper is what ends the serving: stopped is closed by stop, on Ctrl-C or SIGTERM, or after
+// o.Duration. release stops listening for the signals.
+func (o *Serve) stopper() (stopped <-chan struct{}, stop func(), release func()) {
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	stop = sync.OnceFunc(func() { close(done) })
+	var t *time.Timer
+	if o.Duration > 0 {
+		t = time.AfterFunc(o.Duration, stop)
+	}
+	go func() {
+		select {
+		case <-signals:
+			stop()
+		case <-done:
+		}
+	}()
+	release = func() {
+		if t != nil {
+			t.Stop()
+		}
+		signal.Stop(signals)
+	}
+	return done, stop, release
+}
+
+// startLive starts capturing on iface into the server's page until stopped is closed. finish
+// waits for the capture to end and says what it captured; its result is the exit status. When
+// the capture cannot start, startLive says why and returns a nil finish and the exit status.
+func (s *serving) startLive(cmd *Command, iface string, stopped <-chan struct{}, stderr io.Writer) (finish func() int, status int) {
+	r, status := openLive(cmd, stderr, iface, capture.LiveOptions{Ports: s.ports.Ranges()})
+	if r == nil {
+		return nil, status
+	}
+	p, err := dissect.New(s.config(true))
+	if err != nil {
+		r.Close()
+		return nil, cmd.UsageError(stderr, "%v", err)
+	}
+	done := make(chan struct{})
+	var readErr error // set before done is closed
+	go func() {
+		defer close(done)
+		_, readErr = p.Read(r, iface)
+		p.Close()
+		s.srv.Close()
+	}()
+	go func() { <-stopped; r.Stop() }()
+	return func() int {
+		<-done
+		status := ExitOK
+		if readErr != nil {
+			s.warn(readErr)
+			status = ExitFailure
+		}
+		st, _ := closeLive(r)
+		fmt.Fprintf(stderr, "kdissect: %s\n", captured(st))
+		return status
+	}, ExitOK
 }
 
 // pageURLs says where the page is: one URL, or for a server listening on every address, one a

@@ -1,19 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/linelog"
 )
 
 // capture is a running tcpdump process writing one file.
@@ -22,7 +21,7 @@ type capture struct {
 	raw  string // the pcap tcpdump writes: file, or a temporary one
 	cmd  *exec.Cmd
 	done chan error   // receives the process's exit status once
-	log  *stderrLines // what the process printed on stderr
+	log  *linelog.Log // what the process printed on stderr
 }
 
 // captureStartTimeout bounds how long we wait for tcpdump to say it is
@@ -90,14 +89,14 @@ func startCapture(file string, ports []int) (*capture, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
-	c := &capture{file: file, raw: raw, cmd: cmd, done: make(chan error, 1), log: newStderrLines(stderr, "listening on")}
+	c := &capture{file: file, raw: raw, cmd: cmd, done: make(chan error, 1), log: linelog.New(stderr, "listening on")}
 	go func() {
-		<-c.log.eof // read all of stderr before Wait closes the pipe
+		<-c.log.Done() // read all of stderr before Wait closes the pipe
 		c.done <- cmd.Wait()
 	}()
 
 	select {
-	case <-c.log.ready:
+	case <-c.log.Ready():
 		time.Sleep(settle)
 		return c, nil
 	case err := <-c.done:
@@ -164,39 +163,4 @@ func withCapture(ctx context.Context, file string, ports []int, fn func(context.
 		return err
 	}
 	return c.stop()
-}
-
-// stderrLines collects a process's stderr and closes ready when a line
-// containing the ready marker appears, and eof when stderr is closed.
-type stderrLines struct {
-	ready chan struct{}
-	eof   chan struct{}
-	mu    sync.Mutex
-	lines []string
-}
-
-func newStderrLines(r io.Reader, marker string) *stderrLines {
-	s := &stderrLines{ready: make(chan struct{}), eof: make(chan struct{})}
-	go func() {
-		defer close(s.eof)
-		sc := bufio.NewScanner(r)
-		seen := false
-		for sc.Scan() {
-			s.mu.Lock()
-			s.lines = append(s.lines, sc.Text())
-			s.mu.Unlock()
-			if !seen && strings.Contains(sc.Text(), marker) {
-				seen = true
-				close(s.ready)
-			}
-		}
-	}()
-	return s
-}
-
-// String returns what the process printed so far, one line after another.
-func (s *stderrLines) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.lines, "; ")
 }

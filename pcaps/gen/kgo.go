@@ -171,15 +171,8 @@ func kgoGroup3Brokers(ctx context.Context, file string) error {
 // Produce request half written while tcpdump starts, so the capture opens
 // in the middle of a frame, on connections whose SYN it never saw.
 func kgoMidstream(ctx context.Context, file string) error {
-	const (
-		topic       = "kdissect-stream"
-		valueSize   = 3000
-		before      = 5 // records produced before the capture
-		after       = 8 // records produced after it started
-		produceWait = 30 * time.Millisecond
-	)
 	ports := []int{9092}
-	c, seeds, err := newCluster(ports, kfake.SeedTopics(1, topic))
+	c, seeds, err := newCluster(ports, kfake.SeedTopics(1, midstreamTopic))
 	if err != nil {
 		return err
 	}
@@ -187,42 +180,20 @@ func kgoMidstream(ctx context.Context, file string) error {
 
 	gate := newHalfWriteGate()
 	defer gate.release() // never leave a write held, whatever happens
-	prod, err := kgo.NewClient(kgoOpts(seeds, "kdissect-stream-producer",
-		kgo.DefaultProduceTopic(topic),
-		kgo.Dialer(gate.dial),
-	)...)
+	prod, cons, err := midstreamClients(seeds, gate)
 	if err != nil {
 		return err
 	}
 	defer prod.Close()
-	cons, err := kgo.NewClient(kgoOpts(seeds, "kdissect-stream-consumer",
-		kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	)...)
-	if err != nil {
-		return err
-	}
 	defer cons.Close()
+	produce := func(i int) error { return prod.ProduceSync(ctx, midstreamRecord(i)).FirstErr() }
 
-	value := func(i int) []byte {
-		line := fmt.Sprintf("record %03d ", i)
-		return []byte(strings.Repeat(line, valueSize/len(line)))
-	}
-	produce := func(i int) error {
-		r := &kgo.Record{
-			Key:       fmt.Appendf(nil, "k%03d", i),
-			Value:     value(i),
-			Timestamp: fixedTime.Add(time.Duration(i) * time.Millisecond),
-		}
-		return prod.ProduceSync(ctx, r).FirstErr()
-	}
-
-	for i := range before {
+	for i := range midstreamBefore {
 		if err := produce(i); err != nil {
 			return fmt.Errorf("produce: %w", err)
 		}
 	}
-	if _, err := pollN(ctx, cons, before); err != nil {
+	if _, err := pollN(ctx, cons, midstreamBefore); err != nil {
 		return err
 	}
 
@@ -230,12 +201,12 @@ func kgoMidstream(ctx context.Context, file string) error {
 	gate.arm()
 	produced := make(chan error, 1)
 	go func() {
-		for i := before; i < before+after; i++ {
+		for i := midstreamBefore; i < midstreamBefore+midstreamAfter; i++ {
 			if err := produce(i); err != nil {
 				produced <- fmt.Errorf("produce: %w", err)
 				return
 			}
-			time.Sleep(produceWait)
+			time.Sleep(midstreamProduceWait)
 		}
 		produced <- nil
 	}()
@@ -246,7 +217,51 @@ func kgoMidstream(ctx context.Context, file string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	return captureMidstream(ctx, file, ports, gate, produced, cons)
+}
 
+const (
+	midstreamTopic       = "kdissect-stream"
+	midstreamValueSize   = 3000
+	midstreamBefore      = 5 // records produced before the capture
+	midstreamAfter       = 8 // records produced after it started
+	midstreamProduceWait = 30 * time.Millisecond
+)
+
+// midstreamClients are kgoMidstream's producer, whose writes go through the gate, and
+// consumer.
+func midstreamClients(seeds []string, gate *halfWriteGate) (prod, cons *kgo.Client, err error) {
+	prod, err = kgo.NewClient(kgoOpts(seeds, "kdissect-stream-producer",
+		kgo.DefaultProduceTopic(midstreamTopic),
+		kgo.Dialer(gate.dial),
+	)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	cons, err = kgo.NewClient(kgoOpts(seeds, "kdissect-stream-consumer",
+		kgo.ConsumeTopics(midstreamTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	)...)
+	if err != nil {
+		prod.Close()
+		return nil, nil, err
+	}
+	return prod, cons, nil
+}
+
+// midstreamRecord is the record i of kgoMidstream, its value midstreamValueSize bytes of text.
+func midstreamRecord(i int) *kgo.Record {
+	line := fmt.Sprintf("record %03d ", i)
+	return &kgo.Record{
+		Key:       fmt.Appendf(nil, "k%03d", i),
+		Value:     []byte(strings.Repeat(line, midstreamValueSize/len(line))),
+		Timestamp: fixedTime.Add(time.Duration(i) * time.Millisecond),
+	}
+}
+
+// captureMidstream starts the capture while the gate holds a write, lets it go, and stops
+// once the producer is done and cons has read the records produced after.
+func captureMidstream(ctx context.Context, file string, ports []int, gate *halfWriteGate, produced <-chan error, cons *kgo.Client) error {
 	capt, err := startCapture(file, ports)
 	if err != nil {
 		return err
@@ -256,7 +271,7 @@ func kgoMidstream(ctx context.Context, file string) error {
 		capt.abort()
 		return err
 	}
-	if _, err := pollN(ctx, cons, after); err != nil {
+	if _, err := pollN(ctx, cons, midstreamAfter); err != nil {
 		capt.abort()
 		return err
 	}
