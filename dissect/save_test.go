@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/render"
 )
@@ -113,7 +115,7 @@ func TestSave(t *testing.T) {
 			file := pcapPath(tc.file)
 			saved := filepath.Join(t.TempDir(), "saved.pcapng")
 			r := tc.run
-			r.format, r.ports, r.save = "json", capturePorts, saved
+			r.format, r.ports, r.save = "json", pcaps.Ports, saved
 			out, _ := r.mustDissect(t, file)
 			want := savedMessages(t, out)
 			if len(want) == 0 {
@@ -126,7 +128,7 @@ func TestSave(t *testing.T) {
 			if float64(written) > tc.most*float64(total) {
 				t.Errorf("%d of the capture's %d packets written, more than %.0f%%", written, total, 100*tc.most)
 			}
-			for _, back := range []testRun{{ports: capturePorts}, {}} {
+			for _, back := range []testRun{{ports: pcaps.Ports}, {}} {
 				back.format, back.keylog = "json", tc.run.keylog
 				if tc.again {
 					back.sel = tc.run.sel
@@ -146,7 +148,7 @@ func TestSave(t *testing.T) {
 				t.Fatalf("tshark -r: %v: %s", err, out)
 			}
 			if tc.run.keylog == "" {
-				back, _ := testRun{format: "json", ports: capturePorts}.mustDissect(t, saved)
+				back, _ := testRun{format: "json", ports: pcaps.Ports}.mustDissect(t, saved)
 				if checked, _ := compareTshark(t, saved, back); checked == 0 {
 					t.Error("tshark finds no Kafka message in the file")
 				}
@@ -158,7 +160,7 @@ func TestSave(t *testing.T) {
 // TestSaveNothing: a run that shows nothing still leaves a pcapng file that readers open.
 func TestSaveNothing(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "saved.pcapng")
-	r := testRun{format: "summary", ports: capturePorts, save: saved, sel: func(s *Selection) { s.Expr = `api == "Nope"` }}
+	r := testRun{format: "summary", ports: pcaps.Ports, save: saved, sel: func(s *Selection) { s.Expr = `api == "Nope"` }}
 	if out, _ := r.mustDissect(t, pcapPath("kgo-produce-fetch.pcap")); strings.TrimSpace(out) != "" {
 		t.Fatalf("shown: %s", out)
 	}
@@ -174,7 +176,7 @@ func TestLimitFiles(t *testing.T) {
 	total := packetsIn(t, file)
 	for _, workers := range []int{1, 3} {
 		f, c := formatCodec(t, "summary", false)
-		ports, err := capture.ParsePorts([]string{capturePorts})
+		ports, err := capture.ParsePorts([]string{pcaps.Ports})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +207,7 @@ func TestSaveStdin(t *testing.T) {
 	dir := t.TempDir()
 	fromFile, fromStdin := filepath.Join(dir, "file.pcapng"), filepath.Join(dir, "stdin.pcapng")
 	sel := func(s *Selection) { s.APIs = []string{"Heartbeat"} }
-	want, _ := testRun{format: "summary", ports: capturePorts, sel: sel, save: fromFile}.mustDissect(t, file)
+	want, _ := testRun{format: "summary", ports: pcaps.Ports, sel: sel, save: fromFile}.mustDissect(t, file)
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +217,7 @@ func TestSaveStdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	var shown strings.Builder
-	p, _ := testRun{format: "summary", ports: capturePorts, sel: sel}.pipeline(t, &shown, io.Discard, Config{Save: NewSave(out)})
+	p, _ := testRun{format: "summary", ports: pcaps.Ports, sel: sel}.pipeline(t, &shown, io.Discard, Config{Save: NewSave(out)})
 	if err := p.Files([]string{"-"}, bytes.NewReader(data), func(err error) { t.Error(err) }); err != nil {
 		t.Fatal(err)
 	}
