@@ -13,6 +13,7 @@ import (
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/pcaps"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 )
@@ -118,6 +119,10 @@ func TestShallowCaptures(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no captures in pcaps/")
 	}
+	ports, err := capture.ParsePorts([]string{pcaps.Ports})
+	if err != nil {
+		t.Fatal(err)
+	}
 	total := &twinPipelines{}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
@@ -137,11 +142,9 @@ func TestShallowCaptures(t *testing.T) {
 			}
 			defer r.Close()
 			a := reassembly.New(p, reassembly.Options{
-				IsServerPort: func(port uint16) bool {
-					return (port >= 9092 && port <= 9094) || port == 19092 || port == 36333
-				},
-				TLSKeys: keys,
-				Detect:  p.full.DetectRequest,
+				IsServerPort: ports.Has,
+				TLSKeys:      keys,
+				Detect:       p.full.DetectRequest,
 			})
 			for {
 				seg, err := r.Next()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // benchCapture is a capture of 40 copies of the three-broker consumer-group capture, one after
@@ -58,7 +60,7 @@ func BenchmarkDissect(b *testing.B) {
 		for _, workers := range []int{1, 2, 4} {
 			b.Run(fmt.Sprintf("%s/workers=%d", mode.name, workers), func(b *testing.B) {
 				r := mode.run
-				r.ports, r.workers = capturePorts, workers
+				r.ports, r.workers = pcaps.Ports, workers
 				b.SetBytes(size)
 				b.ReportAllocs()
 				for b.Loop() {
@@ -87,7 +89,7 @@ func BenchmarkFilter(b *testing.B) {
 	size := fi.Size()
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(48 << 20))
-	out, _ := testRun{format: "summary", ports: capturePorts}.mustDissect(b, file)
+	out, _ := testRun{format: "summary", ports: pcaps.Ports}.mustDissect(b, file)
 	messages := strings.Count(out, " Request ") + strings.Count(out, " Response ")
 	for _, mode := range []struct {
 		name string
@@ -101,7 +103,7 @@ func BenchmarkFilter(b *testing.B) {
 		{"Y-body", func(s *Selection) { s.Expr = `api == "Produce" && req.Acks == 0` }},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
-			r := testRun{format: "summary", ports: capturePorts, workers: 1, sel: mode.sel}
+			r := testRun{format: "summary", ports: pcaps.Ports, workers: 1, sel: mode.sel}
 			b.SetBytes(size)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -126,7 +128,7 @@ func BenchmarkLearnNames(b *testing.B) {
 		}
 		file, size = env, fi.Size()
 	}
-	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(b, io.Discard, io.Discard, Config{})
+	p, _ := testRun{format: "summary", ports: pcaps.Ports}.pipeline(b, io.Discard, io.Discard, Config{})
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // bodyInt is the integer value of a top-level body field of m (the header's fields come first
@@ -156,7 +158,7 @@ func TestDisplayFilters(t *testing.T) {
 			if tt.same != nil {
 				compareSets(t, dissectJSON(t, file, testRun{sel: tt.same}), want)
 			}
-			if _, errOut, _ := (testRun{format: "none", ports: capturePorts, sel: y.sel}).dissect(t, file); strings.Contains(errOut, "-Y") {
+			if _, errOut, _ := (testRun{format: "none", ports: pcaps.Ports, sel: y.sel}).dissect(t, file); strings.Contains(errOut, "-Y") {
 				t.Errorf("the expression failed on a pair: %s", errOut)
 			}
 			got := summaryLinesOf(t, file, y)

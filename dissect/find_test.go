@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/gopacket/gopacket/pcapgo"
 )
 
@@ -128,7 +130,7 @@ func parseJSON(t *testing.T, out string) []*jsonMsg {
 // ports of pcaps/, and parses the output.
 func dissectJSON(t *testing.T, file string, r testRun) []*jsonMsg {
 	t.Helper()
-	r.format, r.ports = "json", capturePorts
+	r.format, r.ports = "json", pcaps.Ports
 	out, errOut, code := r.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("%s: exit %d: %s", file, code, errOut)
@@ -181,8 +183,10 @@ func intValue(f *jsonField) (int64, bool) {
 	return v, err == nil
 }
 
-// topicArrays are the arrays whose elements name a topic in a field called Name.
-var topicArrays = map[string]bool{"Topics": true, "TopicData": true, "Responses": true, "Results": true}
+// topicArrays are the arrays whose elements name a topic in a field called Name
+// (AddPartitionsToTxn's up to v3 among them).
+var topicArrays = map[string]bool{"Topics": true, "TopicData": true, "Responses": true, "Results": true,
+	"V3AndBelowTopics": true, "ResultsByTopicV3AndBelow": true}
 
 const (
 	unknownTopic = "topic name unknown"
@@ -205,8 +209,9 @@ func topicOfID(f *jsonField) string {
 }
 
 // topicsIn lists the topics a message names: Topic and TopicName fields, Name fields of topic
-// array elements, and topic ids, both as they are and through their notes; not the topics of a
-// subscription or assignment inside a bytes field, which --topic does not look at.
+// array elements, the elements of TopicNames arrays, and topic ids, both as they are and through
+// their notes; not the topics of a subscription or assignment inside a bytes field, which
+// --topic does not look at.
 func topicsIn(m *jsonMsg) []string {
 	var out []string
 	add := func(s string) {
@@ -216,6 +221,11 @@ func topicsIn(m *jsonMsg) []string {
 	}
 	walkOwnFields(m.Fields, func(f *jsonField, array string) {
 		if s, ok := str(f); ok && (f.Name == "Topic" || f.Name == "TopicName" || f.Name == "Name" && topicArrays[array]) {
+			add(s)
+		}
+		// The string elements of TopicNames arrays: DeleteTopics' topics, and a KIP-848
+		// member's subscription (SubscribedTopicNames), a plain field, unlike a classic one's.
+		if s, ok := str(f); ok && strings.HasPrefix(f.Name, "[") && strings.HasSuffix(array, "TopicNames") {
 			add(s)
 		}
 		if f.Name == "TopicId" && f.Type == "uuid" {
@@ -907,7 +917,7 @@ func TestStats(t *testing.T) {
 				}
 				msgs = sel
 			}
-			out, errOut, code := testRun{format: "none", stats: true, ports: capturePorts, sel: tt.sel}.dissect(t, file)
+			out, errOut, code := testRun{format: "none", stats: true, ports: pcaps.Ports, sel: tt.sel}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -998,7 +1008,7 @@ func upper(cells []string) []string {
 // TestStatsNumbers pins numbers from the capture's description in pcaps/README.md, so that the
 // counting rules of the test and of --stats cannot drift together.
 func TestStatsNumbers(t *testing.T) {
-	out, errOut, code := testRun{format: "none", stats: true, ports: capturePorts}.dissect(t, pcapPath("kgo-group-3brokers.pcap"))
+	out, errOut, code := testRun{format: "none", stats: true, ports: pcaps.Ports}.dissect(t, pcapPath("kgo-group-3brokers.pcap"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -1114,7 +1124,7 @@ func TestTopicNamesForIDs(t *testing.T) {
 			}
 
 			// The diagram shows the same notes, in the same order.
-			out, errOut, code := testRun{ports: capturePorts}.dissect(t, file)
+			out, errOut, code := testRun{ports: pcaps.Ports}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -1137,7 +1147,7 @@ func TestTopicNamesForIDs(t *testing.T) {
 			}
 
 			// Summary lines of Fetch and Produce name the topics, by name when it is known.
-			out, errOut, code = testRun{format: "summary", ports: capturePorts}.dissect(t, file)
+			out, errOut, code = testRun{format: "summary", ports: pcaps.Ports}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -1212,7 +1222,7 @@ func TestSecretsRedacted(t *testing.T) {
 			for _, f := range formats {
 				for _, show := range []bool{false, true} {
 					r := f.run
-					r.ports, r.showSecrets = capturePorts, show
+					r.ports, r.showSecrets = pcaps.Ports, show
 					out, errOut, code := r.dissect(t, file)
 					if code != 0 {
 						t.Fatalf("%s (show secrets %v): exit %d: %s", f.name, show, code, errOut)
@@ -1367,7 +1377,7 @@ func TestErrorsFilterAndStats(t *testing.T) {
 	compareSets(t, dissectJSON(t, file, testRun{sel: func(s *Selection) { s.Errors = true; s.APIs = []string{"Produce"}; s.Responses = true }}),
 		expectSet(pairs, all(hasErrors, apiIs(0)), "response"))
 
-	out, errOut, code := testRun{format: "none", stats: true, ports: capturePorts}.dissect(t, file)
+	out, errOut, code := testRun{format: "none", stats: true, ports: pcaps.Ports}.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

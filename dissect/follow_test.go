@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // The tests of captures that come through a pipe: a real capture is written into an os.Pipe
@@ -317,7 +319,7 @@ func TestFollowPipe(t *testing.T) {
 	for _, fr := range runs {
 		t.Run(fr.String(), func(t *testing.T) {
 			t.Parallel()
-			r := testRun{format: fr.format, ports: capturePorts}
+			r := testRun{format: fr.format, ports: pcaps.Ports}
 			path := pcapPath(fr.file)
 			want, _ := r.mustDissect(t, path)
 			var fromFile stampedWriter
@@ -395,7 +397,7 @@ func TestFollowPipeCut(t *testing.T) {
 				cutFile = append(cutFile, pc.b...)
 			}
 			path := writeTemp(t, "cut"+fr.file, cutFile)
-			r := testRun{format: fr.format, ports: capturePorts}
+			r := testRun{format: fr.format, ports: pcaps.Ports}
 			want, wantErr, code := r.dissect(t, path)
 			if code != 1 || !strings.Contains(wantErr, "truncated after packet") {
 				t.Fatalf("the cut file: exit %d, %s", code, wantErr)
@@ -427,7 +429,7 @@ func TestFollowPipeCut(t *testing.T) {
 // file does.
 func TestFollowPipeLimit(t *testing.T) {
 	t.Parallel()
-	r := testRun{format: "summary", ports: capturePorts}
+	r := testRun{format: "summary", ports: pcaps.Ports}
 	path := pcapPath("kgo-produce-fetch.pcap")
 	var want, wantErr bytes.Buffer
 	pf, _ := r.pipeline(t, &want, &wantErr, Config{Limit: 3})
@@ -462,7 +464,7 @@ func TestFollowPipeStop(t *testing.T) {
 	pr, pw := newPipe(t)
 	var out, errOut bytes.Buffer
 	var stopped atomic.Bool
-	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(t, &out, &errOut, Config{Stop: func() { stopped.Store(true) }})
+	p, _ := testRun{format: "summary", ports: pcaps.Ports}.pipeline(t, &out, &errOut, Config{Stop: func() { stopped.Store(true) }})
 	feed(t, pw, pieces[:20], false, nil, true)
 	time.AfterFunc(300*time.Millisecond, p.Stop)
 	if err := fromPipe(t, p, pr)(); err != nil {
@@ -491,7 +493,7 @@ func TestFollowPipeIdle(t *testing.T) {
 	pieces := takenNow(t, readPieces(t, "kgo-produce-fetch.pcap"))
 	// Drop the packet of a request whose connection goes on after it: reassembly then holds
 	// the rest of the connection until the loss is judged (FlushAfter on the capture's clock).
-	r := testRun{format: "summary", ports: capturePorts}
+	r := testRun{format: "summary", ports: pcaps.Ports}
 	var fromFile stampedWriter
 	want, _ := r.mustDissect(t, pcapPath("kgo-produce-fetch.pcap"))
 	fromFile.Write([]byte(want))
@@ -537,7 +539,7 @@ func TestFollowPipeIdle(t *testing.T) {
 func TestFollowPipeBatch(t *testing.T) {
 	path := pcapPath("kgo-produce-fetch.pcap")
 	var out, errOut bytes.Buffer
-	p, _ := testRun{format: "summary", ports: capturePorts}.pipeline(t, &out, &errOut, Config{Batch: true})
+	p, _ := testRun{format: "summary", ports: pcaps.Ports}.pipeline(t, &out, &errOut, Config{Batch: true})
 	if _, err := p.File(path); err != nil {
 		t.Fatalf("a file with Batch: %v", err)
 	}
@@ -579,7 +581,7 @@ func TestFollowPipeStalled(t *testing.T) {
 	t.Parallel()
 	for _, format := range []string{"json", "summary"} {
 		t.Run(format, func(t *testing.T) {
-			r := testRun{format: format, ports: capturePorts}
+			r := testRun{format: format, ports: pcaps.Ports}
 			want, _ := r.mustDissect(t, pcapPath("kgo-produce-fetch.pcap"))
 			pieces := readPieces(t, "kgo-produce-fetch.pcap")
 			stallAt := pieces[len(pieces)/2].packet

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // TestFollowFIFO: a capture file that is a FIFO (mkfifo; tcpdump -U -w FIFO) is read once, as
@@ -18,7 +20,7 @@ import (
 func TestFollowFIFO(t *testing.T) {
 	t.Parallel()
 	path := pcapPath("kgo-produce-fetch.pcap")
-	r := testRun{format: "json", ports: capturePorts} // JSON learns topic names in a first pass over files
+	r := testRun{format: "json", ports: pcaps.Ports} // JSON learns topic names in a first pass over files
 	want, _ := r.mustDissect(t, path)
 	data, err := os.ReadFile(path)
 	if err != nil {

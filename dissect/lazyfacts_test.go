@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/model"
@@ -58,7 +60,7 @@ func TestLazyFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports, err := capture.ParsePorts([]string{capturePorts})
+	ports, err := capture.ParsePorts([]string{pcaps.Ports})
 	if err != nil {
 		t.Fatal(err)
 	}

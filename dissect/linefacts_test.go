@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // summaryLines runs a capture in the summary format and returns its message lines by packet
@@ -20,7 +22,7 @@ func summaryLines(t *testing.T, file string) map[string]string {
 // summaryLinesOf is summaryLines for a run with more settings (a selection).
 func summaryLinesOf(t *testing.T, file string, r testRun) map[string]string {
 	t.Helper()
-	r.format, r.ports = "summary", capturePorts
+	r.format, r.ports = "summary", pcaps.Ports
 	out, errOut, code := r.dissect(t, file)
 	if code != 0 {
 		t.Fatalf("%s: exit %d: %s", file, code, errOut)

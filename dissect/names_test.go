@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // TestNamesFromWholeFile: in kgo-late-metadata.pcap a Fetch names a topic by id before the
@@ -53,7 +55,7 @@ func TestNamesFromWholeFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	r := testRun{format: "json", ports: capturePorts}
+	r := testRun{format: "json", ports: pcaps.Ports}
 	p, _ := r.pipeline(t, &out, &errOut, Config{})
 	if _, err := fileFrom(p, bytes.NewReader(data), "stdin"); err != nil {
 		t.Fatal(err)

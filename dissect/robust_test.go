@@ -32,6 +32,9 @@ import (
 // robustCaptures are the real captures the rewrites start from.
 var robustCaptures = []string{"kgo-produce-fetch.pcap", "kgo-group-3brokers.pcap"}
 
+// robustPorts are the broker ports of robustCaptures and of the few other captures
+// dissectPath reads: narrower than pcaps.Ports, since isBrokerPort tells the rewrites'
+// directions by them.
 const robustPorts = "9092-9094"
 
 func isBrokerPort(p layers.TCPPort) bool { return p >= 9092 && p <= 9094 }

@@ -20,9 +20,6 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-// capturePorts are the broker ports of every capture in pcaps/.
-const capturePorts = "9092-9094,19092,36333"
-
 func pcapPath(name string) string { return filepath.Join("..", "pcaps", name) }
 
 // captures lists the capture files shipped in pcaps/.

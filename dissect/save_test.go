@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/render"
 )
@@ -112,7 +114,7 @@ func TestSave(t *testing.T) {
 			file := pcapPath(tc.file)
 			saved := filepath.Join(t.TempDir(), "saved.pcapng")
 			r := tc.run
-			r.format, r.ports, r.save = "json", capturePorts, saved
+			r.format, r.ports, r.save = "json", pcaps.Ports, saved
 			out, _ := r.mustDissect(t, file)
 			want := savedMessages(t, out)
 			if len(want) == 0 {
@@ -125,7 +127,7 @@ func TestSave(t *testing.T) {
 			if float64(written) > tc.most*float64(total) {
 				t.Errorf("%d of the capture's %d packets written, more than %.0f%%", written, total, 100*tc.most)
 			}
-			for _, back := range []testRun{{ports: capturePorts}, {}} {
+			for _, back := range []testRun{{ports: pcaps.Ports}, {}} {
 				back.format, back.keylog = "json", tc.run.keylog
 				if tc.again {
 					back.sel = tc.run.sel
@@ -145,7 +147,7 @@ func TestSave(t *testing.T) {
 				t.Fatalf("tshark -r: %v: %s", err, out)
 			}
 			if tc.run.keylog == "" {
-				back, _ := testRun{format: "json", ports: capturePorts}.mustDissect(t, saved)
+				back, _ := testRun{format: "json", ports: pcaps.Ports}.mustDissect(t, saved)
 				if checked, _ := compareTshark(t, saved, back); checked == 0 {
 					t.Error("tshark finds no Kafka message in the file")
 				}
@@ -157,7 +159,7 @@ func TestSave(t *testing.T) {
 // TestSaveNothing: a run that shows nothing still leaves a pcapng file that readers open.
 func TestSaveNothing(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "saved.pcapng")
-	r := testRun{format: "summary", ports: capturePorts, save: saved, sel: func(s *Selection) { s.Expr = `api == "Nope"` }}
+	r := testRun{format: "summary", ports: pcaps.Ports, save: saved, sel: func(s *Selection) { s.Expr = `api == "Nope"` }}
 	if out, _ := r.mustDissect(t, pcapPath("kgo-produce-fetch.pcap")); strings.TrimSpace(out) != "" {
 		t.Fatalf("shown: %s", out)
 	}
@@ -173,7 +175,7 @@ func TestLimitFiles(t *testing.T) {
 	total := packetsIn(t, file)
 	for _, workers := range []int{1, 3} {
 		f, c := formatCodec(t, "summary", false)
-		ports, err := capture.ParsePorts([]string{capturePorts})
+		ports, err := capture.ParsePorts([]string{pcaps.Ports})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // sessionJSON is the "fetch_session" key of a JSON line.
@@ -111,7 +113,7 @@ func TestFetchSessions(t *testing.T) {
 	for _, name := range []string{"kgo-fetch-session.pcap", "kgo-group-3brokers.pcap", "kgo-produce-fetch.pcap", "sarama-produce-consume.pcap"} {
 		t.Run(name, func(t *testing.T) {
 			file := pcapPath(name)
-			out, errOut, code := testRun{format: "json", ports: capturePorts, stats: true}.dissect(t, file)
+			out, errOut, code := testRun{format: "json", ports: pcaps.Ports, stats: true}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

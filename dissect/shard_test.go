@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/kdissect/kdissect/capture"
 )
 
@@ -65,7 +67,7 @@ func TestWorkersSameOutput(t *testing.T) {
 		if strings.HasPrefix(filepath.Base(f), "other-") {
 			continue // no Kafka: nothing to compare
 		}
-		r := testRun{ports: capturePorts}
+		r := testRun{ports: pcaps.Ports}
 		r.keylog = keylogOf(f)
 		inputs = append(inputs, input{filepath.Base(f), r, f})
 	}
@@ -80,7 +82,7 @@ func TestWorkersSameOutput(t *testing.T) {
 		}
 		lossy = append(lossy, p)
 	}
-	inputs = append(inputs, input{"lossy", testRun{ports: capturePorts}, writePcap(t, lossy, linkEthernet, false)})
+	inputs = append(inputs, input{"lossy", testRun{ports: pcaps.Ports}, writePcap(t, lossy, linkEthernet, false)})
 
 	formats := []testRun{{format: "summary"}, {format: "json"}, {format: "diagram", hex: true}, {format: "none", stats: true}}
 	for _, in := range inputs {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // Frames kept outside the heap (Plan.SpillOver) give the output of frames on the heap, byte
@@ -14,7 +16,7 @@ func TestSpilledFramesSameOutput(t *testing.T) {
 		{format: "json", sel: func(s *Selection) { s.Responses = true }}, {format: "parquet"}}
 	for _, file := range captures(t) {
 		for _, r := range runs {
-			r.ports = capturePorts
+			r.ports = pcaps.Ports
 			r.keylog = keylogOf(file)
 			for _, workers := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%s %s stats=%v workers=%d", filepath.Base(file), r.format, r.stats, workers), func(t *testing.T) {

@@ -10,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // msgKey identifies a Kafka message by the packet holding its last byte and its correlation id.
@@ -24,12 +27,18 @@ type tsharkMsg struct {
 	request      bool
 }
 
-// tsharkMessages asks tshark to dissect a capture as Kafka on ports 9092-9094.
+// tsharkMessages asks tshark to dissect a capture as Kafka on the ports of pcaps.Ports.
 func tsharkMessages(t *testing.T, file string) map[msgKey]tsharkMsg {
 	t.Helper()
+	ports, err := capture.ParsePorts([]string{pcaps.Ports})
+	if err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"-r", file, "-n"}
-	for _, p := range []int{9092, 9093, 9094, 19092, 36333} {
-		args = append(args, "-d", fmt.Sprintf("tcp.port==%d,kafka", p))
+	for _, r := range ports.Ranges() {
+		for p := int(r.Lo); p <= int(r.Hi); p++ {
+			args = append(args, "-d", fmt.Sprintf("tcp.port==%d,kafka", p))
+		}
 	}
 	args = append(args, "-Y", "kafka", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=,",
 		"-e", "frame.number", "-e", "tcp.dstport", "-e", "kafka.correlation_id",
@@ -46,7 +55,7 @@ func tsharkMessages(t *testing.T, file string) map[msgKey]tsharkMsg {
 		}
 		frame, _ := strconv.Atoi(f[0])
 		dport, _ := strconv.Atoi(f[1])
-		request := dport >= 9092 && dport <= 9094 || dport == 19092 || dport == 36333
+		request := ports.Has(uint16(dport))
 		corrs, keys, versions, reqFrames := split(f[2]), split(f[3]), split(f[4]), split(f[5])
 		for i, c := range corrs {
 			corr, _ := strconv.Atoi(c)
@@ -78,7 +87,7 @@ func TestAgainstTshark(t *testing.T) {
 	needTshark(t)
 	for _, file := range kafkaCaptures(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			out, errOut, code := testRun{format: "json", ports: capturePorts}.dissect(t, file)
+			out, errOut, code := testRun{format: "json", ports: pcaps.Ports}.dissect(t, file)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

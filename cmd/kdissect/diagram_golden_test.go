@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // titleLine matches a diagram's title line: "Produce Request v13  correlation_id 1 ...".
@@ -16,7 +18,7 @@ var titleLine = regexp.MustCompile(`^(\S+) (Request|Response) v\d+ `)
 func TestGoldenDiagramPerAPI(t *testing.T) {
 	seen := map[string]string{}
 	for _, file := range kafkaCaptures(t) {
-		out, errOut, code := kdissect(t, "-p", capturePorts, file)
+		out, errOut, code := kdissect(t, "-p", pcaps.Ports, file)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", file, code, errOut)
 		}
@@ -56,7 +58,7 @@ func TestGoldenDiagramPerAPI(t *testing.T) {
 func TestGoldenDiagramRecords(t *testing.T) {
 	for _, name := range []string{"kgo-codecs.pcap", "sarama-codecs.pcap", "kgo-transactions.pcap"} {
 		t.Run(name, func(t *testing.T) {
-			out, errOut, code := kdissect(t, "-p", capturePorts, filepath.Join("..", "..", "pcaps", name))
+			out, errOut, code := kdissect(t, "-p", pcaps.Ports, filepath.Join("..", "..", "pcaps", name))
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/kdissect/kdissect/internal/cli"
 )
 
@@ -62,7 +64,7 @@ func TestConsumerProtocolJSON(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.capture+"/"+tc.api+"/"+tc.kind, func(t *testing.T) {
-			out, errOut, code := kdissect(t, "-p", capturePorts, "--format", "json", "--api", tc.api, "--"+tc.kind+"s", pcap(tc.capture))
+			out, errOut, code := kdissect(t, "-p", pcaps.Ports, "--format", "json", "--api", tc.api, "--"+tc.kind+"s", pcap(tc.capture))
 			if code != cli.ExitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -95,7 +97,7 @@ func lenHex(v any) int {
 // TestControlRecordJSON: each transaction marker that kgo-transactions.pcap fetches shows its
 // key's bytes and names its type.
 func TestControlRecordJSON(t *testing.T) {
-	out, errOut, code := kdissect(t, "-p", capturePorts, "--format", "json", "--api", "Fetch", "--responses", pcap("kgo-transactions.pcap"))
+	out, errOut, code := kdissect(t, "-p", pcaps.Ports, "--format", "json", "--api", "Fetch", "--responses", pcap("kgo-transactions.pcap"))
 	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

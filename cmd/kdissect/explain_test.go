@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -54,7 +56,7 @@ func TestGoldenExplain(t *testing.T) {
 			"0xffff int16 -1 → null",
 			"0xffffffff int32 -1 → null",
 		}},
-		{"kgo-produce-fetch.pcap.explain", []string{"--explain", "-p", capturePorts, filepath.Join("..", "..", "pcaps", "kgo-produce-fetch.pcap")}, nil, []string{
+		{"kgo-produce-fetch.pcap.explain", []string{"--explain", "-p", pcaps.Ports, filepath.Join("..", "..", "pcaps", "kgo-produce-fetch.pcap")}, nil, []string{
 			"response header v0: ApiVersions responses always use v0",
 			"0x00 uvarint 0 → null",
 			"0x4c → zigzag 76 → 38",

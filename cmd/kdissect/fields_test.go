@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/parquet-go/parquet-go"
 )
 
 // jsonTrees are the field trees of a capture's JSON lines, each node decoded as a map.
 func jsonTrees(t *testing.T, file string) []any {
 	t.Helper()
-	out, errOut, code := kdissect(t, "--format", "json", "-p", capturePorts, pcap(file))
+	out, errOut, code := kdissect(t, "--format", "json", "-p", pcaps.Ports, pcap(file))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -32,7 +34,7 @@ func jsonTrees(t *testing.T, file string) []any {
 func parquetTrees(t *testing.T, file string) []any {
 	t.Helper()
 	name := filepath.Join(t.TempDir(), "out.parquet")
-	if _, errOut, code := kdissect(t, "--format", "parquet", "-o", name, "-p", capturePorts, pcap(file)); code != 0 {
+	if _, errOut, code := kdissect(t, "--format", "parquet", "-o", name, "-p", pcaps.Ports, pcap(file)); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	data, err := os.ReadFile(name)
@@ -75,7 +77,7 @@ func each(v any, f func(map[string]any)) {
 // shownRequests counts the request lines -Y shows of a capture.
 func shownRequests(t *testing.T, file, expr string) int {
 	t.Helper()
-	out, errOut, code := kdissect(t, "--format", "json", "-p", capturePorts, "-Y", expr, pcap(file))
+	out, errOut, code := kdissect(t, "--format", "json", "-p", pcaps.Ports, "-Y", expr, pcap(file))
 	if code != 0 {
 		t.Fatalf("-Y %s: exit %d: %s", expr, code, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/internal/testutil"
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the code's output")
@@ -26,9 +27,6 @@ func kdissect(t *testing.T, args ...string) (string, string, int) {
 	code := run(args, strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), code
 }
-
-// capturePorts are the broker ports of every capture in pcaps/.
-const capturePorts = "9092-9094,19092,36333"
 
 // kafkaCaptures lists the captures in pcaps/ that hold Kafka in the clear: not the other
 // protocols' captures, not the TLS ones (which have a key log beside them).
@@ -71,7 +69,7 @@ func TestGoldenCaptures(t *testing.T) {
 		for _, format := range []string{"summary", "json"} {
 			name := filepath.Base(file) + "." + format
 			t.Run(name, func(t *testing.T) {
-				out, errOut, code := kdissect(t, "--format", format, "-p", capturePorts, file)
+				out, errOut, code := kdissect(t, "--format", format, "-p", pcaps.Ports, file)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}

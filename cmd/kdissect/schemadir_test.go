@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/internal/testutil"
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // schemaFixtures is where the schema package keeps its fixture directories.
@@ -69,7 +70,7 @@ func TestSchemaDirKafkaShaped(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out, errOut, code := kdissect(t, "--schema-dir", dir, "--format", format, "-p", capturePorts, file)
+				out, errOut, code := kdissect(t, "--schema-dir", dir, "--format", format, "-p", pcaps.Ports, file)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kdissect/kdissect/pcaps"
+
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/internal/testutil"
 )
@@ -26,7 +28,7 @@ func TestStarvedRuns(t *testing.T) {
 	files := captures(t)
 	formats := [][]string{{"--format", "json", "--errors"}, {"--format", "summary"}}
 	args := func(format []string, workers int, file string) []string {
-		a := append([]string{"-p", capturePorts, "--workers", strconv.Itoa(workers)}, format...)
+		a := append([]string{"-p", pcaps.Ports, "--workers", strconv.Itoa(workers)}, format...)
 		if keylog := strings.TrimSuffix(file, filepath.Ext(file)) + ".keylog"; fileExists(keylog) {
 			a = append(a, "--tls-keylog", keylog)
 		}
@@ -40,7 +42,7 @@ func TestStarvedRuns(t *testing.T) {
 		}
 	}
 	quietDir := t.TempDir()
-	dirArgs := []string{"--format", "json", "--errors", "-p", capturePorts, "-o", quietDir + "/"}
+	dirArgs := []string{"--format", "json", "--errors", "-p", pcaps.Ports, "-o", quietDir + "/"}
 	_, quietDirErr, quietDirCode := kdissect(t, append(dirArgs, files...)...)
 
 	defer starve()()

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kdissect/kdissect/pcaps"
 )
 
 // TestTLSKeyLogFlag: a key log that cannot be read, or holds nothing usable, is an error; one
@@ -47,7 +49,7 @@ func TestGoldenTLSDecrypted(t *testing.T) {
 		for _, format := range []string{"summary", "json"} {
 			file := name
 			t.Run(name+".pcap.keylog."+format, func(t *testing.T) {
-				out, errOut, code := kdissect(t, "--format", format, "-p", capturePorts, "--tls-keylog", pcap(file+".keylog"), pcap(file+".pcap"))
+				out, errOut, code := kdissect(t, "--format", format, "-p", pcaps.Ports, "--tls-keylog", pcap(file+".keylog"), pcap(file+".pcap"))
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}

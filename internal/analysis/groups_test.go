@@ -1,7 +1,6 @@
 package analysis_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -10,53 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/model"
-	"github.com/kdissect/kdissect/render"
 )
 
 // The tests check each analysis against what the test computes itself from the capture's JSON
 // lines (kdissect --format json): the same capture, read by the same pipeline, but the
 // expectations come from the JSON's fields, not from the analysis's code.
-
-// run reads a capture of pcaps/ through a pipeline that writes to out, decoding as the json
-// format does (records left unexpanded until written) with facts, and records as mode says.
-func run(t *testing.T, name, mode string, out func(render.Format) render.Renderer) {
-	t.Helper()
-	set, err := schema.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := render.LookupFormat("json")
-	p, err := newPipeline(set, f, mode, out(f))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.File(capturePath(name)); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// table runs analysis a over a capture and returns its one table.
-func table(t *testing.T, name, mode string, a analysis.Analysis) model.Table {
-	t.Helper()
-	run(t, name, mode, func(render.Format) render.Renderer { return feed{a} })
-	tables := a.Tables()
-	if len(tables) != 1 {
-		t.Fatalf("%d tables", len(tables))
-	}
-	tab := tables[0]
-	for _, r := range tab.Rows {
-		if len(r) != len(tab.Columns) {
-			t.Fatalf("row of %d values for %d columns: %v", len(r), len(tab.Columns), r)
-		}
-	}
-	return tab
-}
 
 // msg is one JSON line of a message.
 type msg map[string]any
@@ -64,9 +23,7 @@ type msg map[string]any
 // messages returns the messages of a capture's JSON lines.
 func messages(t *testing.T, name, mode string) []msg {
 	t.Helper()
-	var buf bytes.Buffer
-	run(t, name, mode, func(f render.Format) render.Renderer { return f.New(&buf, render.Options{}) })
-	d := json.NewDecoder(&buf)
+	d := json.NewDecoder(jsonOutput(t, name, mode))
 	d.UseNumber()
 	var out []msg
 	for d.More() {

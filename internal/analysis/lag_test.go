@@ -2,29 +2,22 @@ package analysis_test
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
-	"github.com/kdissect/kdissect/codec/schema"
-	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/model"
-	"github.com/kdissect/kdissect/render"
 )
 
-// realCaptures are the captures of real clients the analyses are checked on: those of pcaps/,
-// and testdata/kgo-lag.pcap.
+// realCaptures are the captures of pcaps/ the lag and e2e analyses are checked on.
 var realCaptures = []string{
 	"kgo-fetch-session.pcap", // incremental fetch sessions
 	"kgo-lag.pcap",           // a consumer that falls behind, then catches up
@@ -32,75 +25,6 @@ var realCaptures = []string{
 	"sarama-produce-consume.pcap",
 	"kafkago-produce-consume.pcap",
 	"kgo-group-3brokers.pcap",
-}
-
-// capturePath finds a capture in testdata/ (made by pcaps/gen for these tests alone: its port
-// is not one the tests of every file of pcaps/ take as Kafka), else in pcaps/.
-func capturePath(name string) string {
-	if strings.HasPrefix(name, "testdata/") {
-		return name
-	}
-	if p := filepath.Join("testdata", name); fileExists(p) {
-		return p
-	}
-	return filepath.Join("..", "..", "pcaps", name)
-}
-
-func fileExists(name string) bool {
-	_, err := os.Stat(name)
-	return err == nil
-}
-
-// feed is a renderer that tells analyses of each message, as --stats will.
-type feed []analysis.Analysis
-
-func (f feed) Message(e *model.Entry) error {
-	for _, a := range f {
-		a.Add(e)
-	}
-	return nil
-}
-func (feed) Notice(*model.Notice) error { return nil }
-func (feed) Close() error               { return nil }
-func (feed) Flush() error               { return nil }
-
-// analyse runs a dissect pipeline over a capture and feeds its messages to as.
-func analyse(t *testing.T, capture string, as ...analysis.Analysis) {
-	t.Helper()
-	if err := analyseFile(capture, as...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// newPipeline is a one-worker pipeline for format f (records decoded as deep as records says;
-// "" is the format's default), with facts, writing to out.
-func newPipeline(set *schema.Set, f render.Format, records string, out render.Renderer) (*dissect.Pipeline, error) {
-	sel := dissect.SelectAll()
-	plan, err := dissect.NewPlan(f, dissect.Asks{Records: records, Select: sel})
-	if err != nil {
-		return nil, err
-	}
-	plan.Facts = true
-	c := dissect.NewCodec(set, plan, dissect.CodecOptions{})
-	return dissect.New(dissect.Config{Codec: c, Out: out, Plan: plan, Select: sel, Detect: true, Workers: 1})
-}
-
-// analyseFile runs a dissect pipeline over a capture of pcaps/, decoding record batches to
-// their headers (as summaries with --records headers do), and feeds its messages to as.
-func analyseFile(capture string, as ...analysis.Analysis) error {
-	set, err := schema.Embedded()
-	if err != nil {
-		return err
-	}
-	f := render.Format{Needs: render.Needs{Tree: true, Facts: true}, Records: "headers"}
-	p, err := newPipeline(set, f, "", feed(as))
-	if err != nil {
-		return err
-	}
-	if _, err := p.File(capturePath(capture)); err != nil {
-		return err
-	}
-	return p.Close()
 }
 
 // jsonLine is a message as kdissect's JSON lines write it, with what the tests read of it.
@@ -136,24 +60,8 @@ type jsonNode struct {
 // reads back its messages.
 func jsonLines(t *testing.T, capture string) []jsonLine {
 	t.Helper()
-	set, err := schema.Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, _ := render.LookupFormat("json")
-	var out bytes.Buffer
-	p, err := newPipeline(set, f, "", f.New(&out, render.Options{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.File(capturePath(capture)); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
 	var lines []jsonLine
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(jsonOutput(t, capture, ""))
 	sc.Buffer(nil, 1<<24)
 	for sc.Scan() {
 		var l jsonLine

@@ -15,7 +15,8 @@ import (
 )
 
 // The scenarios of the conversation-level answers (--stats: groups, producers, transactions):
-// what the older captures do not show. Each has a broker port of its own in 19200-19209.
+// what the older captures do not show. Each has a broker port of its own, from 19200 on,
+// which pcaps.Ports lists.
 
 // answerRecords makes n records with fixed keys, values and timestamps.
 func answerRecords(prefix string, n int) []*kgo.Record {

@@ -9,6 +9,8 @@
 //	sudo go run ./pcaps/gen -out pcaps
 //
 // Scenarios run one after another, so several of them can use port 9092.
+// Every broker port a scenario listens on must be in pcaps.Ports
+// (pcaps/ports.go), the ports the tests take as Kafka.
 package main
 
 import (
@@ -32,11 +34,6 @@ type scenario struct {
 	// the start of the process (a cpu.* one, read only at start-up): gen
 	// runs the scenario in a child process of its own with it.
 	godebug string
-	// dir, if set, is the folder the capture goes to instead of -out (a path
-	// from the repository root): a capture that only one package's tests
-	// read, on a port that the tests reading every file of pcaps/ do not take
-	// as Kafka.
-	dir string
 }
 
 var scenarios = []scenario{
@@ -72,7 +69,7 @@ var scenarios = []scenario{
 	{file: "kgo-fetch-session.pcap", run: kgoFetchSession},
 	{file: "kgo-late-metadata.pcap", run: kgoLateMetadata},
 	// A consumer that falls behind: consumer lag and end-to-end latency.
-	{file: "kgo-lag.pcap", run: kgoLag, dir: "internal/analysis/testdata"},
+	{file: "kgo-lag.pcap", run: kgoLag},
 	// The conversation-level answers: transactions v1 with a group's offsets, a member that
 	// joins late (classic and KIP-848), an idempotent producer's retry.
 	{file: "kgo-txn-groups.pcap", run: kgoTxnGroups},
@@ -111,9 +108,6 @@ func main() {
 			continue
 		}
 		file := filepath.Join(*out, s.file)
-		if s.dir != "" {
-			file = filepath.Join(s.dir, s.file)
-		}
 		start := time.Now()
 		run := runScenario
 		if s.godebug != "" && !*child {
