@@ -47,6 +47,7 @@ type liveSource struct {
 	tp      *afpacket.TPacket
 	lt      layers.LinkType
 	ng      *pcapgo.NgWriter
+	tap     Tap
 	started time.Time
 	stopped atomic.Bool
 	stats   KernelStats
@@ -116,7 +117,7 @@ func openLive(iface string, opt LiveOptions) (*Reader, error) {
 	if err != nil {
 		return nil, liveError(iface, "AF_PACKET socket", err)
 	}
-	s := &liveSource{name: iface, tp: tp, lt: lt}
+	s := &liveSource{name: iface, tp: tp, lt: lt, tap: opt.Tap}
 	if err := s.attach(filter); err != nil {
 		tp.Close()
 		return nil, liveError(iface, "attaching the filter", err)
@@ -212,6 +213,9 @@ func (s *liveSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 			if err := s.ng.WritePacket(w, data); err != nil {
 				return nil, gopacket.CaptureInfo{}, 0, fmt.Errorf("writing the capture: %w", err)
 			}
+		}
+		if s.tap != nil {
+			s.tap.Packet(ci, s.lt, data)
 		}
 		return data, ci, s.lt, nil
 	}

@@ -1,0 +1,156 @@
+package rotate
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Policy says when a file is closed and the next one begun.
+type Policy struct {
+	// Every is the length of a period (0: periods end only by size or by Rotate); periods
+	// begin at multiples of it counted from midnight UTC, so that the files of a fleet line up.
+	Every time.Duration
+	// Size ends a period once its file has this many bytes (0: no limit). A format that writes
+	// in blocks (Parquet's row groups) ends it after the block that reaches it.
+	Size int64
+}
+
+// content is what one kind of output writes into each period's file.
+type content interface {
+	// start begins a period's file on w; w is nil when the file could not be created: the
+	// period writes nothing.
+	start(w io.Writer)
+	// end writes what the period still holds, for the file to be closed.
+	end() error
+}
+
+// rotator runs the periods of one output: it opens each period's file, closes and renames it,
+// and deletes the oldest. Its methods hold its lock: a content's methods are called under it.
+type rotator struct {
+	mu     sync.Mutex
+	dir    *Dir
+	pol    Policy
+	warn   func(error)
+	now    func() time.Time
+	out    content
+	f      *file // nil: this period writes nothing
+	timer  *time.Timer
+	closed bool
+	files  int
+	failed bool // the last period failed: said, not said again until one succeeds
+}
+
+// newRotator begins the first period; now is the clock the files are named by.
+func newRotator(d *Dir, p Policy, warn func(error), out content, now func() time.Time) *rotator {
+	r := &rotator{dir: d, pol: p, warn: warn, now: now, out: out}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.begin()
+	return r
+}
+
+// begin opens the next period's file and sets the timer to the period's end.
+func (r *rotator) begin() {
+	start := r.now()
+	f, err := r.dir.create(start)
+	if err != nil {
+		r.fail(fmt.Errorf("creating a file in %s: %w", r.dir.Path, err))
+		r.out.start(nil)
+	} else {
+		r.f = f
+		r.out.start(f)
+	}
+	if r.pol.Every > 0 {
+		next := start.Truncate(r.pol.Every).Add(r.pol.Every)
+		r.timer = time.AfterFunc(next.Sub(start), r.Rotate)
+	}
+}
+
+// finish ends the current period: its file is written out and renamed, the oldest deleted.
+func (r *rotator) finish() error {
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	err := r.out.end()
+	if r.f == nil {
+		return nil
+	}
+	if err != nil {
+		r.f.abort()
+		err = fmt.Errorf("%s: %w", r.f.name, err)
+	} else {
+		err = r.f.commit()
+	}
+	r.f = nil
+	if err != nil {
+		r.fail(err)
+		return err
+	}
+	r.files++
+	r.failed = false
+	if err := r.dir.prune(); err != nil {
+		r.warn(fmt.Errorf("deleting old files in %s: %w", r.dir.Path, err))
+	}
+	return nil
+}
+
+// fail says that the period's file is left out, once until a period succeeds again.
+func (r *rotator) fail(err error) {
+	if !r.failed && r.warn != nil {
+		r.warn(fmt.Errorf("%w; this period's file is left out, capture goes on", err))
+	}
+	r.failed = true
+}
+
+// Rotate closes the current file and begins the next one now.
+func (r *rotator) Rotate() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return
+	}
+	r.finish()
+	r.begin()
+}
+
+// check, after a write, drops a period whose file failed and ends one that reached its size.
+func (r *rotator) check(werr error) {
+	if r.f == nil {
+		return
+	}
+	n, err := r.f.state()
+	if err == nil {
+		err = werr
+	}
+	switch {
+	case err != nil:
+		r.out.end() // the format's own goroutines end; what it says is the same error
+		r.f.abort()
+		r.fail(fmt.Errorf("%s: %w", r.f.name, err))
+		r.f = nil
+		r.out.start(nil)
+	case r.pol.Size > 0 && n >= r.pol.Size:
+		r.finish()
+		r.begin()
+	}
+}
+
+// Close ends the last period. Its error is the last file's.
+func (r *rotator) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	return r.finish()
+}
+
+// Files returns how many files have been written (some may have been deleted since).
+func (r *rotator) Files() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.files
+}
