@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -239,4 +240,19 @@ func (f *file) commit() error {
 func (f *file) abort() {
 	f.f.Close()
 	os.Remove(f.tmp)
+}
+
+// Write writes a file of its own, named by start, as the period files are: under a temporary
+// name, renamed once write has returned without error, removed otherwise. It returns the
+// file's path.
+func (d *Dir) Write(start time.Time, write func(w io.Writer) error) (string, error) {
+	f, err := d.create(start)
+	if err != nil {
+		return "", err
+	}
+	if err := write(f); err != nil {
+		f.abort()
+		return "", fmt.Errorf("%s: %w", f.name, err)
+	}
+	return f.name, f.commit()
 }
