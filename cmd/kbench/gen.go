@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
@@ -59,14 +60,14 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	n, err := parseSize(*size)
+	n, err := cli.ParseSize(*size)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbench gen: -size: %v\n", err)
 		return errUsage
 	}
 	o.size = n
 	if *backlog != "0" {
-		if o.backlog, err = parseSize(*backlog); err != nil {
+		if o.backlog, err = cli.ParseSize(*backlog); err != nil {
 			fmt.Fprintf(stderr, "kbench gen: -backlog: %v\n", err)
 			return errUsage
 		}
@@ -85,30 +86,6 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 		return genInner(o, stdout, stderr)
 	}
 	return genOuter(o, stdout, stderr)
-}
-
-// parseSize reads a size such as 200MB, 1.5GB, 512MiB or 1000000 (bytes). MB is 10^6 bytes,
-// MiB is 2^20.
-func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.TrimSpace(s[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a size such as 200MB", s)
-	}
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9,
-		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
-	}[strings.ToLower(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("%q: unknown unit %q (B, KB, MB, GB, KiB, MiB, GiB)", s, unit)
-	}
-	return int64(v * mult), nil
 }
 
 // genOuter makes the network namespace, runs kbench gen -inner inside it, and removes it.

@@ -22,6 +22,7 @@ type liveOptions struct {
 	count    int
 	duration time.Duration
 	write    string
+	always   alwaysOnOptions
 }
 
 func liveFlags() (*flag.FlagSet, *liveOptions) {
@@ -41,7 +42,8 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); filtered in the kernel")
 	fs.IntVarP(&o.count, "count", "c", 0, "stop after this many Kafka messages")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h)")
-	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file")
+	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file (with --rotate or --rotate-size: to files of periods in this directory)")
+	o.always.register(fs)
 	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
@@ -67,7 +69,11 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if len(ports.Ranges()) == 0 {
 		return fail("no ports given")
 	}
-	o.Trees = o.sel.ReadsBodies()
+	always, err := o.always.build(&o.Common, o.write, stderr)
+	if err != nil {
+		return fail("%v", err)
+	}
+	o.Trees = o.sel.ReadsBodies() || o.always.readsBodies()
 	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
@@ -77,18 +83,30 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return cmd.Failed(stderr, "%v", err)
 	}
 	// A format written only at the end is refused before Output, whose advice for Parquet
-	// (give -o) does not apply: live has no -o.
-	if f, err := o.LookupFormat(); err == nil && f.Batch {
-		return fail("--format %s writes its output only at the end: live capture shows each message as it completes", f.Name)
+	// (give -o FILE) does not apply: live writes files only to a directory.
+	if f, err := o.LookupFormat(); err == nil && f.Batch && o.always.dir == "" {
+		return fail("--format %s writes its output only at the end: give -o DIR/ (and --rotate DURATION) for a file per period; without it, live capture shows each message as it completes", f.Name)
 	}
-	f, inner, err := o.Output(stdout, stderr)
+	var f render.Format
+	var inner render.Renderer
+	if always != nil && always.New != nil {
+		f, err = o.LookupFormat()
+	} else {
+		f, inner, err = o.Output(stdout, stderr)
+	}
 	if err == nil {
-		err = cli.WritesSomething(f, o.sel.Stats || o.write != "", "--stats (the tables) or -w FILE (the packets)")
+		err = cli.WritesSomething(f, o.sel.Stats || o.write != "" || o.always.ring != 0, "--stats (the tables), -w FILE (the packets) or --ring SIZE")
 	}
 	if err != nil {
 		return fail("%v", err)
 	}
+	if always != nil {
+		f.Needs = o.always.needs(f.Needs)
+		if always.Packets != "" {
+			o.write = ""
+		}
+	}
 
-	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write}
+	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Always: always}
 	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
 }

@@ -22,6 +22,8 @@ type Live struct {
 	Count    int
 	Duration time.Duration
 	Write    string
+	// Always, when not nil, writes the output to files of periods and keeps a flight recorder.
+	Always *AlwaysOn
 }
 
 // Run captures through a pipeline of cfg (its Limit, Flush, Stop and Warn are set here),
@@ -39,12 +41,20 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		save = capture.NewSaveFile(l.Write)
 		lopt.Save = save
 	}
+	var ts taps
+	if l.Always != nil {
+		lopt.Tap = &ts
+	}
 	r, err := capture.OpenLive(l.Iface, lopt)
 	if err != nil {
 		if save != nil {
 			save.Close()
 		}
 		return liveFailed(cmd, stderr, err)
+	}
+	var on *alwaysOn
+	if l.Always != nil {
+		on, cfg.Out = l.Always.start(l.Iface, cfg.Out, &ts, stderr)
 	}
 	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", l.Iface, l.Ports, StopsAfter(l.Count, l.Duration, "Ctrl-C"))
 
@@ -59,6 +69,10 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	p, err := dissect.New(cfg)
 	if err != nil {
+		if on != nil {
+			cfg.Out.Close()
+			on.close()
+		}
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	_, readErr := p.Read(r, l.Iface)
@@ -79,6 +93,12 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		}
 	}
 	writeErr := p.Close()
+	if on != nil {
+		if err := on.close(); err != nil {
+			fmt.Fprintf(stderr, "kdissect: %v\n", err)
+			status = ExitFailure
+		}
+	}
 	if stats := p.Stats(); stats != nil && writeErr == nil {
 		writeErr = f.WriteStats(stats, stdout)
 	}
