@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket/pcapgo"
+)
+
+// netns makes a network namespace with its loopback interface up, removed at the end of the
+// test: traffic replayed there is the only traffic a capture in it sees. It skips the test
+// without root, ip or tcpreplay.
+func netns(t *testing.T) string {
+	t.Helper()
+	needRoot(t)
+	for _, tool := range []string{"ip", "tcpreplay"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found (apt-get install -y iproute2 tcpreplay)", tool)
+		}
+	}
+	name := fmt.Sprintf("kdissect-test-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", name).Run() })
+	if out, err := exec.Command("ip", "netns", "exec", name, "ip", "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set lo up: %v: %s", err, out)
+	}
+	return name
+}
+
+// replay sends a capture of pcaps/ on the namespace's loopback interface, loops times, each
+// time with other addresses (new connections), at pps packets a second.
+func replay(t *testing.T, ns, capture string, loops, pps int) {
+	t.Helper()
+	args := []string{"netns", "exec", ns, "tcpreplay", "-q", "-i", "lo", "--pps", fmt.Sprint(pps), "--loop", fmt.Sprint(loops)}
+	if loops > 1 {
+		args = append(args, "--unique-ip")
+	}
+	out, err := exec.Command("ip", append(args, filepath.Join("..", "..", "pcaps", capture))...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tcpreplay %s: %v: %s", capture, err, out)
+	}
+}
+
+// startLiveIn starts kdissect live on the loopback interface of a namespace.
+func startLiveIn(t *testing.T, bin, ns string, args ...string) *liveProcess {
+	t.Helper()
+	wrapper := filepath.Join(t.TempDir(), "kdissect-in-ns")
+	script := fmt.Sprintf("#!/bin/sh\nexec ip netns exec %s %s \"$@\"\n", ns, bin)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return startLive(t, wrapper, "lo", args...)
+}
+
+// waitFor waits until the process has said want on stderr; after timeout it fails.
+func (lp *liveProcess) waitFor(t *testing.T, want string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !strings.Contains(lp.stderr.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kdissect live did not say %q within %v:\n%s", want, timeout, lp.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestLiveFlightRecorder replays thousands of messages with one error response among them
+// (sarama's JoinGroup answered MEMBER_ID_REQUIRED) to kdissect live --ring --save-on: exactly
+// one pcapng file is saved, its comment names the pair, and kdissect reads back from it the
+// failing pair and the messages around it.
+func TestLiveFlightRecorder(t *testing.T) {
+	ns := netns(t)
+	bin := kdissectBinary(t)
+	dir := t.TempDir()
+	lp := startLiveIn(t, bin, ns, "--format", "none", "--ring", "16MB", "--save-on", "len(errors) > 0",
+		"--save-before", "1h", "--save-after", "1s", "-o", dir+"/")
+	replay(t, ns, "kgo-produce-fetch.pcap", 40, 4000) // 40 × 42 messages
+	replay(t, ns, "sarama-produce-consume.pcap", 1, 4000)
+	replay(t, ns, "kafkago-produce-consume.pcap", 10, 4000) // 10 × 64; no errors
+	lp.waitFor(t, "saved the ring to", 60*time.Second)
+	if err := lp.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := lp.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, lp.stderr)
+	}
+	t.Logf("stderr:\n%s", lp.stderr)
+	if !strings.Contains(lp.stderr.String(), "saved 1 file") || !strings.Contains(lp.stderr.String(), "0 dropped by kernel") {
+		t.Errorf("stderr does not say one file saved and no packet dropped")
+	}
+	saved, err := filepath.Glob(filepath.Join(dir, "*.saved.pcapng"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := os.ReadDir(dir)
+	if len(saved) != 1 || len(all) != 1 {
+		t.Fatalf("saved %q; the directory holds %d entries; want one file", saved, len(all))
+	}
+
+	f, err := os.Open(saved[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comment := r.SectionInfo().Comment
+	if !strings.Contains(comment, `--save-on "len(errors) > 0" matched the JoinGroup response v8`) || !strings.Contains(comment, "correlation id 3,") {
+		t.Errorf("comment %q does not name the JoinGroup response", comment)
+	}
+	packets := 0
+	for {
+		if _, _, err := r.ReadPacketData(); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		packets++
+	}
+
+	// Read back: the failing pair, paired, and its context: the messages replayed before it
+	// (--save-before 1h: all the ring holds).
+	out, errOut, code := kdissect(t, "--format", "json", "--errors", saved[0])
+	if code != 0 {
+		t.Fatalf("reading %s back: exit %d: %s", saved[0], code, errOut)
+	}
+	var pair []string
+	for _, m := range parseLines(t, out) {
+		if m["kind"] == "request" || m["kind"] == "response" {
+			rf, _ := m["request_frame"].(float64)
+			pair = append(pair, fmt.Sprintf("%v %v corr %v paired %v", m["api_name"], m["kind"], m["correlation_id"], rf > 0 || m["kind"] == "request"))
+		}
+	}
+	if want := []string{"JoinGroup request corr 3 paired true", "JoinGroup response corr 3 paired true"}; !slices.Equal(pair, want) ||
+		!strings.Contains(out, "MEMBER_ID_REQUIRED") {
+		t.Errorf("the pairs with errors read back: %q; want %q, with MEMBER_ID_REQUIRED", pair, want)
+	}
+	out, errOut, code = kdissect(t, "--format", "summary", saved[0])
+	if code != 0 {
+		t.Fatalf("reading %s back: exit %d: %s", saved[0], code, errOut)
+	}
+	if n := strings.Count(out, "kdissect-producer"); n < 40 {
+		t.Errorf("%d packets read back, %d messages of the replay before the error; want its 40 loops", packets, n)
+	}
+}
