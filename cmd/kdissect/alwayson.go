@@ -44,20 +44,14 @@ func (a *alwaysOnOptions) register(fs *flag.FlagSet) {
 func (a *alwaysOnOptions) build(c *cli.Common, write string, stderr io.Writer) (*cli.AlwaysOn, error) {
 	rotates := a.every > 0 || a.size > 0
 	switch {
-	case a.every < 0:
-		return nil, fmt.Errorf("--rotate %v: give a positive duration", a.every)
 	case (rotates || a.keep > 0 || a.keepSize > 0) && a.dir == "" && write == "":
 		return nil, fmt.Errorf("--rotate, --rotate-size, --keep and --keep-size write files in a directory: give -o DIR/ or -w DIR/")
 	case (a.keep > 0 || a.keepSize > 0) && !rotates:
 		return nil, fmt.Errorf("--keep and --keep-size go with --rotate or --rotate-size")
-	case a.keep < 0 || a.saveMax < 0:
-		return nil, fmt.Errorf("--keep and --save-max count files: give 0 or more")
 	case (a.ring > 0) != (a.saveOn != ""):
 		return nil, fmt.Errorf("--ring SIZE and --save-on EXPR go together: the ring is saved when a pair matches")
 	case a.ring > 0 && a.dir == "":
 		return nil, fmt.Errorf("--save-on saves files in a directory: give -o DIR/")
-	case a.saveBefore < 0 || a.saveAfter < 0:
-		return nil, fmt.Errorf("--save-before and --save-after: give durations of 0 or more")
 	}
 	if a.dir == "" && !rotates {
 		return nil, nil
