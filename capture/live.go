@@ -25,6 +25,9 @@ type LiveOptions struct {
 	// Tap, if not nil, is shown every packet the kernel filter kept, as it is read, before
 	// the Reader returns it (the flight recorder's ring, rotating pcapng files).
 	Tap Tap
+	// Warn, if not nil, is told when the interface goes away (down, or deleted) and when the
+	// capture, which waits for it, starts again.
+	Warn func(error)
 }
 
 // Tap sees the packets of a live capture as they are read. Data is the capture's own buffer,

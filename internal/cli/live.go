@@ -35,7 +35,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	interrupts := CatchInterrupts()
 	defer interrupts.Release()
 
-	lopt := capture.LiveOptions{Ports: l.Ports.Ranges()}
+	lopt := capture.LiveOptions{Ports: l.Ports.Ranges(), Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }}
 	var save *capture.SaveFile
 	if l.Write != "" {
 		save = capture.NewSaveFile(l.Write)
