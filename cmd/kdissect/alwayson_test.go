@@ -196,3 +196,52 @@ func TestLiveInterfaceFlap(t *testing.T) {
 		t.Errorf("%d messages after the interface came back, want the capture's %d:\n%s", got, want, lp.stderr)
 	}
 }
+
+// TestLiveFullDisk writes rotating JSON files to a file system too small for them (a tmpfs of
+// 256 KB): kdissect live says that a file is left out, goes on capturing, and leaves only
+// complete files, each of whole JSON lines, and no temporary one.
+func TestLiveFullDisk(t *testing.T) {
+	ns := netns(t)
+	bin := kdissectBinary(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	lp := startLiveIn(t, bin, ns, "lo", "--format", "json", "--rotate-size", "100KB", "-o", dir)
+	replay(t, ns, "kgo-produce-fetch.pcap", 20, 4000)
+	lp.waitFor(t, "capture goes on", 30*time.Second)
+	if err := lp.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := lp.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, lp.stderr)
+	}
+	t.Logf("stderr:\n%s", lp.stderr)
+	if !strings.Contains(lp.stderr.String(), "no space left on device") {
+		t.Errorf("stderr does not say the disk is full")
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".jsonl") || strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("%s left in the directory", e.Name())
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Errorf("%s does not end with a whole line", e.Name())
+		}
+		parseLines(t, string(b)) // fails on a line cut short
+		files++
+	}
+	if files == 0 {
+		t.Errorf("no file written")
+	}
+}

@@ -17,6 +17,9 @@ type Policy struct {
 	Size int64
 }
 
+// retryAfter is how long a period whose file failed writes nothing before it tries a new file.
+const retryAfter = time.Second
+
 // content is what one kind of output writes into each period's file.
 type content interface {
 	// start begins a period's file on w; w is nil when the file could not be created: the
@@ -40,6 +43,9 @@ type rotator struct {
 	closed bool
 	files  int
 	failed bool // the last period failed: said, not said again until one succeeds
+	// retry is when a period without a file tries to begin one again: a full disk may have
+	// been given room.
+	retry time.Time
 }
 
 // newRotator begins the first period; now is the clock the files are named by.
@@ -57,6 +63,7 @@ func (r *rotator) begin() {
 	f, err := r.dir.create(start)
 	if err != nil {
 		r.fail(fmt.Errorf("creating a file in %s: %w", r.dir.Path, err))
+		r.retry = start.Add(retryAfter)
 		r.out.start(nil)
 	} else {
 		r.f = f
@@ -118,6 +125,10 @@ func (r *rotator) Rotate() {
 // check, after a write, drops a period whose file failed and ends one that reached its size.
 func (r *rotator) check(werr error) {
 	if r.f == nil {
+		if now := r.now(); now.After(r.retry) {
+			r.finish()
+			r.begin()
+		}
 		return
 	}
 	n, err := r.f.state()
@@ -130,6 +141,7 @@ func (r *rotator) check(werr error) {
 		r.f.abort()
 		r.fail(fmt.Errorf("%s: %w", r.f.name, err))
 		r.f = nil
+		r.retry = r.now().Add(retryAfter)
 		r.out.start(nil)
 	case r.pol.Size > 0 && n >= r.pol.Size:
 		r.finish()
