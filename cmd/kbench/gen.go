@@ -30,11 +30,12 @@ type genOptions struct {
 	out     string
 	size    int64
 	timeout time.Duration
-	rate    float64 // MB/s of record values the producers may write together; 0: no limit
-	kafka   string  // cap the clients' request versions at this Kafka release's; "": the newest
-	backlog int64   // the plain consumers wait for this many bytes of values, then fetch them in big responses; 0: they read from the first record on
-	inner   bool    // running inside the namespace
-	with    string  // a shell command run in the namespace beside tcpdump, interrupted when the capture ends
+	rate    float64       // MB/s of record values the producers may write together; 0: no limit
+	kafka   string        // cap the clients' request versions at this Kafka release's; "": the newest
+	backlog int64         // the plain consumers wait for this many bytes of values, then fetch them in big responses; 0: they read from the first record on
+	inner   bool          // running inside the namespace
+	with    string        // a shell command run in the namespace beside tcpdump, interrupted when the capture ends
+	lasting time.Duration // stop after this long, whatever the size (0: at -size)
 }
 
 func genMain(args []string, stdout, stderr io.Writer) error {
@@ -48,6 +49,7 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.kafka, "kafka", "", "cap the clients' request versions at those of this Kafka release (e.g. 2.8): older tshark releases know only older versions (default: the newest franz-go speaks)")
 	backlog := fs.String("backlog", "0", "the plain consumers start once the producers have written this much of record values, and fetch up to that much in one response (big Fetch responses, as a consumer catching up gets; no consumer groups then); 0: they read from the first record on")
 	fs.StringVar(&o.with, "with", "", "also run this shell command in the namespace while the workload runs, started before the clients and interrupted (SIGINT) when tcpdump is, e.g. a live capture to measure: -with 'kdissect live -i lo -p 9092-9094 >/dev/null'")
+	fs.DurationVar(&o.lasting, "for", 0, "stop after this long instead of at -size (a workload of a steady length: kbench soak)")
 	fs.BoolVar(&o.inner, "inner", false, "internal: run the workload in the current network namespace")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -140,7 +142,7 @@ func genOuter(o genOptions, stdout, stderr io.Writer) error {
 	}
 	args := in(self, "gen", "-inner", "-o", o.out, "-size", strconv.FormatInt(o.size, 10),
 		"-timeout", o.timeout.String(), "-rate", strconv.FormatFloat(o.rate, 'f', -1, 64), "-kafka", o.kafka,
-		"-backlog", strconv.FormatInt(o.backlog, 10), "-with", o.with)
+		"-backlog", strconv.FormatInt(o.backlog, 10), "-with", o.with, "-for", o.lasting.String())
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// ip netns exec execs kbench itself, which stops tcpdump and its clients on SIGINT.
@@ -269,7 +271,7 @@ wait:
 			if st, err := os.Stat(o.out); err == nil {
 				size = st.Size()
 			}
-			if size >= o.size {
+			if size >= o.size || o.lasting > 0 && time.Since(start) >= o.lasting {
 				break wait
 			}
 			if time.Since(lastReport) >= 5*time.Second {

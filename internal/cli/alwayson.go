@@ -122,6 +122,7 @@ func (on *alwaysOn) close() error {
 	if on.ring != nil {
 		fmt.Fprintf(on.stderr, "kdissect: the ring held %s (%d of %d bytes) at the end; saved %s\n",
 			plural.Count(on.ring.Len(), "packet"), on.ring.Used(), on.ring.Cap(), plural.Count(int(on.saved.Load()), "file"))
+		on.ring.Close()
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/rotate"
 	"github.com/kdissect/kdissect/model"
@@ -113,7 +114,7 @@ func (r *Recorder) observe(e *model.Entry) {
 			if _, ok := r.pending[e.Stream][corr]; !ok {
 				r.npend++
 			}
-			r.pending[e.Stream][corr] = e
+			r.pending[e.Stream][corr] = r.keep(e)
 		}
 		return
 	}
@@ -123,6 +124,21 @@ func (r *Recorder) observe(e *model.Entry) {
 		r.npend--
 	}
 	r.decide(req, e)
+}
+
+// keep returns what is kept of a request until its response comes: all of it when Expr reads
+// its body; otherwise its place and facts only, not its field tree and bytes, so that the
+// requests waiting (Produce requests, with their records) take little memory.
+func (r *Recorder) keep(e *model.Entry) *model.Entry {
+	if r.cfg.Expr.ReadsBodies() {
+		return e
+	}
+	lite := *e
+	m := e.Msg
+	lite.Msg = &codec.Message{Response: m.Response, APIKey: m.APIKey, APIName: m.APIName, Version: m.Version,
+		HeaderVersion: m.HeaderVersion, CorrelationID: m.CorrelationID, ClientID: m.ClientID, Size: m.Size, Warnings: m.Warnings}
+	lite.Bytes = nil
+	return &lite
 }
 
 // decide saves the ring around a pair that Expr matches.

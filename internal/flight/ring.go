@@ -38,8 +38,19 @@ const (
 	offLink    = 16 // uint16: layers.LinkType
 )
 
-// NewRing returns a ring of size bytes, headers included.
-func NewRing(size int) *Ring { return &Ring{buf: make([]byte, size)} }
+// NewRing returns a ring of size bytes, headers included. Its buffer is mapped outside the Go
+// heap where the system allows (Linux), so that the garbage collector, which lets the heap
+// grow in proportion to what is live, does not let garbage grow by the ring's size too; Close
+// gives it back.
+func NewRing(size int) *Ring { return &Ring{buf: allocate(size)} }
+
+// Close releases the ring's buffer; the ring holds nothing after it.
+func (r *Ring) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	release(r.buf)
+	r.buf, r.n, r.used, r.head, r.tail, r.wrapped = nil, 0, 0, 0, 0, false
+}
 
 // Cap returns the ring's size, Used the bytes its packets take, headers included.
 func (r *Ring) Cap() int { return len(r.buf) }
@@ -64,7 +75,7 @@ func (r *Ring) Packet(ci gopacket.CaptureInfo, lt layers.LinkType, data []byte) 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if size > len(r.buf) {
-		r.tooBig++
+		r.tooBig++ // or the ring is closed
 		return
 	}
 	at := r.reserve(size)

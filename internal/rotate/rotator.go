@@ -41,8 +41,8 @@ type rotator struct {
 	f      *file // nil: this period writes nothing
 	timer  *time.Timer
 	closed bool
-	files  int
 	failed bool // the last period failed: said, not said again until one succeeds
+	commit *committer
 	// retry is when a period without a file tries to begin one again: a full disk may have
 	// been given room.
 	retry time.Time
@@ -50,7 +50,7 @@ type rotator struct {
 
 // newRotator begins the first period; now is the clock the files are named by.
 func newRotator(d *Dir, p Policy, warn func(error), out content, now func() time.Time) *rotator {
-	r := &rotator{dir: d, pol: p, warn: warn, now: now, out: out}
+	r := &rotator{dir: d, pol: p, warn: warn, now: now, out: out, commit: newCommitter(d, warn)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.begin()
@@ -75,32 +75,24 @@ func (r *rotator) begin() {
 	}
 }
 
-// finish ends the current period: its file is written out and renamed, the oldest deleted.
-func (r *rotator) finish() error {
+// finish ends the current period: what it holds is written to its file, which the committer
+// then closes, renames and prunes.
+func (r *rotator) finish() {
 	if r.timer != nil {
 		r.timer.Stop()
 	}
 	err := r.out.end()
-	if r.f == nil {
-		return nil
-	}
-	if err != nil {
-		r.f.abort()
-		err = fmt.Errorf("%s: %w", r.f.name, err)
-	} else {
-		err = r.f.commit()
-	}
+	f := r.f
 	r.f = nil
-	if err != nil {
-		r.fail(err)
-		return err
+	switch {
+	case f == nil:
+	case err != nil:
+		f.abort()
+		r.fail(fmt.Errorf("%s: %w", f.name, err))
+	default:
+		r.failed = false
+		r.commit.queue <- f
 	}
-	r.files++
-	r.failed = false
-	if err := r.dir.prune(); err != nil {
-		r.warn(fmt.Errorf("deleting old files in %s: %w", r.dir.Path, err))
-	}
-	return nil
 }
 
 // fail says that the period's file is left out, once until a period succeeds again.
@@ -149,7 +141,8 @@ func (r *rotator) check(werr error) {
 	}
 }
 
-// Close ends the last period. Its error is the last file's.
+// Close ends the last period, and waits for its file to be renamed. Its error is the last
+// file's.
 func (r *rotator) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -157,12 +150,62 @@ func (r *rotator) Close() error {
 		return nil
 	}
 	r.closed = true
-	return r.finish()
+	r.finish()
+	return r.commit.close()
 }
 
 // Files returns how many files have been written (some may have been deleted since).
-func (r *rotator) Files() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.files
+func (r *rotator) Files() int { return r.commit.count() }
+
+// committer closes, renames and prunes the files of ended periods, in order, on a goroutine
+// of its own: the capture does not wait for the disk (the file's fsync) at each period's end.
+type committer struct {
+	dir   *Dir
+	warn  func(error)
+	queue chan *file
+	done  chan struct{}
+	mu    sync.Mutex
+	files int
+	err   error // the last file's
+}
+
+func newCommitter(d *Dir, warn func(error)) *committer {
+	c := &committer{dir: d, warn: warn, queue: make(chan *file, 16), done: make(chan struct{})}
+	go c.run()
+	return c
+}
+
+func (c *committer) run() {
+	defer close(c.done)
+	for f := range c.queue {
+		err := f.commit()
+		c.mu.Lock()
+		c.err = err
+		if err == nil {
+			c.files++
+		}
+		c.mu.Unlock()
+		if err != nil {
+			c.warn(fmt.Errorf("%w; this period's file is left out, capture goes on", err))
+			continue
+		}
+		if err := c.dir.prune(); err != nil {
+			c.warn(fmt.Errorf("deleting old files in %s: %w", c.dir.Path, err))
+		}
+	}
+}
+
+// close waits for the files queued, and returns the last one's error.
+func (c *committer) close() error {
+	close(c.queue)
+	<-c.done
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *committer) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.files
 }
