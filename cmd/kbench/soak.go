@@ -31,6 +31,7 @@ type soakOptions struct {
 	dir     string
 	kd      string
 	format  string
+	lean    bool
 }
 
 // soakMain is "kbench soak": kdissect live, always on (Parquet files of periods and a flight
@@ -46,6 +47,7 @@ func soakMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.ring, "ring", "64MB", "kdissect live --ring")
 	fs.StringVar(&o.saveOn, "save-on", "len(errors) > 0", "kdissect live --save-on")
 	fs.StringVar(&o.format, "format", "parquet", "kdissect live --format: parquet or json for files of periods, none for the flight recorder alone")
+	fs.BoolVar(&o.lean, "no-fields", false, "kdissect live --no-fields (Parquet without the field trees)")
 	fs.StringVar(&o.dir, "dir", "", "where kdissect's files go (default: a new directory under /tmp, left for a look)")
 	fs.StringVar(&o.kd, "kdissect", "", "the kdissect binary (default: go build ./cmd/kdissect from the module in the current directory)")
 	if err := fs.Parse(args); err != nil {
@@ -75,9 +77,13 @@ func soakMain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	out, pidFile, errFile := filepath.Join(o.dir, "out")+"/", filepath.Join(o.dir, "kdissect.pid"), filepath.Join(o.dir, "kdissect.stderr")
+	format := o.format
+	if o.lean {
+		format += " --no-fields"
+	}
 	with := fmt.Sprintf("echo $$ > %s; exec %s live -i lo -p 9092-9094 --format %s --rotate %s -o %s --ring %s --save-on %s 2> %s",
-		pidFile, o.kd, o.format, o.rotate, out, o.ring, shellQuote(o.saveOn), errFile)
-	fmt.Fprintf(stdout, "kbench soak: %v at %g MB/s; kdissect live --format %s --rotate %v --ring %s; files in %s\n", o.lasting, o.rate, o.format, o.rotate, o.ring, out)
+		pidFile, o.kd, format, o.rotate, out, o.ring, shellQuote(o.saveOn), errFile)
+	fmt.Fprintf(stdout, "kbench soak: %v at %g MB/s; kdissect live --format %s --rotate %v --ring %s; files in %s\n", o.lasting, o.rate, format, o.rotate, o.ring, out)
 
 	samples := &rssSamples{}
 	stop := make(chan struct{})

@@ -44,6 +44,7 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h)")
 	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file (with --rotate or --rotate-size: to files of periods in this directory)")
 	o.always.register(fs)
+	fs.BoolVar(&o.Lean, "no-fields", false, "parquet (with -o DIR/): leave the field tree out (the fields column is null), for smaller files written faster")
 	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
 }
