@@ -33,7 +33,7 @@ func (a *alwaysOnOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&a.keep, "keep", 0, "with --rotate or --rotate-size: keep only the newest N files of each kind, deleting the oldest")
 	fs.Var(&a.keepSize, "keep-size", "with --rotate or --rotate-size: keep only the newest files that together take at most this many bytes")
 	fs.Var(&a.ring, "ring", "flight recorder: keep the last SIZE of captured packets in memory (64MB), for --save-on")
-	fs.StringVar(&a.saveOn, "save-on", "", "flight recorder: when a pair shown matches this expression (as -Y's: 'errors != []', 'latency_ms > 500'), save the ring's packets around it to a pcapng file in -o DIR/")
+	fs.StringVar(&a.saveOn, "save-on", "", "flight recorder: when a pair shown matches this expression (as -Y's: 'len(errors) > 0', 'latency_ms > 500'), save the ring's packets around it to a pcapng file in -o DIR/")
 	fs.DurationVar(&a.saveBefore, "save-before", 10*time.Second, "flight recorder: how much of the capture before the match a saved file holds")
 	fs.DurationVar(&a.saveAfter, "save-after", 5*time.Second, "flight recorder: how much of the capture after the match a saved file holds (it is written then)")
 	fs.IntVar(&a.saveMax, "save-max", 10, "flight recorder: save at most this many files in any hour (0: no limit)")

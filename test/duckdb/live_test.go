@@ -126,6 +126,15 @@ func messages(out string) int {
 	return n
 }
 
+// fleetQuery is the README's DuckDB query over the files of many hosts (there with the glob
+// '/data/kafka/*/kafka-*.parquet'): the host is in each file's name.
+const fleetQuery = `SELECT regexp_extract(filename, 'kafka-(.+)-[0-9]{8}T[0-9]{6}Z', 1) AS host,
+       api_name, count(*) AS responses, quantile_disc(latency_us, 0.99) AS p99_us
+FROM read_parquet(%s, filename = true)
+WHERE kind = 'response'
+GROUP BY ALL
+ORDER BY host, responses DESC`
+
 // TestLiveRotation replays a capture 40 times over (new connections each time) in a network
 // namespace, for about ten seconds, to three kdissect live at once: Parquet files of 2 s
 // periods (and their packets, -w), JSON lines on stdout, and Parquet files of which --keep 2
@@ -209,6 +218,28 @@ func TestLiveRotation(t *testing.T) {
 	}
 	if shown := messages(jsonRun.stdout.String()); rows != shown || rows != want {
 		t.Errorf("the Parquet files hold %d messages; the JSON run showed %d; %d were replayed", rows, shown, want)
+	}
+	// The fleet query of the README, over this one host's files: the responses per host and
+	// API, and their 99th percentile latency.
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var responses int
+	for _, r := range query(t, db, fmt.Sprintf(fleetQuery, glob)) {
+		if r[0] != host || r[2] == nil {
+			t.Errorf("fleet query row %v: want host %s and a count", r, host)
+			continue
+		}
+		n, _ := r[2].(json.Number).Int64()
+		responses += int(n)
+	}
+	var want2 int
+	if err := db.QueryRow("SELECT count(*) FROM read_parquet(" + glob + ") WHERE kind = 'response'").Scan(&want2); err != nil {
+		t.Fatal(err)
+	}
+	if responses != want2 || responses == 0 {
+		t.Errorf("the fleet query counts %d responses; the files hold %d", responses, want2)
 	}
 	// One file holds the columns of any capture file's Parquet.
 	fromFile := filepath.Join(tmp, "file.parquet")
