@@ -39,7 +39,9 @@ func netns(t *testing.T) string {
 
 // replay sends a capture of pcaps/ on the namespace's loopback interface, loops times, each
 // time with other addresses (new connections), at pps packets a second.
-func replay(t *testing.T, ns, capture string, loops, pps int) { replayOn(t, ns, "lo", capture, loops, pps) }
+func replay(t *testing.T, ns, capture string, loops, pps int) {
+	replayOn(t, ns, "lo", capture, loops, pps)
+}
 
 // replayOn replays on an interface of the namespace.
 func replayOn(t *testing.T, ns, iface, capture string, loops, pps int) {

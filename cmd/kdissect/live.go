@@ -29,13 +29,9 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	o := &liveOptions{}
 	fs := flag.NewFlagSet("kdissect live", flag.ContinueOnError)
 	registerCommon(fs, &o.Common, "summary")
-	var shown []render.Format // live shows each message as it completes
-	for _, f := range render.Formats() {
-		if !f.Batch {
-			shown = append(shown, f)
-		}
-	}
-	fs.Lookup("format").Usage = "output format: " + render.ListFormats(shown, ", or ", true)
+	// Live shows each message as it completes; a format written only at the end (parquet) goes
+	// to files of periods (-o DIR/), as its hint says.
+	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), ", or ", true)
 	registerSelection(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
