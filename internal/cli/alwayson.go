@@ -40,12 +40,11 @@ type AlwaysOn struct {
 	SaveMax               int
 }
 
-// Rotates reports whether the output goes to files of periods.
-func (a *AlwaysOn) Rotates() bool { return a.Rotate.Every > 0 || a.Rotate.Size > 0 }
-
-// alwaysOn is an AlwaysOn under way.
+// alwaysOn is an AlwaysOn under way. Its methods do nothing on a nil one: Live.Run calls them
+// whether or not it is always on.
 type alwaysOn struct {
 	cfg     *AlwaysOn
+	taps    taps
 	out     *rotate.Renderer
 	packets *rotate.Packets
 	rec     *flight.Recorder
@@ -65,10 +64,25 @@ func (ts *taps) Packet(ci gopacket.CaptureInfo, lt layers.LinkType, data []byte)
 	}
 }
 
-// start begins the files of a capture on iface whose messages go to out, and the packets to
-// ts; it returns the renderer that takes out's place.
-func (a *AlwaysOn) start(iface string, out render.Renderer, ts *taps, stderr io.Writer) (*alwaysOn, render.Renderer) {
-	on := &alwaysOn{cfg: a, stderr: stderr}
+// tap begins an AlwaysOn (nil when a is): the packets the capture opened with lopt keeps go to
+// its taps, which start fills.
+func (a *AlwaysOn) tap(lopt *capture.LiveOptions) *alwaysOn {
+	if a == nil {
+		return nil
+	}
+	on := &alwaysOn{cfg: a}
+	lopt.Tap = &on.taps
+	return on
+}
+
+// start begins the files of a capture on iface whose messages go to out; it returns the
+// renderer that takes out's place.
+func (on *alwaysOn) start(iface string, out render.Renderer, stderr io.Writer) render.Renderer {
+	if on == nil {
+		return out
+	}
+	a := on.cfg
+	on.stderr = stderr
 	warn := func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	host, _ := os.Hostname()
 	prefix := rotate.Prefix(host)
@@ -80,11 +94,11 @@ func (a *AlwaysOn) start(iface string, out render.Renderer, ts *taps, stderr io.
 	if a.Packets != "" {
 		on.packets = rotate.NewPackets(&rotate.Dir{Path: a.Packets, Prefix: prefix, Ext: ".pcapng", Keep: a.Keep, KeepSize: a.KeepSize},
 			a.Rotate, iface, warn)
-		*ts = append(*ts, on.packets)
+		on.taps = append(on.taps, on.packets)
 	}
 	if a.Ring > 0 {
 		on.ring = flight.NewRing(int(a.Ring))
-		*ts = append(*ts, on.ring)
+		on.taps = append(on.taps, on.ring)
 		on.rec = flight.NewRecorder(flight.Config{Ring: on.ring, Expr: a.SaveOn, Before: a.SaveBefore, After: a.SaveAfter,
 			MaxPerHour: a.SaveMax, Dir: &rotate.Dir{Path: a.Dir, Prefix: prefix, Ext: ".saved.pcapng"}, Iface: iface, Warn: warn,
 			Saved: func(path string) {
@@ -94,7 +108,16 @@ func (a *AlwaysOn) start(iface string, out render.Renderer, ts *taps, stderr io.
 		out = on.rec
 	}
 	on.hangups = CatchHangups(on.rotate)
-	return on, out
+	return out
+}
+
+// abandon closes what start made, when the capture does not run after all: out is the
+// renderer start returned.
+func (on *alwaysOn) abandon(out render.Renderer) {
+	if on != nil && on.hangups != nil {
+		out.Close()
+		on.close()
+	}
 }
 
 // rotate closes the current files and begins new ones (SIGHUP).
@@ -108,12 +131,15 @@ func (on *alwaysOn) rotate() {
 }
 
 // close closes the packets' last file, once the capture has ended (the pipeline closes the
-// renderers), and says what was written.
-func (on *alwaysOn) close() error {
+// renderers), and says what was written. A file that could not be written has been said: the
+// capture went on, and its exit status does not change.
+func (on *alwaysOn) close() {
+	if on == nil {
+		return
+	}
 	on.hangups.Release()
-	var err error
 	if on.packets != nil {
-		err = on.packets.Close()
+		on.packets.Close()
 		fmt.Fprintf(on.stderr, "kdissect: wrote %s of packets to %s\n", plural.Count(on.packets.Files(), "file"), on.cfg.Packets)
 	}
 	if on.out != nil {
@@ -124,5 +150,4 @@ func (on *alwaysOn) close() error {
 			plural.Count(on.ring.Len(), "packet"), on.ring.Used(), on.ring.Cap(), plural.Count(int(on.saved.Load()), "file"))
 		on.ring.Close()
 	}
-	return err
 }

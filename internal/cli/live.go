@@ -41,10 +41,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		save = capture.NewSaveFile(l.Write)
 		lopt.Save = save
 	}
-	var ts taps
-	if l.Always != nil {
-		lopt.Tap = &ts
-	}
+	on := l.Always.tap(&lopt)
 	r, err := capture.OpenLive(l.Iface, lopt)
 	if err != nil {
 		if save != nil {
@@ -52,10 +49,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		}
 		return liveFailed(cmd, stderr, err)
 	}
-	var on *alwaysOn
-	if l.Always != nil {
-		on, cfg.Out = l.Always.start(l.Iface, cfg.Out, &ts, stderr)
-	}
+	cfg.Out = on.start(l.Iface, cfg.Out, stderr)
 	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", l.Iface, l.Ports, StopsAfter(l.Count, l.Duration, "Ctrl-C"))
 
 	stop := sync.OnceFunc(r.Stop)
@@ -69,10 +63,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	p, err := dissect.New(cfg)
 	if err != nil {
-		if on != nil {
-			cfg.Out.Close()
-			on.close()
-		}
+		on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	_, readErr := p.Read(r, l.Iface)
@@ -93,12 +84,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		}
 	}
 	writeErr := p.Close()
-	if on != nil {
-		if err := on.close(); err != nil {
-			fmt.Fprintf(stderr, "kdissect: %v\n", err)
-			status = ExitFailure
-		}
-	}
+	on.close()
 	if stats := p.Stats(); stats != nil && writeErr == nil {
 		writeErr = f.WriteStats(stats, stdout)
 	}

@@ -141,8 +141,8 @@ func (r *rotator) check(werr error) {
 	}
 }
 
-// Close ends the last period, and waits for its file to be renamed. Its error is the last
-// file's.
+// Close ends the last period, and waits for its file to be renamed. A file that failed has
+// been said (warn), as every period's: Close's error is always nil, for the capture has gone on.
 func (r *rotator) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -151,7 +151,8 @@ func (r *rotator) Close() error {
 	}
 	r.closed = true
 	r.finish()
-	return r.commit.close()
+	r.commit.close()
+	return nil
 }
 
 // Files returns how many files have been written (some may have been deleted since).
@@ -166,7 +167,6 @@ type committer struct {
 	done  chan struct{}
 	mu    sync.Mutex
 	files int
-	err   error // the last file's
 }
 
 func newCommitter(d *Dir, warn func(error)) *committer {
@@ -179,12 +179,11 @@ func (c *committer) run() {
 	defer close(c.done)
 	for f := range c.queue {
 		err := f.commit()
-		c.mu.Lock()
-		c.err = err
 		if err == nil {
+			c.mu.Lock()
 			c.files++
+			c.mu.Unlock()
 		}
-		c.mu.Unlock()
 		if err != nil {
 			c.warn(fmt.Errorf("%w; this period's file is left out, capture goes on", err))
 			continue
@@ -195,13 +194,10 @@ func (c *committer) run() {
 	}
 }
 
-// close waits for the files queued, and returns the last one's error.
-func (c *committer) close() error {
+// close waits for the files queued.
+func (c *committer) close() {
 	close(c.queue)
 	<-c.done
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
 }
 
 func (c *committer) count() int {
