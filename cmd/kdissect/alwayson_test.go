@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -245,5 +246,53 @@ func TestLiveFullDisk(t *testing.T) {
 	}
 	if files == 0 {
 		t.Errorf("no file written")
+	}
+}
+
+// TestLiveHangup: SIGHUP closes the current file and begins the next: two of them, then
+// SIGINT, leave three complete files, which hold every message.
+func TestLiveHangup(t *testing.T) {
+	ns := netns(t)
+	bin := kdissectBinary(t)
+	dir := t.TempDir()
+	lp := startLiveIn(t, bin, ns, "lo", "--format", "json", "-o", dir)
+	files := func() int {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		return len(m)
+	}
+	for i := 1; i <= 2; i++ {
+		replay(t, ns, "kgo-produce-fetch.pcap", 1, 2000)
+		if err := lp.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); files() < i; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no file %d after SIGHUP %d:\n%s", i, i, lp.stderr)
+			}
+		}
+	}
+	if err := lp.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := lp.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, lp.stderr)
+	}
+	entries, _ := os.ReadDir(dir)
+	if n := files(); n != 3 || len(entries) != 3 {
+		t.Fatalf("%d files, %d entries in the directory; want 3 files", n, len(entries))
+	}
+	// Every message replayed is in one of the files.
+	out, _, _ := kdissect(t, "--format", "json", filepath.Join("..", "..", "pcaps", "kgo-produce-fetch.pcap"))
+	want, got := 2*len(messagesOf(t, out)), 0
+	m, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	for _, f := range m {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += len(messagesOf(t, string(b)))
+	}
+	if got != want {
+		t.Errorf("the files hold %d messages; %d were replayed", got, want)
 	}
 }
