@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 )
 
 // LiveOptions tune a live capture.
@@ -19,6 +22,18 @@ type LiveOptions struct {
 	// Save, if not nil, receives every packet the kernel filter kept, as a
 	// pcapng file, while the capture runs. Close flushes it.
 	Save io.Writer
+	// Tap, if not nil, is shown every packet the kernel filter kept, as it is read, before
+	// the Reader returns it (the flight recorder's ring, rotating pcapng files).
+	Tap Tap
+	// Warn, if not nil, is told when the interface goes away (down, or deleted) and when the
+	// capture, which waits for it, starts again.
+	Warn func(error)
+}
+
+// Tap sees the packets of a live capture as they are read. Data is the capture's own buffer,
+// valid only during the call: a Tap that keeps a packet copies it.
+type Tap interface {
+	Packet(ci gopacket.CaptureInfo, lt layers.LinkType, data []byte)
 }
 
 // KernelStats are the counters of a live capture's socket.

@@ -43,10 +43,18 @@ const (
 
 // liveSource reads packets from an AF_PACKET ring.
 type liveSource struct {
-	name    string
-	tp      *afpacket.TPacket
-	lt      layers.LinkType
-	ng      *pcapgo.NgWriter
+	name string
+	tp   *afpacket.TPacket
+	lt   layers.LinkType
+	ng   *pcapgo.NgWriter
+	tap  Tap
+	warn func(error)
+	// bind, sockType and filter make the socket again after the interface went away.
+	bind     string
+	sockType afpacket.OptSocketType
+	filter   []bpf.RawInstruction
+	// before counts what the sockets closed before this one received and dropped.
+	before  KernelStats
 	started time.Time
 	stopped atomic.Bool
 	stats   KernelStats
@@ -63,28 +71,14 @@ func openLive(iface string, opt LiveOptions) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp, err := afpacket.NewTPacket(
-		afpacket.OptInterface(bind),
-		sockType,
-		afpacket.TPacketVersion3,
-		afpacket.OptFrameSize(afpacket.DefaultFrameSize),
-		afpacket.OptBlockSize(liveBlockSize),
-		afpacket.OptNumBlocks(liveNumBlocks),
-		afpacket.OptBlockTimeout(liveBlockTimeout),
-		afpacket.OptPollTimeout(livePollTimeout),
-	)
-	if err != nil {
-		return nil, liveError(iface, "AF_PACKET socket", err)
-	}
-	s := &liveSource{name: iface, tp: tp, lt: lt}
-	if err := s.attach(filter); err != nil {
-		tp.Close()
-		return nil, liveError(iface, "attaching the filter", err)
+	s := &liveSource{name: iface, lt: lt, tap: opt.Tap, warn: opt.Warn, bind: bind, sockType: sockType, filter: filter}
+	if err := s.open(); err != nil {
+		return nil, err
 	}
 	s.started = time.Now()
 	if opt.Save != nil {
 		if s.ng, err = saveWriter(opt.Save, iface, spec, lt); err != nil {
-			tp.Close()
+			s.tp.Close()
 			return nil, err
 		}
 	}
@@ -169,6 +163,56 @@ func saveWriter(w io.Writer, iface string, spec filterSpec, lt layers.LinkType) 
 	return ng, nil
 }
 
+// open makes the packet socket and its ring, and sets the filter.
+func (s *liveSource) open() error {
+	tp, err := afpacket.NewTPacket(
+		afpacket.OptInterface(s.bind),
+		s.sockType,
+		afpacket.TPacketVersion3,
+		afpacket.OptFrameSize(afpacket.DefaultFrameSize),
+		afpacket.OptBlockSize(liveBlockSize),
+		afpacket.OptNumBlocks(liveNumBlocks),
+		afpacket.OptBlockTimeout(liveBlockTimeout),
+		afpacket.OptPollTimeout(livePollTimeout),
+	)
+	if err != nil {
+		return liveError(s.name, "AF_PACKET socket", err)
+	}
+	s.tp = tp
+	if err := s.attach(s.filter); err != nil {
+		tp.Close()
+		return liveError(s.name, "attaching the filter", err)
+	}
+	return nil
+}
+
+// reopen waits for the interface to come back after its socket failed (the interface went
+// down or away), and captures on it again; it returns io.EOF if Stop is called meanwhile.
+func (s *liveSource) reopen(cause error) error {
+	s.updateStats()
+	s.before.Received += s.stats.Received
+	s.before.Dropped += s.stats.Dropped
+	s.stats = KernelStats{}
+	s.tp.Close()
+	if s.warn != nil {
+		s.warn(fmt.Errorf("capturing on %s: %v (the interface went down?); waiting for it to come back", s.name, cause))
+	}
+	for !s.stopped.Load() {
+		time.Sleep(livePollTimeout)
+		if ifc, err := net.InterfaceByName(s.bind); s.bind != "" && (err != nil || ifc.Flags&net.FlagUp == 0) {
+			continue
+		}
+		if err := s.open(); err == nil {
+			if s.warn != nil {
+				s.warn(fmt.Errorf("capturing on %s again", s.name))
+			}
+			return nil
+		}
+	}
+	s.tp = nil
+	return io.EOF
+}
+
 // attach sets the kernel filter. The socket has received packets since it
 // was bound, unfiltered: as libpcap does, a filter that rejects everything
 // goes first, the ring is drained, and only then the real filter is set, so
@@ -226,7 +270,10 @@ func (s *liveSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 			continue
 		}
 		if err != nil {
-			return nil, gopacket.CaptureInfo{}, 0, err
+			if err := s.reopen(err); err != nil {
+				return nil, gopacket.CaptureInfo{}, 0, err
+			}
+			continue
 		}
 		ci.AncillaryData = nil
 		if s.ng != nil {
@@ -235,6 +282,9 @@ func (s *liveSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 			if err := s.ng.WritePacket(w, data); err != nil {
 				return nil, gopacket.CaptureInfo{}, 0, fmt.Errorf("writing the capture: %w", err)
 			}
+		}
+		if s.tap != nil {
+			s.tap.Packet(ci, s.lt, data)
 		}
 		return data, ci, s.lt, nil
 	}
@@ -246,12 +296,15 @@ func (s *liveSource) kernelStats() KernelStats {
 	if !s.closed {
 		s.updateStats()
 	}
-	return s.stats
+	return KernelStats{Received: s.before.Received + s.stats.Received, Dropped: s.before.Dropped + s.stats.Dropped}
 }
 
 // updateStats adds the socket's counters since the last call (reading them
 // resets them).
 func (s *liveSource) updateStats() {
+	if s.tp == nil {
+		return
+	}
 	v2, v3, err := s.tp.SocketStats()
 	if err != nil {
 		return
@@ -279,8 +332,8 @@ func (s *liveSource) Close() error {
 			LastUpdate:      now,
 			StartTime:       s.started,
 			EndTime:         now,
-			PacketsReceived: s.stats.Received,
-			PacketsDropped:  s.stats.Dropped,
+			PacketsReceived: s.before.Received + s.stats.Received,
+			PacketsDropped:  s.before.Dropped + s.stats.Dropped,
 		})
 		if ferr := s.ng.Flush(); err == nil {
 			err = ferr
@@ -289,6 +342,8 @@ func (s *liveSource) Close() error {
 			err = fmt.Errorf("writing the capture: %w", err)
 		}
 	}
-	s.tp.Close()
+	if s.tp != nil {
+		s.tp.Close()
+	}
 	return err
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/internal/linelog"
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
@@ -28,11 +29,12 @@ type genOptions struct {
 	out     string
 	size    int64
 	timeout time.Duration
-	rate    float64 // MB/s of record values the producers may write together; 0: no limit
-	kafka   string  // cap the clients' request versions at this Kafka release's; "": the newest
-	backlog int64   // the plain consumers wait for this many bytes of values, then fetch them in big responses; 0: they read from the first record on
-	inner   bool    // running inside the namespace
-	with    string  // a shell command run in the namespace beside tcpdump, interrupted when the capture ends
+	rate    float64       // MB/s of record values the producers may write together; 0: no limit
+	kafka   string        // cap the clients' request versions at this Kafka release's; "": the newest
+	backlog int64         // the plain consumers wait for this many bytes of values, then fetch them in big responses; 0: they read from the first record on
+	inner   bool          // running inside the namespace
+	with    string        // a shell command run in the namespace beside tcpdump, interrupted when the capture ends
+	lasting time.Duration // stop after this long, whatever the size (0: at -size)
 }
 
 func genMain(args []string, stdout, stderr io.Writer) error {
@@ -46,6 +48,7 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.kafka, "kafka", "", "cap the clients' request versions at those of this Kafka release (e.g. 2.8): older tshark releases know only older versions (default: the newest franz-go speaks)")
 	backlog := fs.String("backlog", "0", "the plain consumers start once the producers have written this much of record values, and fetch up to that much in one response (big Fetch responses, as a consumer catching up gets; no consumer groups then); 0: they read from the first record on")
 	fs.StringVar(&o.with, "with", "", "also run this shell command in the namespace while the workload runs, started before the clients and interrupted (SIGINT) when tcpdump is, e.g. a live capture to measure: -with 'kdissect live -i lo -p 9092-9094 >/dev/null'")
+	fs.DurationVar(&o.lasting, "for", 0, "stop after this long instead of at -size (a workload of a steady length: kbench soak)")
 	fs.BoolVar(&o.inner, "inner", false, "internal: run the workload in the current network namespace")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -58,14 +61,14 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	n, err := parseSize(*size)
+	n, err := cli.ParseSize(*size)
 	if err != nil {
 		fmt.Fprintf(stderr, "kbench gen: -size: %v\n", err)
 		return errUsage
 	}
 	o.size = n
 	if *backlog != "0" {
-		if o.backlog, err = parseSize(*backlog); err != nil {
+		if o.backlog, err = cli.ParseSize(*backlog); err != nil {
 			fmt.Fprintf(stderr, "kbench gen: -backlog: %v\n", err)
 			return errUsage
 		}
@@ -84,30 +87,6 @@ func genMain(args []string, stdout, stderr io.Writer) error {
 		return genInner(o, stdout, stderr)
 	}
 	return genOuter(o, stdout, stderr)
-}
-
-// parseSize reads a size such as 200MB, 1.5GB, 512MiB or 1000000 (bytes). MB is 10^6 bytes,
-// MiB is 2^20.
-func parseSize(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.TrimSpace(s[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a size such as 200MB", s)
-	}
-	mult := map[string]float64{
-		"": 1, "b": 1,
-		"k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9,
-		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30,
-	}[strings.ToLower(unit)]
-	if mult == 0 {
-		return 0, fmt.Errorf("%q: unknown unit %q (B, KB, MB, GB, KiB, MiB, GiB)", s, unit)
-	}
-	return int64(v * mult), nil
 }
 
 // genOuter makes the network namespace, runs kbench gen -inner inside it, and removes it.
@@ -162,7 +141,7 @@ func genOuter(o genOptions, stdout, stderr io.Writer) error {
 	}
 	args := in(self, "gen", "-inner", "-o", o.out, "-size", strconv.FormatInt(o.size, 10),
 		"-timeout", o.timeout.String(), "-rate", strconv.FormatFloat(o.rate, 'f', -1, 64), "-kafka", o.kafka,
-		"-backlog", strconv.FormatInt(o.backlog, 10), "-with", o.with)
+		"-backlog", strconv.FormatInt(o.backlog, 10), "-with", o.with, "-for", o.lasting.String())
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// ip netns exec execs kbench itself, which stops tcpdump and its clients on SIGINT.
@@ -317,7 +296,7 @@ func waitForSize(ctx context.Context, o genOptions, td *tcpdump, w *workload, st
 			if st, err := os.Stat(o.out); err == nil {
 				size = st.Size()
 			}
-			if size >= o.size {
+			if size >= o.size || o.lasting > 0 && time.Since(start) >= o.lasting {
 				return nil
 			}
 			if time.Since(lastReport) >= 5*time.Second {

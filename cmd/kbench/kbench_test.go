@@ -14,23 +14,6 @@ import (
 	"github.com/gopacket/gopacket/layers"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{
-		"200MB": 200e6, "200mb": 200e6, "1.5GB": 1.5e9, "512MiB": 512 << 20, "1000": 1000,
-		"10 kB": 10e3, "2GiB": 2 << 30, "7B": 7,
-	} {
-		got, err := parseSize(in)
-		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "MB", "-5MB", "12XB", "0"} {
-		if n, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q) = %d, want an error", in, n)
-		}
-	}
-}
-
 func TestDropped(t *testing.T) {
 	report := "listening on lo; 1200 packets captured; 2400 packets received by filter; 0 packets dropped by kernel"
 	lost, found := dropped(report)

@@ -4,6 +4,7 @@
 //	sudo go run ./cmd/kbench gen -o /tmp/kbench.pcap -size 200MB   # make the capture (root: netns, tcpdump)
 //	go run ./cmd/kbench run /tmp/kbench.pcap                        # time floor, kdissect, tshark on it
 //	go run ./cmd/kbench run -double /tmp/kbench.pcap                # ... and peak RSS on the capture twice over
+//	sudo go run ./cmd/kbench soak -for 10m                          # kdissect live always on: RSS, drops, files
 //
 // gen runs a kfake cluster of three brokers and many franz-go clients (producers with every
 // codec, consumers, consumer groups) inside a network namespace of its own whose loopback has
@@ -28,6 +29,7 @@ const usage = `kbench: kdissect's benchmark harness.
 Usage:
   kbench gen -o FILE.pcap [-size 200MB] [-timeout 10m]   make a large realistic capture (root)
   kbench run [-n 3] [-double] [-kdissect BIN] FILE.pcap   time floor, kdissect and tshark on FILE
+  kbench soak [-for 10m] [-rate 2] [-rotate 30s] [-ring 64MB]  kdissect live always on under a steady load (root)
   kbench floor [-count] FILE                              the floor program alone (run uses it; -count: bytes counted, not read)
   kbench help                                             this text
 
@@ -54,6 +56,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		err = runMain(args[1:], stdout, stderr)
 	case "floor":
 		err = floorMain(args[1:], stdout, stderr)
+	case "soak":
+		err = soakMain(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -167,8 +167,19 @@ func TestBadValues(t *testing.T) {
 		{[]string{"live", "-i", "lo", "--duration", "-1s"}, "--duration -1s: cannot be negative"},
 		{[]string{"live", "-i", "lo", "-p", ""}, "--port: empty value"},
 		{[]string{"live", "-i", ""}, "--interface: empty value"},
-		// live has no -o: Parquet is refused for what it is, not with advice to give -o.
-		{[]string{"live", "-i", "lo", "--format", "parquet"}, "--format parquet writes its output only at the end"},
+		// Parquet is refused for what it is, with advice to give -o DIR/, not -o FILE.
+		{[]string{"live", "-i", "lo", "--format", "parquet"}, "--format parquet writes its output only at the end: give -o DIR/"},
+		{[]string{"live", "-i", "lo", "--rotate", "2s"}, "--rotate, --rotate-size, --keep and --keep-size write files in a directory: give -o DIR/ or -w DIR/"},
+		{[]string{"live", "-i", "lo", "--rotate", "-2s", "-o", t.TempDir()}, "--rotate -2s: cannot be negative"},
+		{[]string{"live", "-i", "lo", "--keep", "2", "-o", t.TempDir()}, "--keep and --keep-size go with --rotate or --rotate-size"},
+		{[]string{"live", "-i", "lo", "--keep", "-1", "--rotate", "1h", "-o", t.TempDir()}, "--keep -1: cannot be negative"},
+		{[]string{"live", "-i", "lo", "--rotate-size", "12XB"}, `invalid argument "12XB" for "--rotate-size" flag: "12XB": unknown unit "XB"`},
+		{[]string{"live", "-i", "lo", "--ring", "64MB", "-o", t.TempDir()}, "--ring SIZE and --save-on EXPR go together"},
+		{[]string{"live", "-i", "lo", "--ring", "64MB", "--save-on", "len(errors) > 0"}, "--save-on saves files in a directory: give -o DIR/"},
+		{[]string{"live", "-i", "lo", "--ring", "64MB", "--save-on", "latency_ms >", "-o", t.TempDir()}, "--save-on: "},
+		{[]string{"live", "-i", "lo", "-o", file}, "-o: " + file + " is not a directory"},
+		{[]string{"live", "-i", "lo", "-o", "/nonexistent/none"}, "-o: no directory /nonexistent/none (a name ending in / makes one)"},
+		{[]string{"live", "-i", "lo", "--save-after", "-1s", "--ring", "1MB", "--save-on", "true", "-o", t.TempDir()}, "--save-after -1s: cannot be negative"},
 	} {
 		out, errOut, code := kdissect(t, tt.args...)
 		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "kdissect: "+tt.msg) || !strings.Contains(errOut, "--help' for usage.") {

@@ -22,6 +22,8 @@ type Live struct {
 	Count    int
 	Duration time.Duration
 	Write    string
+	// Always, when not nil, writes the output to files of periods and keeps a flight recorder.
+	Always *AlwaysOn
 }
 
 // Run captures through a pipeline of cfg (its Limit, Flush, Stop and Warn are set here),
@@ -33,12 +35,13 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	interrupts := CatchInterrupts()
 	defer interrupts.Release()
 
-	lopt := capture.LiveOptions{Ports: l.Ports.Ranges()}
+	lopt := capture.LiveOptions{Ports: l.Ports.Ranges(), Warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }}
 	var save *capture.SaveFile
 	if l.Write != "" {
 		save = capture.NewSaveFile(l.Write)
 		lopt.Save = save
 	}
+	on := l.Always.tap(&lopt)
 	r, failed := openLive(cmd, stderr, l.Iface, lopt)
 	if r == nil {
 		if save != nil {
@@ -46,6 +49,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		}
 		return failed
 	}
+	cfg.Out = on.start(l.Iface, cfg.Out, stderr)
 	fmt.Fprintf(stderr, "kdissect: capturing on %s (Kafka on TCP %s); stops after %s\n", l.Iface, l.Ports, StopsAfter(l.Count, l.Duration, "Ctrl-C"))
 
 	stop := sync.OnceFunc(r.Stop)
@@ -59,6 +63,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	p, err := dissect.New(cfg)
 	if err != nil {
+		on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	_, readErr := p.Read(r, l.Iface)
@@ -79,6 +84,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		}
 	}
 	writeErr := p.Close()
+	on.close()
 	if stats := p.Stats(); stats != nil && writeErr == nil {
 		writeErr = f.WriteStats(stats, stdout)
 	}
