@@ -140,10 +140,12 @@ const spillOver = 1 << 20
 // only at its end (Config.Batch).
 var ErrNeedsFile = errors.New("a capture from a pipe is dissected as its packets arrive, and this output format is written only at the end: save the capture to a file (tcpdump -w FILE) and dissect the file")
 
-// request is what a conversation remembers of a request: where it was seen.
+// request is what a conversation remembers of a request: where it was seen, and its client id
+// (for its response's line).
 type request struct {
-	frame int
-	time  time.Time
+	frame    int
+	time     time.Time
+	clientID *string
 }
 
 // New returns a pipeline; it fails on a selection it cannot apply.
@@ -307,7 +309,9 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	if f.Dir == reassembly.ToServer {
 		e.Request = true
-		res = cv.ClientFrame(f.Data, request{frame: f.LastPacket, time: f.LastTime})
+		ref := &request{frame: f.LastPacket, time: f.LastTime}
+		res = cv.ClientFrame(f.Data, ref)
+		ref.clientID = res.Msg.ClientID
 	} else {
 		res = cv.ServerFrame(f.Data)
 	}
@@ -316,8 +320,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
 	}
 	if res.Request != nil {
-		if r, ok := res.Request.Ref.(request); ok {
-			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
+		if r, ok := res.Request.Ref.(*request); ok {
+			e.RequestFrame, e.Latency, e.ClientID = r.frame, f.LastTime.Sub(r.time), r.clientID
 		}
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}

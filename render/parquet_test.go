@@ -252,8 +252,15 @@ func TestParquetRowGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.NumRows() != int64(n) || len(f.RowGroups()) != 3 {
-		t.Errorf("%d rows in %d row groups, want %d in 3", f.NumRows(), len(f.RowGroups()), n)
+	// Three row groups at least: the writer may end one early when its buffered columns grow
+	// past parquetRowGroupBytes (each column buffers up to a page before it is encoded).
+	if f.NumRows() != int64(n) || len(f.RowGroups()) < 3 {
+		t.Errorf("%d rows in %d row groups, want %d in 3 or more", f.NumRows(), len(f.RowGroups()), n)
+	}
+	for i, g := range f.RowGroups() {
+		if g.NumRows() > ParquetRowGroupRows {
+			t.Errorf("row group %d: %d rows, more than %d", i, g.NumRows(), ParquetRowGroupRows)
+		}
 	}
 }
 
