@@ -98,7 +98,7 @@ func Facts() []Fact { return facts }
 var facts = []Fact{
 	{Name: "topics", Kind: FactList, Label: "topics ", Show: showTopics, Pair: addAllTopics,
 		About: "the topics named, first seen first (topic ids resolved to names where the capture taught them); for -Y, their ids too, as Kafka prints them",
-		Add:   func(v *Value, f *codec.Facts) { v.List = appendNew(v.List, f.Topics...) }},
+		Add:   func(v *Value, f *codec.Facts) { v.List = addOnce(v.List, f.Topics) }},
 	{Name: "topic_ids", Kind: FactList, About: "the topic ids named, as Kafka prints them", Add: addTopicIDs},
 	{Name: "partitions", Kind: FactPartitions, About: "the partitions named, with their topics: topic, partition", Add: addPartitions},
 	{Name: "records", Kind: FactCount, Show: showRecords,
@@ -117,9 +117,9 @@ var facts = []Fact{
 	{Name: "codecs", Kind: FactList, About: "the compression codecs of the batches: none, gzip, snappy, lz4, zstd", Add: addCodecs},
 	{Name: "record_sets", Kind: FactRecordSets, About: "records per records field: topic, partition, records, control_records, bytes, codecs", Add: addRecordSets},
 	{Name: "groups", Kind: FactList, Label: "group ", Show: showGroups, About: "consumer group ids",
-		Add: func(v *Value, f *codec.Facts) { v.List = appendNew(v.List, f.Groups...) }},
+		Add: func(v *Value, f *codec.Facts) { v.List = addOnce(v.List, f.Groups) }},
 	{Name: "members", Kind: FactList, Label: "member ", Show: showMember, About: "group member ids",
-		Add: func(v *Value, f *codec.Facts) { v.List = appendNew(v.List, f.Members...) }},
+		Add: func(v *Value, f *codec.Facts) { v.List = addOnce(v.List, f.Members) }},
 	{Name: "txn", Kind: FactText, Label: "txn ", About: "how an EndTxn request ends its transaction: commit or abort",
 		Add: func(v *Value, f *codec.Facts) { setText(v, f.Txn) }, Show: func(b []byte, f *codec.Facts) []byte { return inert.Append(b, f.Txn) }},
 	{Name: "coordinators", Kind: FactCoordinators, Label: "coordinator ", Show: showCoordinators,
@@ -145,6 +145,15 @@ func appendNew(list []string, vs ...string) []string {
 	return list
 }
 
+// addOnce appends vs, a list without repeats, to list: searched only when list has values
+// already (a pair's second message), since a message can name many thousands of topics.
+func addOnce(list, vs []string) []string {
+	if len(list) == 0 {
+		return append(list, vs...)
+	}
+	return appendNew(list, vs...)
+}
+
 func setText(v *Value, s string) {
 	if v.Text == "" {
 		v.Text = s
@@ -156,8 +165,11 @@ func setText(v *Value, s string) {
 func addAllTopics(v *Value, f *codec.Facts) { v.List = appendNew(v.List, f.AllTopics()...) }
 
 func addTopicIDs(v *Value, f *codec.Facts) {
+	pair := len(v.List) > 0
 	for _, id := range f.TopicIDs {
-		v.List = append(v.List, id.String())
+		if s := id.String(); !pair || !slices.Contains(v.List, s) {
+			v.List = append(v.List, s)
+		}
 	}
 }
 
