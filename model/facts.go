@@ -21,9 +21,9 @@ type Fact struct {
 	// About says what the fact holds, as the documentation says it.
 	About string
 	Kind  FactKind
-	// Add adds the fact of a message to v: appends to the list of v that Kind says, adds to
-	// its count, sets its text unless it has one. So one call gives a message's fact, and one
-	// call per message a pair's.
+	// Add adds the fact of a message to v: appends to the list of v that Kind says (names
+	// without repeats), adds to its count, sets its text unless it has one. So one call on a
+	// reset Value gives a message's fact, and one call per message a pair's.
 	Add func(v *Value, f *codec.Facts)
 	// Pair, where set, is what -Y's name holds of each message instead of Add's.
 	Pair func(v *Value, f *codec.Facts)
@@ -91,10 +91,12 @@ type RecordSet struct {
 	Codecs                  []string
 }
 
-// Facts is the table of facts, in the order a summary line shows them.
+// Facts is the table of facts, in the order a summary line shows them. It is shared: callers
+// read it and never write it.
 func Facts() []Fact { return facts }
 
-// facts is never written: Facts hands it out.
+// facts is never written: Facts hands it out. A new fact is a row here, and a field of
+// render's parquetRow for its column, of its kind's type (render refuses to start without).
 var facts = []Fact{
 	{Name: "topics", Kind: FactList, Label: "topics ", Show: showTopics, Pair: addAllTopics,
 		About: "the topics named, first seen first (topic ids resolved to names where the capture taught them); for -Y, their ids too, as Kafka prints them",

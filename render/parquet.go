@@ -95,6 +95,9 @@ const parquetRowGroupBytes = 8 << 20
 
 // parquetRow is one row. The columns are named as in the JSON lines where JSON has the name;
 // pointers are the columns that may be null, pointing at the row's own values (lower case).
+// The columns from topics to sasl_user, but client_software (the connection's), are those of
+// model.Facts, found by name and filled by the facts' kinds (Parquet.facts): a text fact is
+// an optional string, a count an int64, a list a []string, error codes a []int16.
 type parquetRow struct {
 	File          string  `parquet:"file,dict"`
 	Frame         int64   `parquet:"frame"`
