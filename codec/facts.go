@@ -187,6 +187,28 @@ func txnOutcome(f *Facts, body []*Node) {
 	}
 }
 
+// Errors appends to dst[:0] the message's non-zero error codes without repeats, as Facts
+// gives them, gathering no other fact: for those that need no other (the JSON lines of
+// responses), without the allocations of the rest.
+func (m *Message) Errors(dst []int16) []int16 {
+	return appendErrors(dst[:0], m.Fields[min(m.HeaderFields, len(m.Fields)):])
+}
+
+// appendErrors appends the error codes under nodes that dst does not hold, looking where
+// factsWalk.walk looks (not in bytes fields' structures nor records, which hold none). A
+// function of its own rather than a mode of the walk: the walk's state goes to the heap.
+func appendErrors(dst []int16, nodes []*Node) []int16 {
+	for _, n := range nodes {
+		if v, ok := n.Value.(int64); ok && IsErrorCode(n) && v != 0 && !slices.Contains(dst, int16(v)) {
+			dst = append(dst, int16(v))
+		}
+		if len(n.Children) > 0 && !n.Type.IsBytes() && !n.Type.IsRecords() {
+			dst = appendErrors(dst, n.Children)
+		}
+	}
+	return dst
+}
+
 // coordinators reads a FindCoordinator response's answers: the top-level NodeId, Host, Port
 // and ErrorCode before v4, one Coordinators element per key since.
 func coordinators(body []*Node) []Coordinator {
@@ -364,6 +386,12 @@ func (s factsScope) inside(nodes []*Node) factsScope {
 // error code, a partition.
 func (w *factsWalk) leaf(n *Node, s *factsScope) {
 	f := &w.f
+	if v, ok := n.Value.(int64); ok && IsErrorCode(n) {
+		if v != 0 {
+			w.seenErrors.add(&f.Errors, int16(v))
+		}
+		return
+	}
 	switch v := n.Value.(type) {
 	case string:
 		switch {
@@ -379,10 +407,7 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 			w.seenIDs.add(&f.TopicIDs, v)
 		}
 	case int64:
-		switch {
-		case IsErrorCode(n) && v != 0:
-			w.seenErrors.add(&f.Errors, int16(v))
-		case n.Type == wire.Int32 && partitionName(n.Name):
+		if n.Type == wire.Int32 && partitionName(n.Name) {
 			w.addPartition(s, int32(v))
 		}
 	}

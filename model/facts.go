@@ -32,7 +32,9 @@ type Fact struct {
 	// another's part (topic ids and partitions with the topics) or not at all.
 	Label string
 	Show  func(b []byte, f *codec.Facts) []byte
-	// JSON: the JSON line of a response carries the fact (FactList facts only).
+	// JSON: the JSON line of a response carries the fact. Only a FactList made of the error
+	// codes alone can be: the JSON lines have no other facts unless another output asked for
+	// them (they take codec.Message.Errors).
 	JSON bool
 }
 

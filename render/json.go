@@ -35,8 +35,8 @@ type JSON struct {
 	msg     *codec.Message
 	scratch codec.Nodes
 	err     error
-	// ownFacts are a response's facts when its entry has none; fact holds a fact's value
-	// while it is written.
+	// ownFacts holds a response's error codes when its entry has no facts; fact holds a
+	// fact's value while it is written.
 	ownFacts codec.Facts
 	fact     model.Value
 }
@@ -130,8 +130,9 @@ func (j *JSON) pair(b []byte, e *model.Entry) []byte {
 	}
 	f := e.Facts
 	if f == nil {
-		// Not asked for by the pipeline (only --stats and the filters are): taken here.
-		j.ownFacts = e.Msg.Facts()
+		// Nobody asked the pipeline for facts (summaries, --stats and the filters do): the
+		// JSON facts are made of the error codes, which the message gives alone.
+		j.ownFacts.Errors = e.Msg.Errors(j.ownFacts.Errors)
 		f = &j.ownFacts
 	}
 	facts := model.Facts()
