@@ -31,10 +31,12 @@ func (e *env) pairFact(i int) *model.Value {
 		e.facts = make([]model.Value, len(model.Facts()))
 	}
 	v := &e.facts[i]
-	if e.factsBuilt&(1<<i) != 0 {
-		return v
+	if i < 64 { // past the bits of factsBuilt, computed at each call
+		if e.factsBuilt&(1<<i) != 0 {
+			return v
+		}
+		e.factsBuilt |= 1 << i
 	}
-	e.factsBuilt |= 1 << i
 	v.Reset()
 	fact := &model.Facts()[i]
 	add := fact.Add

@@ -5,9 +5,10 @@
 // correlation_id, latency_us, frame, ...), the short names of a debugging session (api, key,
 // version, corr, latency_ms), the pair's facts (model.Facts: topics, groups, errors, ...) and
 // the bodies of the request and the response (req, resp), by the definitions' field names:
-// structs are maps, arrays are lists. A field that is not there is absent, and a comparison with it is false; a
-// null one is nil (see absentPatcher). What costs something to build (the bodies, the lists,
-// the latency) is built only when the expression reaches it, at most once per pair.
+// structs are maps, arrays are lists. A field that is not there is absent, and a comparison
+// with it is false; a null one is nil (see absentPatcher). What costs something to build (the
+// bodies, the lists, the latency) is built only when the expression reaches it, at most once
+// per pair.
 package filter
 
 import (
