@@ -12,8 +12,11 @@ import (
 )
 
 // Facts are what a message says about the things people look for in a capture: topics and
-// partitions, groups, members, errors and record counts. They come from the definitions'
-// entityType annotations and from Kafka's field-naming conventions, never from per-API code.
+// partitions, groups, members, errors and record counts, which come from the definitions'
+// entityType annotations and from Kafka's field-naming conventions, for every API alike; and
+// the few that one API alone says (client software, a transaction's outcome, coordinators,
+// SASL mechanism and user), which apiFacts reads from that API's fields. (model.Facts says
+// how kdissect's outputs name and show them.)
 type Facts struct {
 	Topics   []string // topic names, first seen first, without repeats
 	TopicIDs []UUID
@@ -139,24 +142,8 @@ func (m *Message) Facts() Facts {
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
-	switch (apiDirection{m.APIKey, m.Response}) {
-	case apiDirection{KeyApiVersions, false}:
-		name, version := Find(body, "ClientSoftwareName"), Find(body, "ClientSoftwareVersion")
-		if name != nil && version != nil {
-			w.f.Software = fmt.Sprintf("%v %v", name.Value, version.Value)
-		}
-	case apiDirection{KeyEndTxn, false}:
-		if n := Find(body, "Committed"); n != nil {
-			if c, ok := n.Value.(bool); ok {
-				w.f.Txn = map[bool]string{true: "commit", false: "abort"}[c]
-			}
-		}
-	case apiDirection{KeyFindCoordinator, true}:
-		w.f.Coordinators = coordinators(body)
-	case apiDirection{KeySaslHandshake, false}:
-		if n := Find(body, "Mechanism"); n != nil {
-			w.f.SASLMechanism, _ = n.Value.(string)
-		}
+	if read := apiFacts[apiDirection{m.APIKey, m.Response}]; read != nil {
+		read(&w.f, body)
 	}
 	if !m.Response {
 		// A SASL token: in SaslAuthenticate's AuthBytes, or alone after SaslHandshake v0.
@@ -165,6 +152,61 @@ func (m *Message) Facts() Facts {
 		}
 	}
 	return w.f
+}
+
+// apiFacts reads, per API and direction, the facts that one API alone says, from the fields
+// that factFields names (which a shallow decode keeps) or that are kept anyway.
+var apiFacts = map[apiDirection]func(f *Facts, body []*Node){
+	{KeyApiVersions, false}:    clientSoftware,
+	{KeyEndTxn, false}:         txnOutcome,
+	{KeyFindCoordinator, true}: func(f *Facts, body []*Node) { f.Coordinators = coordinators(body) },
+	{KeySaslHandshake, false}: func(f *Facts, body []*Node) {
+		if n := Find(body, "Mechanism"); n != nil {
+			f.SASLMechanism, _ = n.Value.(string)
+		}
+	},
+}
+
+// clientSoftware reads the client software an ApiVersions request names: "name version".
+func clientSoftware(f *Facts, body []*Node) {
+	name, version := Find(body, "ClientSoftwareName"), Find(body, "ClientSoftwareVersion")
+	if name != nil && version != nil {
+		f.Software = fmt.Sprintf("%v %v", name.Value, version.Value)
+	}
+}
+
+// txnOutcome reads how an EndTxn request ends its transaction.
+func txnOutcome(f *Facts, body []*Node) {
+	if n := Find(body, "Committed"); n != nil {
+		if c, ok := n.Value.(bool); ok {
+			f.Txn = "abort"
+			if c {
+				f.Txn = "commit"
+			}
+		}
+	}
+}
+
+// Errors appends to dst[:0] the message's non-zero error codes without repeats, as Facts
+// gives them, gathering no other fact: for those that need no other (the JSON lines of
+// responses), without the allocations of the rest.
+func (m *Message) Errors(dst []int16) []int16 {
+	return appendErrors(dst[:0], m.Fields[min(m.HeaderFields, len(m.Fields)):])
+}
+
+// appendErrors appends the error codes under nodes that dst does not hold, looking where
+// factsWalk.walk looks (not in bytes fields' structures nor records, which hold none). A
+// function of its own rather than a mode of the walk: the walk's state goes to the heap.
+func appendErrors(dst []int16, nodes []*Node) []int16 {
+	for _, n := range nodes {
+		if v, ok := n.Value.(int64); ok && IsErrorCode(n) && v != 0 && !slices.Contains(dst, int16(v)) {
+			dst = append(dst, int16(v))
+		}
+		if len(n.Children) > 0 && !n.Type.IsBytes() && !n.Type.IsRecords() {
+			dst = appendErrors(dst, n.Children)
+		}
+	}
+	return dst
 }
 
 // coordinators reads a FindCoordinator response's answers: the top-level NodeId, Host, Port
@@ -285,8 +327,31 @@ func (w *factsWalk) topicIndex(key string) int {
 	return i
 }
 
+// walk gathers the facts of nodes, inside scope s, and of the nodes below them.
 func (w *factsWalk) walk(nodes []*Node, s factsScope) {
-	// A struct's own topic and partition fields set the scope of all its children.
+	s = s.inside(nodes)
+	for _, n := range nodes {
+		w.leaf(n, &s)
+		switch {
+		case n.Def != nil && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 && partitionArray(n.Name):
+			for _, c := range n.Children {
+				if p, ok := c.Value.(int64); ok && c.Type == wire.Int32 {
+					w.addPartition(&s, int32(p))
+				}
+			}
+		case n.Type == wire.Records || n.Type == wire.CompactRecords:
+			w.records(n, &s)
+		case len(n.Children) > 0 && !n.Type.IsBytes():
+			// A bytes field's nodes are a structure of its own (a subscription): not the
+			// message's.
+			w.walk(n.Children, s)
+		}
+	}
+}
+
+// inside returns the scope of a struct's fields: its own topic and partition fields set the
+// scope of all its children.
+func (s factsScope) inside(nodes []*Node) factsScope {
 	topic, id := s.topic, s.id
 	for _, n := range nodes {
 		switch v := n.Value.(type) {
@@ -314,53 +379,49 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 			s.key = ""
 		}
 	}
+	return s
+}
+
+// leaf gathers the fact a node's own value says: a topic, group or member, a topic id, an
+// error code, a partition.
+func (w *factsWalk) leaf(n *Node, s *factsScope) {
 	f := &w.f
-	for _, n := range nodes {
-		switch v := n.Value.(type) {
-		case string:
-			switch {
-			case n.Def != nil && n.Def.Entity() == schema.TopicName:
-				w.seenTopics.add(&f.Topics, v)
-			case n.Def != nil && n.Def.Entity() == schema.GroupID:
-				w.seenGroups.add(&f.Groups, v)
-			case n.Name == "MemberId" && v != "":
-				w.seenMembers.add(&f.Members, v)
-			}
-		case UUID:
-			if n.Name == "TopicId" && v != (UUID{}) {
-				w.seenIDs.add(&f.TopicIDs, v)
-			}
-		case int64:
-			switch {
-			case IsErrorCode(n) && v != 0:
-				w.seenErrors.add(&f.Errors, int16(v))
-			case n.Type == wire.Int32 && partitionName(n.Name):
-				w.addPartition(&s, int32(v))
-			}
+	if v, ok := n.Value.(int64); ok && IsErrorCode(n) {
+		if v != 0 {
+			w.seenErrors.add(&f.Errors, int16(v))
 		}
-		if n.Def != nil && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 && partitionArray(n.Name) {
-			for _, c := range n.Children {
-				if p, ok := c.Value.(int64); ok && c.Type == wire.Int32 {
-					w.addPartition(&s, int32(p))
-				}
-			}
-			continue
+		return
+	}
+	switch v := n.Value.(type) {
+	case string:
+		switch {
+		case n.Def != nil && n.Def.Entity() == schema.TopicName:
+			w.seenTopics.add(&f.Topics, v)
+		case n.Def != nil && n.Def.Entity() == schema.GroupID:
+			w.seenGroups.add(&f.Groups, v)
+		case n.Name == "MemberId" && v != "":
+			w.seenMembers.add(&f.Members, v)
 		}
-		if n.Type == wire.Records || n.Type == wire.CompactRecords {
-			switch {
-			case len(n.Children) > 0:
-				f.RecordSets = append(f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
-			case n.Unexpanded():
-				r := RecordSet{Topic: s.topic, TopicID: s.id, Partition: s.partition, Bytes: n.Size}
-				if w.m.lazyRecordSet(n, &r, &w.scratch) {
-					f.RecordSets = append(f.RecordSets, r)
-				}
-			}
-			continue
+	case UUID:
+		if n.Name == "TopicId" && v != (UUID{}) {
+			w.seenIDs.add(&f.TopicIDs, v)
 		}
-		// A bytes field's nodes are a structure of its own (a subscription): not the message's.
-		if len(n.Children) > 0 && !n.Type.IsBytes() {
-			w.walk(n.Children, s)
+	case int64:
+		if n.Type == wire.Int32 && partitionName(n.Name) {
+			w.addPartition(s, int32(v))
+		}
+	}
+}
+
+// records counts a records field's records, decoded or left unexpanded.
+func (w *factsWalk) records(n *Node, s *factsScope) {
+	switch {
+	case len(n.Children) > 0:
+		w.f.RecordSets = append(w.f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
+	case n.Unexpanded():
+		r := RecordSet{Topic: s.topic, TopicID: s.id, Partition: s.partition, Bytes: n.Size}
+		if w.m.lazyRecordSet(n, &r, &w.scratch) {
+			w.f.RecordSets = append(w.f.RecordSets, r)
 		}
 	}
 }

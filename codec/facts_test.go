@@ -258,3 +258,29 @@ func TestLineFacts(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageErrors: Message.Errors gives the error codes Facts gives, and allocates nothing
+// once its list has room.
+func TestMessageErrors(t *testing.T) {
+	c := testCodec(t)
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 12
+	for i, code := range []int16{3, 0, 3, 29} {
+		topic := kmsg.NewMetadataResponseTopic()
+		name := fmt.Sprint("t", i)
+		topic.Topic, topic.ErrorCode = &name, code
+		p := kmsg.NewMetadataResponseTopicPartition()
+		p.ErrorCode = code + 1
+		topic.Partitions = append(topic.Partitions, p)
+		resp.Topics = append(resp.Topics, topic)
+	}
+	m := c.DecodeResponse(frame(3, 12, true, true, 1, resp.AppendTo(nil)), 3, 12)
+	want := m.Facts().Errors
+	got := m.Errors(nil)
+	if !slices.Equal(got, want) || !slices.Equal(got, []int16{3, 4, 1, 29, 30}) {
+		t.Errorf("Errors %v, Facts().Errors %v", got, want)
+	}
+	if n := testing.AllocsPerRun(20, func() { got = m.Errors(got) }); n != 0 {
+		t.Errorf("%v allocations", n)
+	}
+}

@@ -10,10 +10,12 @@ import (
 	"github.com/kdissect/kdissect/reassembly"
 )
 
-// request is what a conversation remembers of a request: where it was seen.
+// request is what a conversation remembers of a request: where it was seen, and its client id
+// (for its response).
 type request struct {
-	frame int
-	time  time.Time
+	frame    int
+	time     time.Time
+	clientID *string
 }
 
 // eventKind says what a decoder found.
@@ -124,7 +126,11 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	if f.Dir == reassembly.ToServer {
 		e.Request = true
-		res = cv.ClientFrame(f.Data, request{frame: f.LastPacket, time: f.LastTime})
+		ref := &request{frame: f.LastPacket, time: f.LastTime}
+		res = cv.ClientFrame(f.Data, ref)
+		if res.Msg != nil {
+			ref.clientID = res.Msg.ClientID
+		}
 	} else {
 		res = cv.ServerFrame(f.Data)
 	}
@@ -133,8 +139,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 		e.Bytes = e.Msg.Redact(f.Data) // no password in hex dumps
 	}
 	if res.Request != nil {
-		if r, ok := res.Request.Ref.(request); ok {
-			e.RequestFrame, e.Latency = r.frame, f.LastTime.Sub(r.time)
+		if r, ok := res.Request.Ref.(*request); ok {
+			e.RequestFrame, e.Latency, e.ClientID = r.frame, f.LastTime.Sub(r.time), r.clientID
 		}
 	}
 	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}

@@ -773,7 +773,7 @@ func expectStats(t *testing.T, msgs []*jsonMsg) (apis, errs, conns, topics [][]s
 		if tm.After(c.last) {
 			c.last = tm
 		}
-		if m.ClientID != nil && c.clientID == "" {
+		if m.ClientID != nil && c.clientID == "" && m.Kind == "request" { // --stats reads requests' (responses carry it too)
 			c.clientID = *m.ClientID
 		}
 		if m.api() == 18 && m.Kind == "request" {

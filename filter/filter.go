@@ -3,17 +3,17 @@
 //
 // An expression names what the JSON lines say of a message (api_name, api_key, api_version,
 // correlation_id, latency_us, frame, ...), the short names of a debugging session (api, key,
-// version, corr, latency_ms), the pair's facts (topics, groups, errors) and the bodies of the
-// request and the response (req, resp), by the definitions' field names: structs are maps,
-// arrays are lists. A field that is not there is absent, and a comparison with it is false; a
-// null one is nil (see absentPatcher). What costs something to build (the bodies, the lists,
-// the latency) is built only when the expression reaches it, at most once per pair.
+// version, corr, latency_ms), the pair's facts (model.Facts: topics, groups, errors, ...) and
+// the bodies of the request and the response (req, resp), by the definitions' field names:
+// structs are maps, arrays are lists. A field that is not there is absent, and a comparison
+// with it is false; a null one is nil (see absentPatcher). What costs something to build (the
+// bodies, the lists, the latency) is built only when the expression reaches it, at most once
+// per pair.
 package filter
 
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -21,7 +21,6 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/model"
 )
 
@@ -39,7 +38,7 @@ type Filter struct {
 // Vars lists the names an expression may use, each with what it holds, in the order of the
 // table of docs/filters.md (TestVarsInDocs checks it).
 func Vars() []Var {
-	return []Var{
+	vars := []Var{
 		{"api, api_name", "the API's name: \"Fetch\""},
 		{"key, api_key", "the API key"},
 		{"version, api_version", "the API version"},
@@ -55,11 +54,12 @@ func Vars() []Var {
 		{"latency_ms, latency_us", "from request to response, float ms and integer µs (nil unless paired)"},
 		{"no_response", "the request gets no response (Produce with acks=0)"},
 		{"warnings", "the message's decoding warnings"},
-		{"topics", "every topic the pair names: names (topic ids resolved), and ids as Kafka prints them"},
-		{"groups", "every group the pair names"},
-		{"errors", "names of the response's non-zero error codes: \"NOT_COORDINATOR\""},
-		{"req, resp", "the request's and the response's body by field name (structs are maps, arrays lists; empty when not captured)"},
 	}
+	facts := model.Facts()
+	for i := range facts {
+		vars = append(vars, Var{facts[i].Name, facts[i].About})
+	}
+	return append(vars, Var{"req, resp", "the request's and the response's body by field name (structs are maps, arrays lists; empty when not captured)"})
 }
 
 // Var is one name of an expression.
@@ -87,19 +87,19 @@ type env struct {
 	RequestFrame int       `expr:"request_frame"`
 	NoResponse   bool      `expr:"no_response"`
 
-	// The pair and the message judged, and what has been built of them.
+	// The pair and the message judged, and what has been built of them: the bodies, and the
+	// pair's facts (model.Facts), a bit of factsBuilt for each.
 	req, resp, msg *model.Entry
 	reqBody        map[string]any
 	respBody       map[string]any
-	topics, groups []string
-	errors         []string
 	built          uint8
+	facts          []model.Value
+	factsBuilt     uint64
 }
 
 // lazy maps the names computed on demand to the methods of env that compute them.
 var lazy = map[string]string{
-	"req": "ReqBody", "resp": "RespBody", "topics": "PairTopics", "groups": "PairGroups",
-	"errors": "PairErrors", "latency_ms": "LatencyMs", "latency_us": "LatencyUs",
+	"req": "ReqBody", "resp": "RespBody", "latency_ms": "LatencyMs", "latency_us": "LatencyUs",
 	"client_id": "ClientID", "warnings": "MsgWarnings",
 }
 
@@ -107,9 +107,6 @@ var lazy = map[string]string{
 const (
 	builtReq = 1 << iota
 	builtResp
-	builtTopics
-	builtGroups
-	builtErrors
 )
 
 func (e *env) ReqBody() map[string]any {
@@ -126,45 +123,6 @@ func (e *env) RespBody() map[string]any {
 		e.respBody = bodyOf(e.resp)
 	}
 	return e.respBody
-}
-
-func (e *env) PairTopics() []string {
-	if e.built&builtTopics == 0 {
-		e.built |= builtTopics
-		e.topics = e.topics[:0]
-		for _, m := range []*model.Entry{e.req, e.resp} {
-			if m != nil && m.Facts != nil {
-				e.topics = appendNew(e.topics, m.Facts.AllTopics()...)
-			}
-		}
-	}
-	return e.topics
-}
-
-func (e *env) PairGroups() []string {
-	if e.built&builtGroups == 0 {
-		e.built |= builtGroups
-		e.groups = e.groups[:0]
-		for _, m := range []*model.Entry{e.req, e.resp} {
-			if m != nil && m.Facts != nil {
-				e.groups = appendNew(e.groups, m.Facts.Groups...)
-			}
-		}
-	}
-	return e.groups
-}
-
-func (e *env) PairErrors() []string {
-	if e.built&builtErrors == 0 {
-		e.built |= builtErrors
-		e.errors = e.errors[:0]
-		if e.resp != nil && e.resp.Facts != nil {
-			for _, c := range e.resp.Facts.Errors {
-				e.errors = append(e.errors, codec.ErrorName(c))
-			}
-		}
-	}
-	return e.errors
 }
 
 func (e *env) LatencyMs() any {
@@ -196,16 +154,6 @@ func (e *env) MsgWarnings() []string {
 		}
 	}
 	return out
-}
-
-// appendNew appends the values of vs that list does not hold yet.
-func appendNew(list []string, vs ...string) []string {
-	for _, v := range vs {
-		if !slices.Contains(list, v) {
-			list = append(list, v)
-		}
-	}
-	return list
 }
 
 // Compile compiles an expression. Its errors are the library's, with the position and the
@@ -254,7 +202,7 @@ func (f *Filter) ReadsBodies() bool { return f.bodies }
 // compared with a number) does not match it, and the error says why.
 func (f *Filter) Match(req, resp *model.Entry) (bool, error) {
 	e := &f.env
-	*e = env{req: req, resp: resp, topics: e.topics[:0], groups: e.groups[:0], errors: e.errors[:0]}
+	*e = env{req: req, resp: resp, facts: e.facts}
 	var firstErr error
 	for _, m := range []*model.Entry{req, resp} {
 		if m == nil || m.Msg == nil {
@@ -300,6 +248,11 @@ type patcher struct{ bodies bool }
 func (p *patcher) Visit(n *ast.Node) {
 	id, ok := (*n).(*ast.IdentifierNode)
 	if !ok {
+		return
+	}
+	if i, ok := factIndex(id.Value); ok {
+		ast.Patch(n, &ast.CallNode{Callee: &ast.IdentifierNode{Value: factMethods[model.Facts()[i].Kind]},
+			Arguments: []ast.Node{&ast.IntegerNode{Value: i}}})
 		return
 	}
 	method, ok := lazy[id.Value]

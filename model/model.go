@@ -29,6 +29,9 @@ type Entry struct {
 	// (as Frame) of the request and the time between the two.
 	RequestFrame int
 	Latency      time.Duration
+	// ClientID is, on a response whose request was captured, the request's client id (nil
+	// without one), so that the response's line says whose it is.
+	ClientID *string
 	// NoResponse marks a request the broker does not answer (Produce with acks=0).
 	NoResponse bool
 	// Facts are the message's topics, groups, errors and record counts, with topic ids

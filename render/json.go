@@ -35,6 +35,10 @@ type JSON struct {
 	msg     *codec.Message
 	scratch codec.Nodes
 	err     error
+	// ownFacts holds a response's error codes when its entry has no facts; fact holds a
+	// fact's value while it is written.
+	ownFacts codec.Facts
+	fact     model.Value
 }
 
 // jsonChunk is how much of a line is built before it is written out: a big message's line is
@@ -52,6 +56,9 @@ func NewJSON(w io.Writer) *JSON {
 // Message writes one line.
 func (j *JSON) Message(e *model.Entry) error {
 	b := j.facts(j.line[:0], e)
+	if e.Msg.Response {
+		b = j.pair(b, e)
+	}
 	b = append(b, `,"fields":`...)
 	j.msg, j.err = e.Msg, nil
 	b = j.nodes(b, e.Msg.Fields)
@@ -110,6 +117,40 @@ func (j *JSON) facts(b []byte, e *model.Entry) []byte {
 	}
 	if e.Session != nil {
 		b = j.session(b, e.Session)
+	}
+	return b
+}
+
+// pair appends what a response's line carries so that it says what its pair does: the
+// request's client id and the facts of model.Facts marked JSON (its errors).
+func (j *JSON) pair(b []byte, e *model.Entry) []byte {
+	if e.ClientID != nil {
+		b = append(b, `,"client_id":`...)
+		b = j.str(b, *e.ClientID)
+	}
+	f := e.Facts
+	if f == nil {
+		// Nobody asked the pipeline for facts (summaries, --stats and the filters do): the
+		// JSON facts are made of the error codes, which the message gives alone.
+		j.ownFacts.Errors = e.Msg.Errors(j.ownFacts.Errors)
+		f = &j.ownFacts
+	}
+	facts := model.Facts()
+	for i := range facts {
+		fact := &facts[i]
+		if !fact.JSON {
+			continue
+		}
+		j.fact.Reset()
+		fact.Add(&j.fact, f)
+		b = append(append(append(b, `,"`...), fact.Name...), `":[`...)
+		for k, s := range j.fact.List {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = j.str(b, s)
+		}
+		b = append(b, ']')
 	}
 	return b
 }

@@ -2,8 +2,9 @@ package render
 
 import (
 	"io"
+	"reflect"
 	"runtime"
-	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,8 @@ type Parquet struct {
 	// groupStart is the writer's size when the current row group began (the writing
 	// goroutine's).
 	groupStart int64
+	// value holds a fact's value while its column is filled.
+	value model.Value
 }
 
 // rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
@@ -92,6 +95,9 @@ const parquetRowGroupBytes = 8 << 20
 
 // parquetRow is one row. The columns are named as in the JSON lines where JSON has the name;
 // pointers are the columns that may be null, pointing at the row's own values (lower case).
+// The columns from topics to sasl_user, but client_software (the connection's), are those of
+// model.Facts, found by name and filled by the facts' kinds (Parquet.facts): a text fact is
+// an optional string, a count an int64, a list a []string, error codes a []int16.
 type parquetRow struct {
 	File          string  `parquet:"file,dict"`
 	Frame         int64   `parquet:"frame"`
@@ -114,21 +120,25 @@ type parquetRow struct {
 	TLS           *string `parquet:"tls,dict"`
 	Text          *string `parquet:"text"`
 
-	Topics         []string       `parquet:"topics,list"`
-	TopicIDs       []string       `parquet:"topic_ids,list"`
-	Partitions     []partitionRow `parquet:"partitions,list"`
-	Groups         []string       `parquet:"groups,list"`
-	Members        []string       `parquet:"members,list"`
-	ErrorCodes     []int16        `parquet:"error_codes,list"`
-	ErrorNames     []string       `parquet:"error_names,list"`
-	Records        int64          `parquet:"records"`
-	ControlRecords int64          `parquet:"control_records"`
-	RecordsBytes   int64          `parquet:"records_bytes"`
-	Codecs         []string       `parquet:"codecs,list"`
-	RecordSets     []recordSetRow `parquet:"record_sets,list"`
-	ClientSoftware *string        `parquet:"client_software,dict"`
-	Warnings       []string       `parquet:"warnings,list"`
-	Fields         []byte         `parquet:"fields,optional,string"`
+	Topics         []string         `parquet:"topics,list"`
+	TopicIDs       []string         `parquet:"topic_ids,list"`
+	Partitions     []partitionRow   `parquet:"partitions,list"`
+	Groups         []string         `parquet:"groups,list"`
+	Members        []string         `parquet:"members,list"`
+	ErrorCodes     []int16          `parquet:"error_codes,list"`
+	ErrorNames     []string         `parquet:"error_names,list"`
+	Records        int64            `parquet:"records"`
+	ControlRecords int64            `parquet:"control_records"`
+	RecordsBytes   int64            `parquet:"records_bytes"`
+	Codecs         []string         `parquet:"codecs,list"`
+	RecordSets     []recordSetRow   `parquet:"record_sets,list"`
+	ClientSoftware *string          `parquet:"client_software,dict"`
+	Txn            string           `parquet:"txn,optional,dict"`
+	Coordinators   []coordinatorRow `parquet:"coordinators,list"`
+	SASLMechanism  string           `parquet:"sasl_mechanism,optional,dict"`
+	SASLUser       string           `parquet:"sasl_user,optional,dict"`
+	Warnings       []string         `parquet:"warnings,list"`
+	Fields         []byte           `parquet:"fields,optional,string"`
 
 	apiKey, apiVersion           int16
 	corr, size                   int32
@@ -152,6 +162,15 @@ type recordSetRow struct {
 	ControlRecords int64    `parquet:"control_records"`
 	Bytes          int64    `parquet:"bytes"`
 	Codecs         []string `parquet:"codecs,list"`
+}
+
+// coordinatorRow is one answer of a FindCoordinator response.
+type coordinatorRow struct {
+	Key       string `parquet:"key"`
+	NodeID    int32  `parquet:"node_id"`
+	Host      string `parquet:"host"`
+	Port      int32  `parquet:"port"`
+	ErrorCode int16  `parquet:"error_code"`
 }
 
 // NewParquet writes a Parquet file to w; without tree, the fields column is null.
@@ -208,7 +227,7 @@ func (p *Parquet) next() *parquetRow {
 	b.n++
 	*r = parquetRow{Topics: r.Topics[:0], TopicIDs: r.TopicIDs[:0], Partitions: r.Partitions[:0], Groups: r.Groups[:0],
 		Members: r.Members[:0], ErrorCodes: r.ErrorCodes[:0], ErrorNames: r.ErrorNames[:0], Codecs: r.Codecs[:0],
-		RecordSets: r.RecordSets[:0], Warnings: r.Warnings[:0]}
+		RecordSets: r.RecordSets[:0], Coordinators: r.Coordinators[:0], Warnings: r.Warnings[:0]}
 	r.File = p.file
 	return r
 }
@@ -251,8 +270,8 @@ func (p *Parquet) Message(e *model.Entry) error {
 	}
 	r.corr, r.size = m.CorrelationID, int32(m.Size)
 	r.CorrelationID, r.Size = &r.corr, &r.size
-	if m.ClientID != nil {
-		r.clientID = *m.ClientID
+	if id := clientID(e); id != nil {
+		r.clientID = *id
 		r.ClientID = &r.clientID
 	}
 	if m.Response && e.RequestFrame > 0 {
@@ -288,59 +307,79 @@ func warnings(r *parquetRow, m *codec.Message) {
 	}
 }
 
-// facts fills the columns of a message's facts.
+// clientID is the client id of a request, or of the request a response answers: a pair's
+// rows say whose they are.
+func clientID(e *model.Entry) *string {
+	if e.Msg.Response {
+		return e.ClientID
+	}
+	return e.Msg.ClientID
+}
+
+// facts fills the columns of a message's facts: the column of each fact of model.Facts.
 func (p *Parquet) facts(r *parquetRow, f *codec.Facts) {
-	r.Topics = append(r.Topics, f.Topics...)
-	for _, id := range f.TopicIDs {
-		r.TopicIDs = append(r.TopicIDs, id.String())
-	}
-	// Partitions in the order of the topics, then of the topic ids; then any other key.
-	done := 0
-	add := func(key string) {
-		if ps, ok := f.Partitions[key]; ok {
-			for _, n := range ps {
-				r.Partitions = append(r.Partitions, partitionRow{Topic: key, Partition: n})
+	row := reflect.ValueOf(r).Elem()
+	facts := model.Facts()
+	for i := range facts {
+		fact := &facts[i]
+		col := row.Field(parquetFactColumns[i])
+		v := &p.value
+		v.Reset()
+		switch fact.Kind {
+		case model.FactList:
+			l := col.Addr().Interface().(*[]string)
+			v.List = (*l)[:0]
+			fact.Add(v, f)
+			*l = v.List
+			continue
+		case model.FactCodes:
+			l := col.Addr().Interface().(*[]int16)
+			v.Codes = (*l)[:0]
+			fact.Add(v, f)
+			*l = v.Codes
+			continue
+		}
+		fact.Add(v, f)
+		switch fact.Kind {
+		case model.FactText:
+			col.SetString(v.Text)
+		case model.FactCount:
+			col.SetInt(v.Count)
+		case model.FactPartitions:
+			for _, x := range v.Partitions {
+				r.Partitions = append(r.Partitions, partitionRow{Topic: x.Topic, Partition: x.Partition})
 			}
-			done++
-		}
-	}
-	for _, t := range f.Topics {
-		add(t)
-	}
-	for _, id := range r.TopicIDs {
-		add(id)
-	}
-	if done < len(f.Partitions) {
-		var rest []string
-		for k := range f.Partitions {
-			if !slices.Contains(f.Topics, k) && !slices.Contains(r.TopicIDs, k) {
-				rest = append(rest, k)
+		case model.FactRecordSets:
+			for _, x := range v.RecordSets {
+				r.RecordSets = append(r.RecordSets, recordSetRow{Topic: x.Topic, Partition: x.Partition, Records: x.Records,
+					ControlRecords: x.Control, Bytes: x.Bytes, Codecs: x.Codecs})
 			}
-		}
-		slices.Sort(rest)
-		for _, k := range rest {
-			add(k)
-		}
-	}
-	r.Groups = append(r.Groups, f.Groups...)
-	r.Members = append(r.Members, f.Members...)
-	for _, c := range f.Errors {
-		r.ErrorCodes = append(r.ErrorCodes, c)
-		r.ErrorNames = append(r.ErrorNames, codec.ErrorName(c))
-	}
-	for _, s := range f.RecordSets {
-		r.Records += int64(s.Records - s.Control)
-		r.ControlRecords += int64(s.Control)
-		r.RecordsBytes += int64(s.Bytes)
-		for _, c := range s.Codecs {
-			if !slices.Contains(r.Codecs, c) {
-				r.Codecs = append(r.Codecs, c)
+		case model.FactCoordinators:
+			for _, x := range v.Coordinators {
+				r.Coordinators = append(r.Coordinators, coordinatorRow{Key: x.Key, NodeID: x.NodeID, Host: x.Host,
+					Port: x.Port, ErrorCode: x.ErrorCode})
 			}
 		}
-		r.RecordSets = append(r.RecordSets, recordSetRow{Topic: s.Key(), Partition: s.Partition, Records: int64(s.Records - s.Control),
-			ControlRecords: int64(s.Control), Bytes: int64(s.Bytes), Codecs: s.Codecs})
 	}
 }
+
+// parquetFactColumns holds, for each fact of model.Facts, the index of its column among the
+// fields of parquetRow. Never written once made.
+var parquetFactColumns = func() []int {
+	t := reflect.TypeFor[parquetRow]()
+	var out []int
+	for _, fact := range model.Facts() {
+		i := 0
+		for i < t.NumField() && strings.Split(t.Field(i).Tag.Get("parquet"), ",")[0] != fact.ColumnName() {
+			i++
+		}
+		if i == t.NumField() {
+			panic("render: no Parquet column for the fact " + fact.Name) // TestFactsEverywhere says which
+		}
+		out = append(out, i)
+	}
+	return out
+}()
 
 // Notice adds a row of kind "notice", as the JSON lines have.
 func (p *Parquet) Notice(n *model.Notice) error {

@@ -3,7 +3,6 @@ package render
 import (
 	"bufio"
 	"io"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -185,140 +184,23 @@ func appendLatency(b []byte, d time.Duration) []byte {
 }
 
 // appendFacts appends to b the short account of a message's facts that a summary line ends
-// with: topics and partitions, record counts and codecs, group and member, errors.
+// with: the part of each fact of model.Facts that a summary shows, in the table's order.
 func appendFacts(b []byte, f *codec.Facts) []byte {
 	start := len(b)
-	part := func(b []byte, label string) []byte {
+	facts := model.Facts()
+	for i := range facts {
+		fact := &facts[i]
+		if fact.Show == nil {
+			continue
+		}
+		mark := len(b)
 		if len(b) > start {
 			b = append(b, "  "...)
 		}
-		return append(b, label...)
-	}
-	// Topics by name, then topic ids that name partitions; three at most.
-	// Topic ids are looked up in Partitions without making strings of them.
-	var idKey [24]byte
-	total := len(f.Topics)
-	for _, id := range f.TopicIDs {
-		if k, _ := id.AppendText(idKey[:0]); len(f.Partitions[string(k)]) > 0 {
-			total++
-		}
-	}
-	if total > 0 {
-		b = part(b, "topics ")
-		shown := 0
-		next := func(b []byte) []byte {
-			if shown++; shown > 1 {
-				b = append(b, ' ')
-			}
-			return b
-		}
-		for _, name := range f.Topics {
-			if shown == 3 {
-				break
-			}
-			b = inert.Append(next(b), name)
-			if ps := f.Partitions[name]; len(ps) > 0 {
-				b = append(b, '[')
-				for i, p := range ps {
-					if i > 0 {
-						b = append(b, ',')
-					}
-					b = strconv.AppendInt(b, int64(p), 10)
-				}
-				b = append(b, ']')
-			}
-		}
-		for _, id := range f.TopicIDs {
-			if shown == 3 {
-				break
-			}
-			if k, _ := id.AppendText(idKey[:0]); len(f.Partitions[string(k)]) > 0 {
-				b = append(append(next(b), "id:"...), k...)
-			}
-		}
-		if total > 3 {
-			b = strconv.AppendInt(append(b, " +"...), int64(total-3), 10)
-			b = append(b, " more"...)
-		}
-	}
-	if len(f.RecordSets) > 0 {
-		records, control := 0, 0
-		var codecs []string
-		for _, r := range f.RecordSets {
-			records += r.Records
-			control += r.Control
-			for _, c := range r.Codecs {
-				if !slices.Contains(codecs, c) {
-					codecs = append(codecs, c)
-				}
-			}
-		}
-		b = part(b, "")
-		if control > 0 {
-			// "2 data + 2 control records": transaction markers are not data.
-			b = strconv.AppendInt(b, int64(records-control), 10)
-			b = strconv.AppendInt(append(b, " data + "...), int64(control), 10)
-			b = append(b, " control"...)
-		} else {
-			b = strconv.AppendInt(b, int64(records), 10)
-		}
-		b = append(append(b, ' '), plural.Noun(records, "record")...)
-		for i, c := range codecs {
-			if i == 0 {
-				b = append(b, " ("...)
-			} else {
-				b = append(b, ',')
-			}
-			b = inert.Append(b, c)
-			if i == len(codecs)-1 {
-				b = append(b, ')')
-			}
-		}
-	}
-	if len(f.Groups) > 0 {
-		b = part(b, "group ")
-		for i, g := range f.Groups {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = inert.Append(b, g)
-		}
-	}
-	if len(f.Members) > 0 {
-		b = inert.Append(part(b, "member "), f.Members[0])
-	}
-	if f.Txn != "" {
-		b = inert.Append(part(b, "txn "), f.Txn)
-	}
-	for i, c := range f.Coordinators {
-		if i == 0 {
-			b = part(b, "coordinator ")
-		} else {
-			b = append(b, ", "...)
-		}
-		if c.Key != "" {
-			b = append(inert.Append(b, c.Key), ": "...)
-		}
-		if c.ErrorCode != 0 {
-			b = append(b, codec.ErrorName(c.ErrorCode)...)
-			continue
-		}
-		b = strconv.AppendInt(append(b, "node "...), int64(c.NodeID), 10)
-		b = inert.Append(append(b, ' '), c.HostPort())
-	}
-	if f.SASLMechanism != "" {
-		b = inert.Append(part(b, "mechanism "), f.SASLMechanism)
-	}
-	if f.SASLUser != "" {
-		b = inert.AppendQuote(part(b, "user "), f.SASLUser)
-	}
-	if len(f.Errors) > 0 {
-		b = part(b, "errors ")
-		for i, c := range f.Errors {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, codec.ErrorName(c)...)
+		b = append(b, fact.Label...)
+		label := len(b)
+		if b = fact.Show(b, f); len(b) == label {
+			b = b[:mark] // the message does not have the fact
 		}
 	}
 	return b
