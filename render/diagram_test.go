@@ -94,7 +94,7 @@ func TestBatchAttributes(t *testing.T) {
 		{7, "0x0007 codec=unknown(7) timestamp=create"},
 	}
 	for _, tt := range tests {
-		if got := batchAttributes(tt.v); got != tt.want {
+		if got := string(appendBatchAttributes(nil, tt.v)); got != tt.want {
 			t.Errorf("BatchAttributes(%#x) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
@@ -383,11 +383,8 @@ func TestTitle(t *testing.T) {
 }
 
 func TestHexDump(t *testing.T) {
-	var out bytes.Buffer
-	d := NewDiagram(&out, DiagramOptions{})
 	b := []byte("\x00\x00\x00\x10Kafka!\x01\x02abcdefghijklmn")
-	hexDump(d.w, b)
-	d.Close()
+	out := bytes.NewBuffer(appendHexDump(nil, b))
 	want := "0000  00 00 00 10 4b 61 66 6b 61 21 01 02 61 62 63 64   ....Kafka!..abcd\n" +
 		"0010  65 66 67 68 69 6a 6b 6c 6d 6e                     efghijklmn\n"
 	if out.String() != want {
