@@ -45,10 +45,11 @@ type Diagram struct {
 	clock clock
 	// msg is the message being written; scratch holds the records it expands as they are
 	// written (codec.Message.EachRecord); grid lines up its fields (each message measures
-	// anew) and buf and line make the lines around them.
+	// anew), holding up to hold bytes of them; buf and line make the lines around them.
 	msg     *codec.Message
 	scratch codec.Nodes
 	grid    grid
+	hold    int
 	buf     []byte
 	line    []byte
 }
@@ -59,7 +60,7 @@ const holdLimit = 4 << 20
 
 // NewDiagram writes to w.
 func NewDiagram(w io.Writer, opt DiagramOptions) *Diagram {
-	d := &Diagram{w: bufio.NewWriterSize(w, 64<<10), opt: opt, clock: clock{format: opt.Time}}
+	d := &Diagram{w: bufio.NewWriterSize(w, 64<<10), opt: opt, clock: clock{format: opt.Time}, hold: holdLimit}
 	if d.clock.format == TimeDefault {
 		d.clock.format = TimeAbsDate
 	}
@@ -97,11 +98,14 @@ func (d *Diagram) Message(e *model.Entry) error {
 	if e.TLS != "" {
 		b = append(append(b, "  "...), e.TLS...)
 	}
-	d.writeLine(b, "")
+	d.buf = b
+	d.writeLine(d.buf, "")
 	m := e.Msg
-	d.writeLine(appendTitle(d.buf[:0], e), styleBold)
+	d.buf = appendTitle(d.buf[:0], e)
+	d.writeLine(d.buf, styleBold)
 	if e.Session != nil {
-		d.writeLine(appendSession(append(d.buf[:0], "fetch "...), e.Session, true), "")
+		d.buf = appendSession(append(d.buf[:0], "fetch "...), e.Session, true)
+		d.writeLine(d.buf, "")
 	}
 	// Secrets are masked in the raw bytes too.
 	frame := e.Redacted()
@@ -109,7 +113,7 @@ func (d *Diagram) Message(e *model.Entry) error {
 	// once to measure the columns, once to write them, row by row (records expanded each
 	// time), so that a big message is never held as rows.
 	g := &d.grid
-	g.holdUpTo(holdLimit)
+	g.holdUpTo(d.hold)
 	d.fields(g, frame, m)
 	if g.holding() {
 		g.err = g.write(d.w)
@@ -122,7 +126,8 @@ func (d *Diagram) Message(e *model.Entry) error {
 	}
 	// The warnings come after the fields: expanding records adds theirs.
 	for _, w := range m.Warnings {
-		d.writeLine(append(append(d.buf[:0], "! "...), w.String()...), styleWarn)
+		d.buf = append(append(d.buf[:0], "! "...), w.String()...)
+		d.writeLine(d.buf, styleWarn)
 	}
 	if d.opt.Hex && len(frame) > 0 {
 		d.w.WriteByte('\n')
@@ -169,9 +174,11 @@ func title(e *model.Entry) string { return string(appendTitle(nil, e)) }
 
 // Notice writes "#N  time  src -> dst  ! text".
 func (d *Diagram) Notice(n *model.Notice) error {
-	d.line = inert.Append(d.line[:0], d.appendHeading(d.buf[:0], n.Frame, n.Time, n.Src, n.Dst))
-	d.w.Write(append(d.line, "  "...))
-	d.writeLine(append(append(d.buf[:0], "! "...), n.Text...), styleWarn)
+	d.buf = d.appendHeading(d.buf[:0], n.Frame, n.Time, n.Src, n.Dst)
+	d.line = append(inert.Append(d.line[:0], d.buf), "  "...)
+	d.w.Write(d.line)
+	d.buf = append(append(d.buf[:0], "! "...), n.Text...)
+	d.writeLine(d.buf, styleWarn)
 	return d.w.WriteByte('\n')
 }
 
@@ -190,7 +197,7 @@ func (d *Diagram) Flush() error { return d.w.Flush() }
 func (d *Diagram) Close() error { return d.w.Flush() }
 
 // writeLine writes s and a newline, in style when colours are on. Like the grid's cells, s is
-// shown under package inert's rule. s may be d.buf.
+// shown under package inert's rule.
 func (d *Diagram) writeLine(s []byte, style string) {
 	b := d.line[:0]
 	colored := d.opt.Color && style != ""
@@ -202,7 +209,6 @@ func (d *Diagram) writeLine(s []byte, style string) {
 		b = append(b, styleReset...)
 	}
 	d.line = append(b, '\n')
-	d.buf = s[:0]
 	d.w.Write(d.line)
 }
 
@@ -483,6 +489,7 @@ func appendText[T string | []byte](b []byte, s T, printable bool, limit int) []b
 	return b
 }
 
+// validUTF8 is utf8.Valid or utf8.ValidString, as s is.
 func validUTF8[T string | []byte](s T) bool {
 	switch s := any(s).(type) {
 	case string:

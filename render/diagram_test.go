@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/records"
+	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/model"
 )
@@ -409,6 +411,39 @@ func TestNoteInValue(t *testing.T) {
 	} {
 		if got, _ := d.value(tc.n, tc.parent); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.n.Name, got, tc.want)
+		}
+	}
+}
+
+// TestDiagramHeldOrNot: a message's fields are written alike whether the diagram holds them
+// all, starts holding them and then turns to measuring (a big message), or holds none.
+func TestDiagramHeldOrNot(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := fetchResponse(t, 3, 4<<10)
+	for _, opt := range []DiagramOptions{{MaxBytes: 64}, {Hex: true, Explain: true}, {Color: true, MaxBytes: 16}} {
+		var want []byte
+		for _, hold := range []int{0, 1, 3000, 20000, holdLimit} {
+			c := codec.New(set)
+			c.Records, c.LazyRecords = records.New(records.Options{}), true
+			var out bytes.Buffer
+			d := NewDiagram(&out, opt)
+			d.hold = hold
+			e := &model.Entry{Frame: 2, Time: time.Unix(1767323045, 0), Src: "127.0.0.1:9092", Dst: "127.0.0.1:50000",
+				Msg: c.DecodeResponse(frame, 1, 16), Bytes: frame, RequestFrame: 1, Latency: time.Millisecond}
+			if err := d.Message(e); err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			if want == nil {
+				want = out.Bytes()
+				continue
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Errorf("%+v, holding %d bytes: the diagram differs from the one held whole", opt, hold)
+			}
 		}
 	}
 }
