@@ -66,11 +66,11 @@ func (r *row) reset() {
 // and the row by endRow or endNote (add and note do all that for cells given as strings). No
 // cell is a string of its own, and the buffers serve every row.
 //
-// A grid holds its rows until write, unless it streams (measure, then stream): a caller that can
-// make its rows twice gives them once to measure the columns and once to write them, each row
-// written as it comes, so that a message of a million fields is never held as a million rows.
-// A grid can also hold rows up to a limit and then turn to measuring (holdUpTo): the caller
-// makes its rows once if they are few, twice if they are many.
+// A grid holds its rows until write. A caller that can make its rows twice can bound what is
+// held: after holdUpTo, the grid holds rows up to a limit and then only measures them (those
+// held too); if the limit was reached, the caller makes the rows again after stream, which
+// writes each as it comes, in the widths measured. Few rows are so made once, and a message of a
+// million fields is never held as a million rows.
 type grid struct {
 	cols  []column
 	color bool
