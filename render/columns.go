@@ -263,6 +263,24 @@ func (g *grid) write(w io.Writer) error {
 	return g.err
 }
 
+// trim lets go of the row and line buffers if they grew past row bytes, and of the rows held if
+// they grew past held bytes (0: any size), so that one very long row does not keep its memory
+// for the rest of the run.
+func (g *grid) trim(row, held int) {
+	if cap(g.row.text) > row {
+		g.row.text = nil
+	}
+	if cap(g.line) > row {
+		g.line = nil
+	}
+	if cap(g.escaped) > row {
+		g.escaped = nil
+	}
+	if held > 0 && cap(g.held.text) > held {
+		g.held.text = nil
+	}
+}
+
 // writeRow prints one row in the widths measured.
 func (g *grid) writeRow(w io.Writer, r *row) error {
 	if len(g.width) != len(g.cols) {

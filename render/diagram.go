@@ -131,10 +131,33 @@ func (d *Diagram) Message(e *model.Entry) error {
 	}
 	if d.opt.Hex && len(frame) > 0 {
 		d.w.WriteByte('\n')
-		d.line = appendHexDump(d.line[:0], frame)
+		d.hexDump(frame)
+	}
+	d.trim()
+	return d.w.WriteByte('\n')
+}
+
+// hexDump writes frame's hex dump 4 KiB of frame at a time, so that a big frame's is never
+// held whole.
+func (d *Diagram) hexDump(frame []byte) {
+	const chunk = 4 << 10 // a multiple of 16, the bytes a line shows
+	for off := 0; off < len(frame); off += chunk {
+		d.line = appendHexDump(d.line[:0], frame[off:min(off+chunk, len(frame))], off)
 		d.w.Write(d.line)
 	}
-	return d.w.WriteByte('\n')
+}
+
+// trim lets go of buffers that a very long line (a big value with --max-bytes 0) grew, so that
+// they are not kept for the rest of the run.
+func (d *Diagram) trim() {
+	const keep = 1 << 20
+	if cap(d.buf) > keep {
+		d.buf = nil
+	}
+	if cap(d.line) > keep {
+		d.line = nil
+	}
+	d.grid.trim(keep, 2*d.hold)
 }
 
 // appendTitle appends "DescribeGroups Response v6  correlation_id 7  218 bytes  answers #12
@@ -550,13 +573,13 @@ func appendBatchAttributes(b []byte, v int64) []byte {
 	return b
 }
 
-// appendHexDump appends b as tshark -x shows it: offset, 16 bytes in hex, the same bytes as
-// ASCII.
-func appendHexDump(out, b []byte) []byte {
+// appendHexDump appends b as tshark -x shows it: offset (of b's first byte, base, and on), 16
+// bytes in hex, the same bytes as ASCII.
+func appendHexDump(out, b []byte, base int) []byte {
 	const digits = "0123456789abcdef"
 	for off := 0; off < len(b); off += 16 {
 		line := b[off:min(off+16, len(b))]
-		out = append(appendHex4(out, int64(off)), "  "...)
+		out = append(appendHex4(out, int64(base+off)), "  "...)
 		for i := range 16 {
 			if i < len(line) {
 				out = append(out, digits[line[i]>>4], digits[line[i]&0xf], ' ')

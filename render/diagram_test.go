@@ -386,11 +386,22 @@ func TestTitle(t *testing.T) {
 
 func TestHexDump(t *testing.T) {
 	b := []byte("\x00\x00\x00\x10Kafka!\x01\x02abcdefghijklmn")
-	out := bytes.NewBuffer(appendHexDump(nil, b))
+	out := bytes.NewBuffer(appendHexDump(nil, b, 0))
 	want := "0000  00 00 00 10 4b 61 66 6b 61 21 01 02 61 62 63 64   ....Kafka!..abcd\n" +
 		"0010  65 66 67 68 69 6a 6b 6c 6d 6e                     efghijklmn\n"
 	if out.String() != want {
 		t.Errorf("hex dump:\n%s\nwant:\n%s", out.String(), want)
+	}
+	// A big frame's dump is written a piece at a time, its offsets counting on.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1000)
+	big = append(big, "tail"...)
+	var dump bytes.Buffer
+	d := NewDiagram(&dump, DiagramOptions{})
+	d.hexDump(big)
+	d.Close()
+	lines := strings.Split(strings.TrimSuffix(dump.String(), "\n"), "\n")
+	if len(lines) != 1001 || !strings.HasPrefix(lines[256], "1000  30 31") || lines[1000] != "3e80  74 61 69 6c"+strings.Repeat(" ", 1+3*12+2)+"tail" {
+		t.Errorf("hex dump of %d bytes: %d lines, line 256 %q, last %q", len(big), len(lines), lines[256], lines[len(lines)-1])
 	}
 }
 
@@ -443,6 +454,32 @@ func TestDiagramHeldOrNot(t *testing.T) {
 			}
 			if !bytes.Equal(out.Bytes(), want) {
 				t.Errorf("%+v, holding %d bytes: the diagram differs from the one held whole", opt, hold)
+			}
+		}
+	}
+}
+
+// TestDiagramLetsGoOfLongLines: the buffers that a very long line grew (a big value, uncut) are
+// not kept after its message.
+func TestDiagramLetsGoOfLongLines(t *testing.T) {
+	value := strings.Repeat("v", 2*holdLimit+1)
+	m := &codec.Message{APIName: "Produce", Version: 9, Size: 100,
+		Fields: []*codec.Node{{Name: "Value", Type: wire.CompactString, Value: value, Size: len(value) + 4}}}
+	var out bytes.Buffer
+	d := NewDiagram(&out, DiagramOptions{})
+	for _, hold := range []int{holdLimit, 1} { // held, then in two passes
+		d.hold = hold
+		if err := d.Message(&model.Entry{Frame: 1, Msg: m}); err != nil {
+			t.Fatal(err)
+		}
+		d.Flush()
+		if !strings.Contains(out.String(), `"`+value+`"`) {
+			t.Fatalf("holding %d: the value is not written whole", hold)
+		}
+		out.Reset()
+		for name, b := range map[string][]byte{"row": d.grid.row.text, "line": d.grid.line, "held": d.grid.held.text, "buf": d.buf, "own line": d.line} {
+			if limit := max(1<<20, 2*hold); cap(b) > limit || name != "held" && cap(b) > 1<<20 {
+				t.Errorf("holding %d: the %s buffer keeps %d bytes", hold, name, cap(b))
 			}
 		}
 	}
