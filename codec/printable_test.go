@@ -31,6 +31,14 @@ func TestPrintable(t *testing.T) {
 	for _, s := range []string{"", "user-1", "{\"a\":1}\n", "é日本🎉", "\u2028", "\ufffd", "\xef\xbf\xbd", "\xed\xa0\x80", "\xc0\xaf", "\xe6\x97", "\u00ad", "\u200b"} {
 		cases = append(cases, []byte(s))
 	}
+	// Every byte at every place of two words, for the eight bytes read at a time.
+	for c := range 256 {
+		for at := range 17 {
+			b := []byte("abcdefghijklmnopq")
+			b[at] = byte(c)
+			cases = append(cases, b)
+		}
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{"a", " ", "\x7f", "\x00", "\t", "é", "\u2028", "\xff", "\xe6\x97\xa5", "\xe6", "\u0301"}
 	for range 3000 {

@@ -24,7 +24,11 @@ import (
 // record batches, as a consumer reading a backlog gets: partitions of batches of about 1 MB,
 // JSON-like values of 100 B to 10 KiB (log-uniform, as kbench's producers write), keys,
 // headers on a quarter, every other batch compressed with zstd.
-func largeFetch(tb testing.TB, mb int) []byte {
+func largeFetch(tb testing.TB, mb int) []byte { return fetchResponse(tb, mb, 1<<20) }
+
+// fetchResponse builds a Fetch v16 response frame of partitions record batches of about
+// batchBytes each, made as largeFetch says.
+func fetchResponse(tb testing.TB, partitions, batchBytes int) []byte {
 	tb.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
@@ -37,13 +41,13 @@ func largeFetch(tb testing.TB, mb int) []byte {
 	topic := kmsg.NewFetchResponseTopic()
 	topic.TopicID = [16]byte{1, 2, 3, 4}
 	offset := int64(0)
-	for p := range mb {
+	for p := range partitions {
 		part := kmsg.NewFetchResponseTopicPartition()
 		part.Partition = int32(p)
 		part.HighWatermark = 1 << 20
 		var raw []byte
 		n := 0
-		for len(raw) < 1<<20 {
+		for len(raw) < batchBytes {
 			size := int(math.Exp(math.Log(100) + rng.Float64()*(math.Log(10<<10)-math.Log(100))))
 			r := kmsg.Record{OffsetDelta: int32(n), TimestampDelta64: int64(n),
 				Key:   fmt.Appendf(nil, "user-%05d", rng.IntN(50000)),
@@ -119,6 +123,47 @@ func BenchmarkLargeFetch(b *testing.B) {
 			}
 			b.ReportMetric(float64(out.n)/float64(b.N)/1e6, "MB-out/op")
 		})
+	}
+}
+
+// BenchmarkDiagram writes Fetch responses as diagrams, decoded as the pipeline decodes them
+// for diagrams (records a batch at a time): one of two batches of 16 KiB, as a consumer that
+// keeps up gets, whose rows the diagram holds and writes in one pass, and one of four batches
+// of 1 MB, which it writes in two passes; each plain and with -x --explain.
+func BenchmarkDiagram(b *testing.B) {
+	set, err := schema.Embedded()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []struct {
+		name                   string
+		partitions, batchBytes int
+	}{{"2x16KiB", 2, 16 << 10}, {"4x1MB", 4, 1 << 20}} {
+		frame := fetchResponse(b, size.partitions, size.batchBytes)
+		for _, opt := range []struct {
+			name string
+			opt  DiagramOptions
+		}{{"plain", DiagramOptions{MaxBytes: 64}}, {"explain", DiagramOptions{MaxBytes: 64, Hex: true, Explain: true}}} {
+			b.Run(size.name+"/"+opt.name, func(b *testing.B) {
+				c := codec.New(set)
+				c.Records, c.LazyRecords = records.New(records.Options{}), true
+				var out countWriter
+				d := NewDiagram(&out, opt.opt)
+				b.SetBytes(int64(len(frame)))
+				b.ReportAllocs()
+				for b.Loop() {
+					e := &model.Entry{Frame: 2, FirstFrame: 1, Time: time.Unix(1767323045, 0), Src: "127.0.0.1:9092", Dst: "127.0.0.1:50000",
+						Msg: c.DecodeResponse(frame, 1, 16), Bytes: frame, RequestFrame: 1, Latency: time.Millisecond}
+					if err := d.Message(e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := d.Flush(); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(out.n)/float64(b.N)/1e6, "MB-out/op")
+			})
+		}
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/records"
+	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/model"
 )
@@ -94,7 +96,7 @@ func TestBatchAttributes(t *testing.T) {
 		{7, "0x0007 codec=unknown(7) timestamp=create"},
 	}
 	for _, tt := range tests {
-		if got := batchAttributes(tt.v); got != tt.want {
+		if got := string(appendBatchAttributes(nil, tt.v)); got != tt.want {
 			t.Errorf("BatchAttributes(%#x) = %q, want %q", tt.v, got, tt.want)
 		}
 	}
@@ -383,15 +385,23 @@ func TestTitle(t *testing.T) {
 }
 
 func TestHexDump(t *testing.T) {
-	var out bytes.Buffer
-	d := NewDiagram(&out, DiagramOptions{})
 	b := []byte("\x00\x00\x00\x10Kafka!\x01\x02abcdefghijklmn")
-	hexDump(d.w, b)
-	d.Close()
+	out := bytes.NewBuffer(appendHexDump(nil, b, 0))
 	want := "0000  00 00 00 10 4b 61 66 6b 61 21 01 02 61 62 63 64   ....Kafka!..abcd\n" +
 		"0010  65 66 67 68 69 6a 6b 6c 6d 6e                     efghijklmn\n"
 	if out.String() != want {
 		t.Errorf("hex dump:\n%s\nwant:\n%s", out.String(), want)
+	}
+	// A big frame's dump is written a piece at a time, its offsets counting on.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1000)
+	big = append(big, "tail"...)
+	var dump bytes.Buffer
+	d := NewDiagram(&dump, DiagramOptions{})
+	d.hexDump(big)
+	d.Close()
+	lines := strings.Split(strings.TrimSuffix(dump.String(), "\n"), "\n")
+	if len(lines) != 1001 || !strings.HasPrefix(lines[256], "1000  30 31") || lines[1000] != "3e80  74 61 69 6c"+strings.Repeat(" ", 1+3*12+2)+"tail" {
+		t.Errorf("hex dump of %d bytes: %d lines, line 256 %q, last %q", len(big), len(lines), lines[256], lines[len(lines)-1])
 	}
 }
 
@@ -412,6 +422,65 @@ func TestNoteInValue(t *testing.T) {
 	} {
 		if got, _ := d.value(tc.n, tc.parent); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.n.Name, got, tc.want)
+		}
+	}
+}
+
+// TestDiagramHeldOrNot: a message's fields are written alike whether the diagram holds them
+// all, starts holding them and then turns to measuring (a big message), or holds none.
+func TestDiagramHeldOrNot(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := fetchResponse(t, 3, 4<<10)
+	for _, opt := range []DiagramOptions{{MaxBytes: 64}, {Hex: true, Explain: true}, {Color: true, MaxBytes: 16}} {
+		var want []byte
+		for _, hold := range []int{0, 1, 3000, 20000, holdLimit} {
+			c := codec.New(set)
+			c.Records, c.LazyRecords = records.New(records.Options{}), true
+			var out bytes.Buffer
+			d := NewDiagram(&out, opt)
+			d.hold = hold
+			e := &model.Entry{Frame: 2, Time: time.Unix(1767323045, 0), Src: "127.0.0.1:9092", Dst: "127.0.0.1:50000",
+				Msg: c.DecodeResponse(frame, 1, 16), Bytes: frame, RequestFrame: 1, Latency: time.Millisecond}
+			if err := d.Message(e); err != nil {
+				t.Fatal(err)
+			}
+			d.Close()
+			if want == nil {
+				want = out.Bytes()
+				continue
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Errorf("%+v, holding %d bytes: the diagram differs from the one held whole", opt, hold)
+			}
+		}
+	}
+}
+
+// TestDiagramLetsGoOfLongLines: the buffers that a very long line grew (a big value, uncut) are
+// not kept after its message.
+func TestDiagramLetsGoOfLongLines(t *testing.T) {
+	value := strings.Repeat("v", 2*holdLimit+1)
+	m := &codec.Message{APIName: "Produce", Version: 9, Size: 100,
+		Fields: []*codec.Node{{Name: "Value", Type: wire.CompactString, Value: value, Size: len(value) + 4}}}
+	var out bytes.Buffer
+	d := NewDiagram(&out, DiagramOptions{})
+	for _, hold := range []int{holdLimit, 1} { // held, then in two passes
+		d.hold = hold
+		if err := d.Message(&model.Entry{Frame: 1, Msg: m}); err != nil {
+			t.Fatal(err)
+		}
+		d.Flush()
+		if !strings.Contains(out.String(), `"`+value+`"`) {
+			t.Fatalf("holding %d: the value is not written whole", hold)
+		}
+		out.Reset()
+		for name, b := range map[string][]byte{"row": d.grid.row.text, "line": d.grid.line, "held": d.grid.held.text, "buf": d.buf, "own line": d.line} {
+			if limit := max(1<<20, 2*hold); cap(b) > limit || name != "held" && cap(b) > 1<<20 {
+				t.Errorf("holding %d: the %s buffer keeps %d bytes", hold, name, cap(b))
+			}
 		}
 	}
 }

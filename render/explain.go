@@ -34,19 +34,19 @@ type step struct {
 // explain adds n's parts under its row.
 func (d *Diagram) explain(g *grid, frame []byte, n, parent *codec.Node, depth int) {
 	for _, p := range steps(frame, n, parent) {
-		o := fmt.Sprintf("0x%04x", p.Offset)
-		if n.Decompressed {
-			o = "d" + o
-		}
-		s := ""
+		g.row.text = appendOffset(g.row.text, p.Offset, n.Decompressed)
+		g.endCell("")
 		if p.Size > 0 {
-			s = strconv.Itoa(p.Size)
+			g.row.text = strconv.AppendInt(g.row.text, int64(p.Size), 10)
 		}
-		cells := []cell{{text: o}, {text: s}}
-		if d.opt.Hex {
-			cells = append(cells, cell{})
-		}
-		g.add(append(cells, cell{}, cell{text: indent(depth+1) + partMark + p.Label, style: styleDim}, cell{text: p.Meaning, style: styleNote})...)
+		g.endCell("")
+		g.emptyCells(d.fieldCol()) // bytes and type
+		g.row.text = append(appendIndent(g.row.text, depth+1), partMark...)
+		g.row.text = append(g.row.text, p.Label...)
+		g.endCell(styleDim)
+		g.row.text = append(g.row.text, p.Meaning...)
+		g.endCell(styleNote)
+		g.endRow()
 	}
 }
 

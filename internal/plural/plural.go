@@ -11,13 +11,22 @@ type Integer interface {
 
 // Count is n and the noun, in the plural unless n is 1: Count(1, "byte") is "1 byte",
 // Count(3, "byte") "3 bytes". The noun is a regular English one (its plural adds "s").
-func Count[T Integer](n T, noun string) string {
+func Count[T Integer](n T, noun string) string { return string(AppendCount(nil, n, noun)) }
+
+// AppendCount appends Count(n, noun) to b.
+func AppendCount[T Integer](b []byte, n T, noun string) []byte {
 	var zero T
-	s := strconv.FormatUint(uint64(n), 10)
 	if n < zero {
-		s = strconv.FormatInt(int64(n), 10)
+		b = strconv.AppendInt(b, int64(n), 10)
+	} else {
+		b = strconv.AppendUint(b, uint64(n), 10)
 	}
-	return s + " " + Noun(n, noun)
+	b = append(b, ' ')
+	b = append(b, noun...)
+	if n != 1 {
+		b = append(b, 's') // as Noun says, without making the plural a string
+	}
+	return b
 }
 
 // Noun is the noun alone, in the plural unless n is 1, for when the count is written

@@ -12,6 +12,8 @@ func TestCount(t *testing.T) {
 		{Count(int64(-1), "byte"), "-1 bytes"},
 		{Count(uint64(1<<63), "message"), "9223372036854775808 messages"},
 		{Count(int8(1), "packet"), "1 packet"},
+		{string(AppendCount([]byte("of "), int32(-3), "item")), "of -3 items"},
+		{string(AppendCount(nil, uint8(1), "item")), "1 item"},
 		{Noun(1, "connection"), "connection"},
 		{Noun(uint16(7), "connection"), "connections"},
 		{Pick(1, "was", "were"), "was"},
