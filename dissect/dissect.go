@@ -40,6 +40,9 @@ type Config struct {
 	Needs render.Needs
 	// Select chooses the messages shown, and asks for statistics.
 	Select Selection
+	// Stats, when set, is told of every message shown, in order: the analyses of --stats.
+	// They need the messages' facts, which the pipeline then computes.
+	Stats Collector
 	// IsServerPort names Kafka's broker ports (nil: none); with Detect, Kafka is also looked
 	// for on other ports, from the first request of each connection.
 	IsServerPort func(port uint16) bool
@@ -99,8 +102,8 @@ type Pipeline struct {
 	// held, when the filter chooses messages, holds each connection's notices until it shows
 	// a message (notices.go).
 	held *heldNotices
-	// stats, when set, counts every message shown.
-	stats *render.Stats
+	// stats, when set, is told of every message shown.
+	stats Collector
 	// notes and facts: compute topic-name notes on topic ids (shown in field trees) and
 	// message facts (shown by summaries, used by filters and statistics).
 	notes, facts bool
@@ -175,14 +178,15 @@ func New(cfg Config) (*Pipeline, error) {
 			p.lendFrames, p.notes = false, true
 		}
 	}
-	if cfg.Select.Stats {
-		p.stats = render.NewStats()
-	}
+	p.stats = cfg.Stats
 	return p, nil
 }
 
-// Stats returns the statistics of what has been shown, or nil when they were not asked for.
-func (p *Pipeline) Stats() *render.Stats { return p.stats }
+// A Collector is told of every message shown (Config.Stats). The entry is the pipeline's
+// again when Add returns.
+type Collector interface {
+	Add(e *model.Entry)
+}
 
 // Shown returns how many messages and notices have been shown.
 func (p *Pipeline) Shown() (messages, notices int) { return p.messages, p.notices }
@@ -339,7 +343,10 @@ func (d *decoder) frame(f reassembly.Frame) {
 		// the entry keeps neither, and the next messages' trees may use the nodes. What the
 		// entry keeps are copies.
 		e.Bytes = nil
-		if e.Msg != nil {
+		if e.Msg != nil && !d.codec.Keeps(e.Msg) {
+			// A tree that analyses read (Codec.Keep) is left to the analyses, then to the
+			// garbage collector: its numbers and strings are copies (bytes values are not; analyses
+			// read none).
 			d.codec.Release(e.Msg)
 		}
 	}

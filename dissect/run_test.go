@@ -16,6 +16,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
 )
@@ -125,6 +126,11 @@ func formatCodecTrees(t testing.TB, format string, showSecrets, trees bool) (ren
 func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int) {
 	t.Helper()
 	extra := Config{Limit: r.limit}
+	var stats analysis.Set
+	if r.stats {
+		stats = analysis.Registered()
+		extra.Stats = stats
+	}
 	if r.save != "" {
 		out, err := os.Create(r.save)
 		if err != nil {
@@ -160,14 +166,11 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := p.Stats(); st != nil {
-		write := st.Write
-		if f.Stats != nil {
-			write = func(w io.Writer) error { return f.Stats(st, w) }
-		} else if !f.Silent {
+	if stats != nil {
+		if f.Stats == nil && !f.Silent {
 			fmt.Fprintln(w)
 		}
-		if err := write(w); err != nil {
+		if err := f.WriteStats(w, stats.Tables(), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,6 +186,9 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 		r.sel(&sel)
 	}
 	f, c := formatCodecTrees(t, r.format, r.showSecrets, sel.ReadsBodies())
+	if set, ok := extra.Stats.(analysis.Set); ok {
+		c.Keep = set.Keep()
+	}
 	ports, err := capture.ParsePorts([]string{r.ports})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +203,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	}
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Needs: f.Needs, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound, SpillOver: r.spill,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Batch: extra.Batch, Save: extra.Save}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Stats: extra.Stats, Batch: extra.Batch, Save: extra.Save}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}

@@ -37,6 +37,8 @@ type HTML struct {
 	notices []*model.Notice
 	file    string
 	err     error
+	// tables are those of --stats, written in a panel at the end of the page.
+	tables []model.Table
 }
 
 // NewHTML writes a page to w.
@@ -83,6 +85,9 @@ func (h *HTML) File(name string) error {
 	return nil
 }
 
+// Tables has the page show tables (those of --stats) in a panel below the messages.
+func (h *HTML) Tables(ts []model.Table) { h.tables = ts }
+
 // Flush writes out what is buffered (the page is complete only after Close).
 func (h *HTML) Flush() error { return h.w.Flush() }
 
@@ -91,6 +96,7 @@ func (h *HTML) Close() error {
 	h.begin()
 	h.w.WriteString("]</script>\n")
 	writeMeta(h.w, PageMeta{Limit: h.opt.MaxMessages, LeftOut: h.left, Notices: h.notices})
+	writeTablesPanel(h.w, h.tables)
 	h.w.WriteString(pageFoot())
 	if h.left > 0 && h.opt.Warn != nil {
 		h.opt.Warn(LeftOut(h.left, h.opt.MaxMessages))

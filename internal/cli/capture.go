@@ -74,6 +74,10 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	TuneGC(c.Shallow)
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
 		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
+	stats := Analyses(o.Select.Stats, c)
+	if stats != nil {
+		cfg.Stats = stats
+	}
 	warnings := NewWarnings(stderr)
 	cfg.Warn = warnings.Warn
 	if !o.NoProgress && ProgressWanted(o.messagesTo(stdout), stderr, f.Silent) {
@@ -119,6 +123,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return cmd.Failed(stderr, "writing output: %v", err)
 	}
+	paged := stats != nil && TablesOnPage(out, stats)
 	p.Close()
 	followed(p, stderr)
 	if save != nil {
@@ -134,11 +139,12 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s%s\n", o.prefix(files), why)
 	}
-	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
+	if stats != nil && !paged && p.Err() == nil && shown > 0 {
+		w := o.statsTo(f, stdout)
 		if !f.Silent && f.Stats == nil {
-			fmt.Fprintln(o.statsTo(f, stdout))
+			fmt.Fprintln(w)
 		}
-		if err := f.WriteStats(st, o.statsTo(f, stdout)); err != nil {
+		if err := f.WriteStats(w, stats.Tables(), TableWidth(w)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

@@ -56,6 +56,10 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 
 	cfg.Limit, cfg.Flush, cfg.Stop = l.Count, true, stop
+	stats := Analyses(cfg.Select.Stats, cfg.Codec)
+	if stats != nil {
+		cfg.Stats = stats
+	}
 	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	p, err := dissect.New(cfg)
 	if err != nil {
@@ -78,9 +82,10 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 			status = ExitFailure
 		}
 	}
+	paged := stats != nil && TablesOnPage(cfg.Out, stats)
 	writeErr := p.Close()
-	if stats := p.Stats(); stats != nil && writeErr == nil {
-		writeErr = f.WriteStats(stats, stdout)
+	if stats != nil && !paged && writeErr == nil {
+		writeErr = f.WriteStats(stdout, stats.Tables(), TableWidth(stdout))
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()

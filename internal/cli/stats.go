@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"io"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/render"
+)
+
+// Analyses returns the analyses of --stats when asked (nil otherwise), and has c keep the
+// fields they read in shallow decodes.
+func Analyses(asked bool, c *codec.Codec) analysis.Set {
+	if !asked {
+		return nil
+	}
+	s := analysis.Registered()
+	c.Keep = s.Keep()
+	return s
+}
+
+// TablesOnPage gives the tables of stats to an output that shows them on its page (the HTML
+// page), before it is closed; it reports whether it did. Other outputs get them as text or
+// JSON lines after the messages.
+func TablesOnPage(out render.Renderer, stats analysis.Set) bool {
+	p, ok := out.(render.TablePage)
+	if ok {
+		p.Tables(stats.Tables())
+	}
+	return ok
+}
+
+// TableWidth is the width that tables written to w fit in: render.TableWidth on a terminal,
+// any width in a file or a pipe (whose readers are programs and pagers).
+func TableWidth(w io.Writer) int {
+	if IsTerminal(w) {
+		return render.TableWidth
+	}
+	return 0
+}
