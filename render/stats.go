@@ -84,7 +84,7 @@ func writeByRow(w io.Writer, title string, heads []string, rows [][]string) erro
 		fmt.Fprintf(bw, "-- row %d of %d\n", i+1, len(rows))
 		r = inertCells(r)
 		for j, h := range inertCells(heads) {
-			fmt.Fprintf(bw, "  %s%s  %s\n", h, strings.Repeat(" ", pad-twwidth.Width(h)), r[j])
+			bw.WriteString(strings.TrimRight(fmt.Sprintf("  %s%s  %s", h, strings.Repeat(" ", pad-twwidth.Width(h)), r[j]), " ") + "\n")
 		}
 	}
 	return bw.Flush()
