@@ -105,7 +105,7 @@ func (h *HTML) Close() error {
 }
 
 // PageMeta is what a page says beside its messages: its limit and how many it left out, the
-// notices, and for a served page where to listen for more (Live, an event stream's URL, from
+// notices, tables, and for a served page where to listen for more (Live, an event stream's URL, from
 // message number After on), how many to keep and how many were dropped already, where to upload captures and their limit,
 // where to ask which messages a display filter keeps (Filter), and the token to pass on.
 type PageMeta struct {
@@ -120,6 +120,8 @@ type PageMeta struct {
 	MaxUpload int64           `json:"max_upload,omitempty"`
 	Filter    string          `json:"filter,omitempty"`
 	Token     string          `json:"token,omitempty"`
+	// Tables are shown in a panel below the messages (those of --stats).
+	Tables []model.Table `json:"-"`
 }
 
 type noticeJSON struct {
@@ -164,6 +166,7 @@ func WritePage(w io.Writer, title string, msgs [][]byte, meta PageMeta, connect 
 	if err := writeMeta(bw, meta); err != nil {
 		return err
 	}
+	writeTablesPanel(bw, meta.Tables)
 	bw.WriteString(pageFoot())
 	return bw.Flush()
 }

@@ -89,13 +89,16 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	srv := serve.New(cfg, o.Live)
 
 	if len(files) > 0 {
+		// The page of captures shows the tables of --stats, always.
+		stats := Analyses(true, c)
 		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
-			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn})
+			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn, Stats: stats})
 		if err != nil {
 			return fail("%v", err)
 		}
 		status := ExitOK
 		p.Files(files, stdin, func(err error) { status = cmd.Failed(stderr, "%v", err) })
+		TablesOnPage(srv.Renderer(), stats)
 		p.Close()
 		if status != ExitOK {
 			return status
