@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
@@ -23,6 +24,9 @@ type CodecOptions struct {
 	// req or resp, Selection.ReadsBodies), so messages are decoded in full, records too
 	// unless Records says otherwise.
 	Trees bool
+	// Keep names the fields that analyses read (codec.Codec.Keep): shallow decodes keep them,
+	// and give record batches their whole headers when they name a header field.
+	Keep []codec.Kept
 }
 
 // NewCodec returns a codec of the definitions in set that decodes what format f shows, and
@@ -37,10 +41,11 @@ func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, e
 		mode = f.Records
 	}
 	c.Shallow = !f.Needs.Tree && !o.Trees
+	c.Keep = o.Keep
 	switch mode {
 	case "full", "headers":
 		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: mode == "headers",
-			CountsOnly: c.Shallow})
+			CountsOnly: c.Shallow && !keepsBatchHeaders(o.Keep)})
 	case "none":
 	default:
 		return nil, fmt.Errorf("--records %q: full, headers or none", o.Records)
@@ -50,4 +55,14 @@ func NewCodec(set *schema.Set, f render.Format, o CodecOptions) (*codec.Codec, e
 	// filter on bodies reads the whole tree first.
 	c.LazyRecords = f.Needs.Expands && !o.Trees
 	return c, nil
+}
+
+// keepsBatchHeaders reports whether keep names a field of record batches' headers.
+func keepsBatchHeaders(keep []codec.Kept) bool {
+	for _, k := range keep {
+		if slices.ContainsFunc(k.Fields, records.BatchHeaderField) {
+			return true
+		}
+	}
+	return false
 }

@@ -68,6 +68,8 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return fail("no ports given")
 	}
 	o.Trees = o.sel.ReadsBodies()
+	stats := cli.Analyses(o.sel.Stats)
+	o.KeepFields = stats.Keep()
 	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
@@ -89,6 +91,6 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return fail("%v", err)
 	}
 
-	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write}
+	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Stats: stats}
 	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Needs: f.Needs, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
 }

@@ -20,27 +20,27 @@ import (
 
 // tableNode is a field of a message line.
 type tableNode struct {
-	Name   string     `json:"name"`
-	Type   string     `json:"type"`
-	Size   int        `json:"size"`
-	Value  any        `json:"value"`
-	Topic  string     `json:"topic"`
+	Name   string      `json:"name"`
+	Type   string      `json:"type"`
+	Size   int         `json:"size"`
+	Value  any         `json:"value"`
+	Topic  string      `json:"topic"`
 	Fields []tableNode `json:"fields"`
 }
 
 // tableLine is a message line, or a row of a table (Row).
 type tableLine struct {
-	Kind         string     `json:"kind"`
-	Table        string     `json:"table"`
-	Frame        int        `json:"frame"`
-	Time         time.Time  `json:"time"`
-	Stream       int        `json:"stream"`
-	Src          string     `json:"src"`
-	APIKey       *int16     `json:"api_key"`
-	APIName      string     `json:"api_name"`
-	ClientID     *string    `json:"client_id"`
-	RequestFrame int        `json:"request_frame"`
-	LatencyUS    int64      `json:"latency_us"`
+	Kind         string      `json:"kind"`
+	Table        string      `json:"table"`
+	Frame        int         `json:"frame"`
+	Time         time.Time   `json:"time"`
+	Stream       int         `json:"stream"`
+	Src          string      `json:"src"`
+	APIKey       *int16      `json:"api_key"`
+	APIName      string      `json:"api_name"`
+	ClientID     *string     `json:"client_id"`
+	RequestFrame int         `json:"request_frame"`
+	LatencyUS    int64       `json:"latency_us"`
 	Fields       []tableNode `json:"fields"`
 	Row          map[string]any
 }

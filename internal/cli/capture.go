@@ -60,6 +60,8 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	o.Trees = o.Select.ReadsBodies()
+	stats := Analyses(o.Select.Stats)
+	o.KeepFields = stats.Keep()
 	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
@@ -74,7 +76,6 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	TuneGC(c.Shallow)
 	cfg := dissect.Config{Codec: c, Out: out, Needs: f.Needs, Select: o.Select, IsServerPort: ports.Has,
 		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
-	stats := Analyses(o.Select.Stats, c)
 	if stats != nil {
 		cfg.Stats = stats
 	}

@@ -35,6 +35,8 @@ type Common struct {
 	Capture string
 	// MaxMessages is how many messages a page holds (html).
 	MaxMessages int
+	// KeepFields names the fields the analyses of --stats read (analysis.Set.Keep), for Codec.
+	KeepFields []codec.Kept
 }
 
 // Codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
@@ -59,7 +61,8 @@ func (c *Common) Codec(stderr io.Writer) (*codec.Codec, error) {
 	if err != nil {
 		f = render.Formats()[0]
 	}
-	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.Records, MaxDecompressed: c.MaxDecompressed, ShowSecrets: c.ShowSecrets, Trees: c.Trees})
+	cc, err := dissect.NewCodec(set, f, dissect.CodecOptions{Records: c.Records, MaxDecompressed: c.MaxDecompressed, ShowSecrets: c.ShowSecrets, Trees: c.Trees,
+		Keep: c.KeepFields})
 	if err != nil {
 		return nil, FlagError(err.Error())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
@@ -22,6 +23,8 @@ type Live struct {
 	Count    int
 	Duration time.Duration
 	Write    string
+	// Stats are the analyses of --stats (Analyses), whose fields the codec keeps.
+	Stats analysis.Set
 }
 
 // Run captures through a pipeline of cfg (its Limit, Flush, Stop and Warn are set here),
@@ -56,7 +59,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 
 	cfg.Limit, cfg.Flush, cfg.Stop = l.Count, true, stop
-	stats := Analyses(cfg.Select.Stats, cfg.Codec)
+	stats := l.Stats
 	if stats != nil {
 		cfg.Stats = stats
 	}

@@ -60,6 +60,9 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 		o.Token = hex.EncodeToString(b)
 	}
 	o.Trees = o.Select.ReadsBodies()
+	// The page of captures shows the tables of --stats, always.
+	stats := Analyses(true)
+	o.KeepFields = stats.Keep()
 	c, err := o.Codec(stderr)
 	if err != nil {
 		return cmd.Report(stderr, err)
@@ -89,8 +92,6 @@ func (o *Serve) Run(cmd *Command, files []string, stdin io.Reader, stderr io.Wri
 	srv := serve.New(cfg, o.Live)
 
 	if len(files) > 0 {
-		// The page of captures shows the tables of --stats, always.
-		stats := Analyses(true, c)
 		p, err := dissect.New(dissect.Config{Codec: c, Out: srv.Renderer(), Needs: serve.Needs(), Select: o.Select, IsServerPort: ports.Has,
 			Detect: len(o.Ports) == 0, Keys: keys, Warn: warn, Stats: stats})
 		if err != nil {

@@ -3,20 +3,17 @@ package cli
 import (
 	"io"
 
-	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/render"
 )
 
-// Analyses returns the analyses of --stats when asked (nil otherwise), and has c keep the
-// fields they read in shallow decodes.
-func Analyses(asked bool, c *codec.Codec) analysis.Set {
+// Analyses returns the analyses of --stats when asked (nil otherwise). The codec must keep
+// the fields they read: Common.KeepFields = Analyses(...).Keep(), before Common.Codec.
+func Analyses(asked bool) analysis.Set {
 	if !asked {
 		return nil
 	}
-	s := analysis.Registered()
-	c.Keep = s.Keep()
-	return s
+	return analysis.Registered()
 }
 
 // TablesOnPage gives the tables of stats to an output that shows them on its page (the HTML
