@@ -156,7 +156,10 @@ func (d *decoder) frame(f reassembly.Frame) {
 		// the entry keeps neither, and the next messages' trees may use the nodes. What the
 		// entry keeps are copies.
 		e.Bytes = nil
-		if e.Msg != nil {
+		if e.Msg != nil && !d.codec.Keeps(e.Msg) {
+			// A tree with fields that analyses read (Codec.Keep) is left to them, then to the
+			// garbage collector: its numbers and strings are copies, its bytes values are not
+			// (analyses copy what they keep of them).
 			d.codec.Release(e.Msg)
 		}
 	}

@@ -67,7 +67,8 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 	if len(ports.Ranges()) == 0 {
 		return fail("no ports given")
 	}
-	c, plan, err := o.CodecPlan(stderr, o.sel, nil)
+	stats := cli.Analyses(o.sel.Stats) // before the codec, which keeps the fields they read
+	c, plan, err := o.CodecPlan(stderr, o.sel, nil, stats.Reads())
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
@@ -88,6 +89,6 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		return fail("%v", err)
 	}
 
-	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write}
+	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Stats: stats}
 	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Plan: plan, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
 }
