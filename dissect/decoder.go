@@ -157,9 +157,9 @@ func (d *decoder) frame(f reassembly.Frame) {
 		// entry keeps are copies.
 		e.Bytes = nil
 		if e.Msg != nil && !d.codec.Keeps(e.Msg) {
-			// A tree with fields that analyses read (Codec.Keep) is left to them, then to the
-			// garbage collector: its numbers and strings are copies, its bytes values are not
-			// (analyses copy what they keep of them).
+			// A tree with fields that analyses read (Codec.Keep) is left to them; the
+			// pipeline releases it once they have (Pipeline.unhold). Its numbers and strings
+			// are copies, its bytes values are not (analyses copy what they keep of them).
 			d.codec.Release(e.Msg)
 		}
 	}

@@ -298,10 +298,14 @@ func (p *Pipeline) filterPair(h heldRequest, answered bool) (held bool) {
 }
 
 // unhold closes the frame outside the heap of an entry let go (from pending, or not held),
-// if it has one.
+// if it has one, and gives back the tree of a lent frame's message that was kept for the
+// analyses (Plan.Keep), now that they have read it.
 func (p *Pipeline) unhold(h heldRequest) {
 	if h.spilled != nil {
 		p.keep(h.spilled.Close())
+	}
+	if p.cfg.Plan.Lend && h.e != nil && h.e.Msg != nil && p.codec.Keeps(h.e.Msg) {
+		p.codec.Release(h.e.Msg)
 	}
 }
 
