@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -80,14 +81,18 @@ func protocolType(nodes []*Node) (string, bool) {
 // the group's protocol type as the conversation knows it ("" when it does not): for messages
 // that do not state it themselves. Bytes of a group whose protocol type is not "consumer" are
 // left alone; bytes of a group whose type is not known at all are decoded only when they
-// parse exactly, at a version the definition knows.
+// parse exactly, at a version the definition knows. A shallow decode decodes only the bytes
+// fields that Keep names: those an analysis reads.
 func (c *Codec) decodeEmbedded(m *Message, frame []byte, known string) {
-	if c.Shallow || m.nodes == nil || m.HeaderFields > len(m.Fields) {
+	if m.nodes == nil || m.HeaderFields > len(m.Fields) {
 		return
 	}
 	for i := range embeddedFields {
 		e := &embeddedFields[i]
 		if e.key != m.APIKey || e.response != m.Response {
+			continue
+		}
+		if c.Shallow && !slices.Contains(c.kept(m.APIKey, m.Response), e.path[len(e.path)-1]) {
 			continue
 		}
 		def := c.Schemas.Data(e.def)

@@ -33,6 +33,9 @@ type Codec struct {
 	// are shown (see lazy.go): for renderers that expand them (Message.ExpandRecords). Others
 	// call Message.Expand first. Shallow decodes ignore it.
 	LazyRecords bool
+	// Keep names fields that a shallow decode keeps besides its own, per API and direction:
+	// those that analyses read (see Keeps). Set it before the first decode.
+	Keep []Kept
 
 	plans shallowPlans
 	// ids says which messages can name topic ids (NameScan).

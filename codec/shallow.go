@@ -82,7 +82,7 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 				// The API's own fact fields; its body's structs are its own, so their plans
 				// are made for it. A message merged from several definitions (--schema-dir)
 				// has a body per definition.
-				b.extra = factFields[apiDirection{a.Key, i == 1}]
+				b.extra = slices.Concat(factFields[apiDirection{a.Key, i == 1}], c.kept(a.Key, i == 1))
 				for _, d := range m.Definitions() {
 					b.plan(d.Body)
 				}
@@ -96,6 +96,37 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 	// A definition the set did not have when the plans were made.
 	var b planBuilder
 	return b.plan(body)
+}
+
+// Kept names fields of one API's requests (or responses) that a shallow decode keeps, by
+// their names in the definitions, at any depth: "MaxWaitMs", "HighWatermark". A struct or
+// array of structs named is not kept for its name; name the fields inside it.
+type Kept struct {
+	APIKey   int16
+	Response bool
+	Fields   []string
+}
+
+// kept are the fields Keep names for an API and direction.
+func (c *Codec) kept(key int16, response bool) []string {
+	var fs []string
+	for _, k := range c.Keep {
+		if k.APIKey == key && k.Response == response {
+			fs = append(fs, k.Fields...)
+		}
+	}
+	return fs
+}
+
+// Keeps reports whether Keep names fields of m's API and direction: whoever reads them reads
+// m's tree after it is decoded, so it must not be released (Release) before.
+func (c *Codec) Keeps(m *Message) bool {
+	for _, k := range c.Keep {
+		if k.APIKey == m.APIKey && k.Response == m.Response {
+			return true
+		}
+	}
+	return false
 }
 
 // planBuilder makes the plans of struct definitions, each once (common structs are shared).

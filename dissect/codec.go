@@ -16,13 +16,14 @@ type CodecOptions struct {
 }
 
 // NewCodec returns a codec of the definitions in set that decodes what plan says is read, and
-// nothing more (Plan.Records, Shallow, LazyRecords).
+// nothing more (Plan.Records, Shallow, Keep, BatchHeaders, LazyRecords).
 func NewCodec(set *schema.Set, plan Plan, o CodecOptions) *codec.Codec {
 	c := codec.New(set)
 	c.Shallow = plan.Shallow
+	c.Keep = plan.Keep
 	if plan.Records == "full" || plan.Records == "headers" {
 		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: plan.Records == "headers",
-			CountsOnly: c.Shallow})
+			CountsOnly: c.Shallow && !plan.BatchHeaders})
 	}
 	c.ShowSecrets = o.ShowSecrets
 	c.LazyRecords = plan.LazyRecords

@@ -162,7 +162,10 @@ func (d *decoder) frame(f reassembly.Frame) {
 		// the entry keeps neither, and the next messages' trees may use the nodes. What the
 		// entry keeps are copies.
 		e.Bytes = nil
-		if e.Msg != nil {
+		if e.Msg != nil && !d.codec.Keeps(e.Msg) {
+			// A tree with fields that analyses read (Codec.Keep) is left to them; the
+			// pipeline releases it once they have (Pipeline.unhold). Its numbers and strings
+			// are copies, its bytes values are not (analyses copy what they keep of them).
 			d.codec.Release(e.Msg)
 		}
 	}

@@ -40,6 +40,10 @@ type Config struct {
 	Plan Plan
 	// Select chooses the messages shown, and asks for statistics.
 	Select Selection
+	// Stats, when set, is told of every message shown, in order: the analyses of --stats.
+	// They read the messages' facts, which Plan must compute (Asks.Select.Stats), and the
+	// fields Plan.Keep names.
+	Stats Collector
 	// IsServerPort names Kafka's broker ports (nil: none); with Detect, Kafka is also looked
 	// for on other ports, from the first request of each connection.
 	IsServerPort func(port uint16) bool
@@ -136,8 +140,8 @@ type selecting struct {
 // statistics, and the first error writing the output.
 type counting struct {
 	messages, notices int
-	// stats, when set, counts every message shown.
-	stats *render.Stats
+	// stats, when set, is told of every message shown (Config.Stats).
+	stats Collector
 	err   error
 }
 
@@ -178,7 +182,7 @@ func New(cfg Config) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !cfg.Plan.covers(cfg.Select) {
+	if !cfg.Plan.covers(cfg.Select) || cfg.Stats != nil && !cfg.Plan.Facts {
 		return nil, errPlan
 	}
 	p.sel = selecting{filter: f, detected: map[uint16]bool{}}
@@ -188,14 +192,15 @@ func New(cfg Config) (*Pipeline, error) {
 	if f != nil {
 		f.warn = cfg.Warn
 	}
-	if cfg.Select.Stats {
-		p.shown.stats = render.NewStats()
-	}
+	p.shown.stats = cfg.Stats
 	return p, nil
 }
 
-// Stats returns the statistics of what has been shown, or nil when they were not asked for.
-func (p *Pipeline) Stats() *render.Stats { return p.shown.stats }
+// A Collector is told of every message shown (Config.Stats). The entry is the pipeline's
+// again when Add returns.
+type Collector interface {
+	Add(e *model.Entry)
+}
 
 // Shown returns how many messages and notices have been shown.
 func (p *Pipeline) Shown() (messages, notices int) { return p.shown.messages, p.shown.notices }
@@ -293,10 +298,14 @@ func (p *Pipeline) filterPair(h heldRequest, answered bool) (held bool) {
 }
 
 // unhold closes the frame outside the heap of an entry let go (from pending, or not held),
-// if it has one.
+// if it has one, and gives back the tree of a lent frame's message that was kept for the
+// analyses (Plan.Keep), now that they have read it.
 func (p *Pipeline) unhold(h heldRequest) {
 	if h.spilled != nil {
 		p.keep(h.spilled.Close())
+	}
+	if p.cfg.Plan.Lend && h.e != nil && h.e.Msg != nil && p.codec.Keeps(h.e.Msg) {
+		p.codec.Release(h.e.Msg)
 	}
 }
 

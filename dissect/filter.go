@@ -27,7 +27,7 @@ type Selection struct {
 	// Expr is a display filter (-Y), in the language of package filter: pairs are shown only
 	// when it holds too.
 	Expr string
-	// Stats counts every message shown, per API, error code, connection and topic.
+	// Stats asks for the tables of --stats (package analysis) after the messages.
 	Stats bool
 }
 

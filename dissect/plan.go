@@ -2,8 +2,10 @@ package dissect
 
 import (
 	"fmt"
+	"slices"
 
-	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
 )
@@ -20,12 +22,18 @@ type Plan struct {
 	Records string
 	// Shallow: nothing reads the field tree (the format shows none, no filter reads bodies),
 	// so messages get nodes only for the fields their facts, topic names and pairing read
-	// (codec.Codec.Shallow), and record batches are only counted.
+	// (codec.Codec.Shallow), besides those Keep names, and record batches are only counted
+	// (unless BatchHeaders).
 	Shallow bool
 	// Keep names the fields, beyond those facts read, that analyses read (analysis.FieldReader):
-	// a shallow decode must keep them. The codec keeps no field by name yet, so a plan that
-	// names any decodes in full. The statistics read facts alone: they name none.
-	Keep []analysis.Read
+	// a shallow decode keeps them (codec.Codec.Keep), and gives record batches their whole
+	// headers when one is a batch header's field (records.BatchHeaderField). The trees of
+	// messages with kept fields are left to the analyses rather than released.
+	Keep []codec.Kept
+	// BatchHeaders: Keep names a field of record batches' headers (records.BatchHeaderField),
+	// so shallow decodes decode batch headers rather than only count records, and records are
+	// expanded before the analyses read them (no LazyRecords).
+	BatchHeaders bool
 	// LazyRecords: the format expands records fields itself as it writes them, and no filter
 	// reads them before, so they are left unexpanded until then (codec.Codec.LazyRecords): a
 	// big message is never held as a whole tree.
@@ -37,8 +45,9 @@ type Plan struct {
 	// Expand: a filter reads the warnings of records left unexpanded (facts count records
 	// without expanding them), so the decoders expand them before the filter decides.
 	Expand bool
-	// Notes: topic ids get topic-name notes in the field tree, which the format shows or a
-	// filter on bodies reads.
+	// Notes: topic ids get topic-name notes in the field tree, which the format shows, a
+	// filter on bodies reads, or analyses read (Keep): the names learnt from the whole file,
+	// which a message's own tree does not hold.
 	Notes bool
 	// LearnNames: something reads topic names (notes or facts), so a first pass over each
 	// capture file learns them from the whole file; without it no file is read twice.
@@ -71,7 +80,7 @@ type Asks struct {
 	// statistics read facts, and a filter on bodies reads the whole tree.
 	Select Selection
 	// Keep names the fields that analyses read beyond facts (Plan.Keep).
-	Keep []analysis.Read
+	Keep []codec.Kept
 }
 
 // RecordsError is NewPlan's refusal of a depth of record decoding it does not know.
@@ -98,11 +107,12 @@ func NewPlan(f render.Format, a Asks) (Plan, error) {
 	default:
 		return Plan{}, &RecordsError{Depth: a.Records}
 	}
-	p.Shallow = !n.Tree && !bodies && len(a.Keep) == 0
-	p.LazyRecords = n.Expands && !bodies
+	p.Shallow = !n.Tree && !bodies
+	p.BatchHeaders = keepsBatchHeaders(a.Keep)
+	p.LazyRecords = n.Expands && !bodies && !p.BatchHeaders
 	p.Facts = n.Facts || filters || a.Select.Stats
 	p.Expand = filters
-	p.Notes = n.Notes || bodies
+	p.Notes = n.Notes || bodies || len(a.Keep) > 0
 	p.LearnNames = p.Notes || p.Facts
 	// A filter on bodies holds requests, trees and all, until their responses come.
 	p.Lend = !n.Tree && !n.Bytes && !bodies
@@ -133,4 +143,14 @@ func (p *Pipeline) options() reassembly.Options {
 		opt.Detect = p.codec.DetectRequest
 	}
 	return opt
+}
+
+// keepsBatchHeaders reports whether keep names a field of record batches' headers.
+func keepsBatchHeaders(keep []codec.Kept) bool {
+	for _, k := range keep {
+		if slices.ContainsFunc(k.Fields, records.BatchHeaderField) {
+			return true
+		}
+	}
+	return false
 }

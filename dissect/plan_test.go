@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -13,7 +13,8 @@ import (
 // change in it.
 func TestNewPlan(t *testing.T) {
 	bodies := func(s *Selection) { s.Expr = "resp.ErrorCode != 0" }
-	lag := []analysis.Read{{APIKey: 1, Response: true, Fields: []string{"HighWatermark"}}}
+	lag := []codec.Kept{{APIKey: 1, Response: true, Fields: []string{"HighWatermark"}}}
+	batches := []codec.Kept{{APIKey: 1, Response: true, Fields: []string{"Records", "baseOffset"}}}
 	for _, tc := range []struct {
 		name, format string
 		asks         Asks
@@ -35,8 +36,12 @@ func TestNewPlan(t *testing.T) {
 			want: Plan{Records: "full", Facts: true, Expand: true, Notes: true, LearnNames: true}},
 		{name: "records none", format: "summary", asks: Asks{Records: "none"},
 			want: Plan{Records: "none", Shallow: true, Facts: true, LearnNames: true, Lend: true, SpillOver: spillOver}},
-		{name: "analyses keep fields", format: "none", asks: Asks{Keep: lag},
-			want: Plan{Records: "headers", Keep: lag, Facts: true, LearnNames: true, Lend: true, SpillOver: spillOver}},
+		{name: "analyses keep fields, shallow still", format: "none", asks: Asks{Keep: lag},
+			want: Plan{Records: "headers", Shallow: true, Keep: lag, Facts: true, Notes: true, LearnNames: true, Lend: true, SpillOver: spillOver}},
+		{name: "analyses read batch headers", format: "none", asks: Asks{Keep: batches},
+			want: Plan{Records: "headers", Shallow: true, Keep: batches, BatchHeaders: true, Facts: true, Notes: true, LearnNames: true, Lend: true, SpillOver: spillOver}},
+		{name: "batch headers expanded before the analyses", format: "json", asks: Asks{Keep: batches},
+			want: Plan{Records: "full", Keep: batches, BatchHeaders: true, Notes: true, LearnNames: true, SpillOver: spillOver}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, ok := render.LookupFormat(tc.format)

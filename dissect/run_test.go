@@ -16,6 +16,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/render"
 )
@@ -92,12 +93,12 @@ func (r testRun) dissect(t testing.TB, files ...string) (stdout, stderr string, 
 // it needs from the built-in definitions, as kdissect's flags would.
 func formatCodec(t testing.TB, format string, showSecrets bool) (render.Format, *codec.Codec) {
 	t.Helper()
-	f, _, c := formatPlan(t, format, showSecrets, SelectAll())
+	f, _, c := formatPlan(t, format, showSecrets, SelectAll(), nil)
 	return f, c
 }
 
 // formatPlan finds the format named and makes the plan of a run of it with sel, and its codec.
-func formatPlan(t testing.TB, format string, showSecrets bool, sel Selection) (render.Format, Plan, *codec.Codec) {
+func formatPlan(t testing.TB, format string, showSecrets bool, sel Selection, keep []codec.Kept) (render.Format, Plan, *codec.Codec) {
 	t.Helper()
 	name := format
 	if name == "" {
@@ -111,7 +112,7 @@ func formatPlan(t testing.TB, format string, showSecrets bool, sel Selection) (r
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, err := NewPlan(f, Asks{Select: sel})
+	plan, err := NewPlan(f, Asks{Select: sel, Keep: keep})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +144,11 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	t.Helper()
 	extra := Config{Limit: r.limit}
 	var save *Save
+	var stats analysis.Set
+	if r.stats {
+		stats = analysis.Registered()
+		extra.Stats = stats
+	}
 	if r.save != "" {
 		out, err := os.Create(r.save)
 		if err != nil {
@@ -175,14 +181,11 @@ func (r testRun) run(t testing.TB, w, errW io.Writer, files ...string) (code int
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := p.Stats(); st != nil {
-		write := st.Write
-		if f.Stats != nil {
-			write = func(w io.Writer) error { return f.Stats(st, w) }
-		} else if !f.Silent {
+	if stats != nil {
+		if f.Stats == nil && !f.Silent {
 			fmt.Fprintln(w)
 		}
-		if err := write(w); err != nil {
+		if err := f.WriteStats(w, stats.Tables(), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -211,7 +214,11 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 		r.sel(&sel)
 	}
 	sel.Stats = sel.Stats || r.stats
-	f, plan, c := formatPlan(t, r.format, r.showSecrets, sel)
+	var keep []codec.Kept
+	if set, ok := extra.Stats.(analysis.Set); ok {
+		keep = set.Reads()
+	}
+	f, plan, c := formatPlan(t, r.format, r.showSecrets, sel, keep)
 	ports, err := capture.ParsePorts([]string{r.ports})
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +238,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	}
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Plan: plan, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Batch: extra.Batch, OnShow: extra.OnShow}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Stats: extra.Stats, Batch: extra.Batch, OnShow: extra.OnShow}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}

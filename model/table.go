@@ -12,6 +12,9 @@ type Table struct {
 	// Rows hold one value per column, of the column's kind (see Kind); nil is a value not known
 	// (JSON null, "-" in text).
 	Rows [][]any
+	// HideEmpty leaves the table out of text when it has no row (a table most captures do
+	// not fill, such as fetch sessions).
+	HideEmpty bool
 }
 
 // Column is one column of a Table.
@@ -21,7 +24,25 @@ type Column struct {
 	// Head is its heading in text ("" is Name).
 	Head string
 	Kind Kind
+	// Only, when set, writes the column in one kind of output: a value that text shows in one
+	// cell ("0 - 7") and JSON as two numbers is three columns, one for text and two for JSON.
+	Only Output
+	// Optional: a nil value is absent rather than unknown: JSON leaves the key out, text the
+	// cell empty.
+	Optional bool
 }
+
+// Output is a kind of output a Column may be kept to.
+type Output uint8
+
+const (
+	Every Output = iota // text, JSON lines and the page
+	Text                // text and the page
+	JSON                // JSON lines
+)
+
+// In reports whether the column is written in output o (Text or JSON).
+func (c Column) In(o Output) bool { return c.Only == Every || c.Only == o }
 
 // Kind is the type of a column's values.
 type Kind uint8

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/kdissect/kdissect/codec/schema"
+	"github.com/kdissect/kdissect/model"
 )
 
 // Format is one output format: how to make its renderer, and what it needs of the stages
@@ -47,9 +48,9 @@ type Format struct {
 	// version of the message (ls, oldest first) with version show first in view, and its
 	// example from x (nil: none).
 	Page func(w io.Writer, ls []*Layout, show int16, x *Examples) error
-	// Stats writes the statistics after the messages (nil: the tables of Stats.Write, after a
-	// blank line unless the format is Silent).
-	Stats func(s *Stats, w io.Writer) error
+	// Stats writes the tables of --stats after the messages (nil: as text, WriteTables, after
+	// a blank line unless the format is Silent).
+	Stats func(w io.Writer, ts []model.Table) error
 }
 
 // Needs says what a format reads of each message. It declares facts about the format only:
@@ -117,7 +118,7 @@ func Formats() []Format {
 			APIs: APITable, Layout: (*Layout).WriteText, Diff: DiffTable, Compare: CompareText},
 		{Name: "summary", New: newSummary, Ext: ".txt", Needs: Needs{Facts: true}, Records: "headers"},
 		{Name: "json", New: newJSON, Ext: ".jsonl", Needs: Needs{Tree: true, Bytes: true, Notes: true, Expands: true}, Records: "full",
-			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: (*Stats).WriteJSON},
+			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: WriteTablesJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
 		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true}, Records: "full",
@@ -206,13 +207,13 @@ func RecordsDefaults(fs []Format) string {
 	return s
 }
 
-// WriteStats writes the statistics after the messages, as the format writes them: JSON lines
-// after JSON lines, the tables of Stats.Write otherwise.
-func (f Format) WriteStats(s *Stats, w io.Writer) error {
+// WriteStats writes the tables of --stats after the messages, as the format writes them: JSON
+// lines after JSON lines, text tables otherwise, as wide as width allows (see WriteTables).
+func (f Format) WriteStats(w io.Writer, ts []model.Table, width int) error {
 	if f.Stats != nil {
-		return f.Stats(s, w)
+		return f.Stats(w, ts)
 	}
-	return s.Write(w)
+	return WriteTables(w, ts, width)
 }
 
 // PageFormat is the format of the workshop page, the one kdissect serve serves: the format

@@ -37,6 +37,8 @@ type HTML struct {
 	notices []*model.Notice
 	file    string
 	err     error
+	// tables are those of --stats, written in a panel at the end of the page.
+	tables []model.Table
 }
 
 // NewHTML writes a page to w.
@@ -83,6 +85,9 @@ func (h *HTML) File(name string) error {
 	return nil
 }
 
+// Tables has the page show tables (those of --stats) in a panel below the messages.
+func (h *HTML) Tables(ts []model.Table) { h.tables = ts }
+
 // Flush writes out what is buffered (the page is complete only after Close).
 func (h *HTML) Flush() error { return h.w.Flush() }
 
@@ -91,6 +96,7 @@ func (h *HTML) Close() error {
 	h.begin()
 	h.w.WriteString("]</script>\n")
 	writeMeta(h.w, PageMeta{Limit: h.opt.MaxMessages, LeftOut: h.left, Notices: h.notices})
+	writeTablesPanel(h.w, h.tables)
 	h.w.WriteString(pageFoot())
 	if h.left > 0 && h.opt.Warn != nil {
 		h.opt.Warn(LeftOut(h.left, h.opt.MaxMessages))
@@ -99,7 +105,7 @@ func (h *HTML) Close() error {
 }
 
 // PageMeta is what a page says beside its messages: its limit and how many it left out, the
-// notices, and for a served page where to listen for more (Live, an event stream's URL, from
+// notices, tables, and for a served page where to listen for more (Live, an event stream's URL, from
 // message number After on), how many to keep and how many were dropped already, where to upload captures and their limit,
 // where to ask which messages a display filter keeps (Filter), and the token to pass on.
 type PageMeta struct {
@@ -114,6 +120,8 @@ type PageMeta struct {
 	MaxUpload int64           `json:"max_upload,omitempty"`
 	Filter    string          `json:"filter,omitempty"`
 	Token     string          `json:"token,omitempty"`
+	// Tables are shown in a panel below the messages (those of --stats).
+	Tables []model.Table `json:"-"`
 }
 
 type noticeJSON struct {
@@ -158,6 +166,7 @@ func WritePage(w io.Writer, title string, msgs [][]byte, meta PageMeta, connect 
 	if err := writeMeta(bw, meta); err != nil {
 		return err
 	}
+	writeTablesPanel(bw, meta.Tables)
 	bw.WriteString(pageFoot())
 	return bw.Flush()
 }

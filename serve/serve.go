@@ -98,6 +98,8 @@ type Server struct {
 	// hold is what is held of each message: for an upload's server (dissect), only what its
 	// one answer reads.
 	hold holding
+	// tables are the analyses' tables of the captures served (render.TablePage).
+	tables []model.Table
 }
 
 // holding says what a Server holds of each message.
@@ -240,6 +242,14 @@ func (f *feed) File(name string) error {
 	return nil
 }
 
+// Tables has the page show the analyses' tables of the captures served.
+func (f *feed) Tables(ts []model.Table) {
+	s := (*Server)(f)
+	s.mu.Lock()
+	s.tables = ts
+	s.mu.Unlock()
+}
+
 func (f *feed) Flush() error { return nil }
 func (f *feed) Close() error { return nil }
 
@@ -365,7 +375,8 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		msgs[i] = h.page
 	}
 	next := s.next
-	meta := render.PageMeta{Limit: s.cfg.MaxMessages, LeftOut: s.left, Notices: append([]*model.Notice(nil), s.notices...), Token: s.cfg.Token}
+	meta := render.PageMeta{Limit: s.cfg.MaxMessages, LeftOut: s.left, Notices: append([]*model.Notice(nil), s.notices...), Token: s.cfg.Token,
+		Tables: s.tables}
 	s.mu.Unlock()
 	if s.live {
 		meta.Limit, meta.Keep, meta.Dropped = 0, s.cfg.Keep, meta.LeftOut

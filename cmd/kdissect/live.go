@@ -98,11 +98,12 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 			o.write = ""
 		}
 	}
-	c, plan, err := o.CodecPlan(stderr, o.sel, &f.Needs)
+	stats := cli.Analyses(o.sel.Stats) // before the codec, which keeps the fields they read
+	c, plan, err := o.CodecPlan(stderr, o.sel, &f.Needs, stats.Reads())
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
 
-	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Always: always}
+	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Always: always, Stats: stats}
 	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Plan: plan, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
 }

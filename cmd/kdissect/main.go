@@ -94,7 +94,7 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
 	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see docs/filters.md): 'api == \"Fetch\" && latency_ms > 100'")
-	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic, per fetch session")
+	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic, per fetch session, consumer lag, end-to-end latency, group rebalances, producers, transactions, latency per broker, topic and client id, the slowest answers, rates per topic")
 }
 
 func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -35,6 +35,17 @@ type Options struct {
 	CountsOnly bool
 }
 
+// BatchHeaderField reports whether name is a field of a record batch's header that a decode
+// with CountsOnly gives no node: one that who reads batch headers must not go without.
+func BatchHeaderField(name string) bool {
+	switch name {
+	case "baseOffset", "batchLength", "partitionLeaderEpoch", "magic", "crc", "lastOffsetDelta",
+		"baseTimestamp", "maxTimestamp", "producerId", "producerEpoch", "baseSequence":
+		return true
+	}
+	return false
+}
+
 // Decoder decodes records fields. It is safe for concurrent use.
 type Decoder struct {
 	opt Options

@@ -4,7 +4,10 @@
 // (requests before their responses), and makes model.Tables at the end; render writes them.
 package analysis
 
-import "github.com/kdissect/kdissect/model"
+import (
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/model"
+)
 
 // Analysis is one question answered over a whole capture.
 type Analysis interface {
@@ -25,9 +28,6 @@ type FieldReader interface {
 }
 
 // Read names fields an analysis reads in one API's requests or responses, by their names in
-// the message definitions (at any depth: "FetchOffset", "HighWatermark").
-type Read struct {
-	APIKey   int16
-	Response bool
-	Fields   []string
-}
+// the message definitions (at any depth: "FetchOffset", "HighWatermark"). It is what a
+// shallow decode is told to keep (codec.Codec.Keep, dissect.Plan.Keep): one type for both.
+type Read = codec.Kept

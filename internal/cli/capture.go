@@ -11,6 +11,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
@@ -43,6 +44,8 @@ type Capture struct {
 	named bool
 	// opened counts the captures Run opened as captures: with none, -o's file is removed.
 	opened int
+	// stats are the run's analyses (--stats; nil without), made by configure.
+	stats analysis.Set
 }
 
 // Where the messages go: -o FILE, -o DIR (one file per capture, written in parallel), or
@@ -103,7 +106,9 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
-	c, plan, err := o.CodecPlan(stderr, o.Select, nil)
+	// The analyses are made before the codec, which keeps the fields they read.
+	o.stats = Analyses(o.Select.Stats)
+	c, plan, err := o.CodecPlan(stderr, o.Select, nil, o.stats.Reads())
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}
@@ -115,8 +120,12 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
 	TuneGC(c.Shallow)
-	return f, dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
-		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}, ExitOK
+	cfg := dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
+		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
+	if o.stats != nil {
+		cfg.Stats = o.stats // not a nil Set in an interface
+	}
+	return f, cfg, ExitOK
 }
 
 // read reads the captures. A damaged file (cut short, a record that cannot be read) is shown
@@ -146,6 +155,8 @@ func needsFile(err error) string {
 // is the exit status.
 func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []string, status int, stdout, stderr io.Writer) int {
 	p := run.p
+	stats := o.stats
+	paged := stats != nil && TablesOnPage(run.out, stats)
 	p.Close()
 	followed(p, stderr)
 	if run.save != nil {
@@ -161,11 +172,12 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s%s\n", o.prefix(files), why)
 	}
-	if st := p.Stats(); st != nil && p.Err() == nil && shown > 0 {
+	if stats != nil && !paged && p.Err() == nil && shown > 0 {
+		w := o.statsTo(f, stdout)
 		if !f.Silent && f.Stats == nil {
-			fmt.Fprintln(o.statsTo(f, stdout))
+			fmt.Fprintln(w)
 		}
-		if err := f.WriteStats(st, o.statsTo(f, stdout)); err != nil {
+		if err := f.WriteStats(w, stats.Tables(), TableWidth(w)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -40,14 +41,15 @@ type Common struct {
 // skipped, versions that differ from the built-in ones) go to stderr, for a run of the format
 // chosen that selects every message.
 func (c *Common) Codec(stderr io.Writer) (*codec.Codec, error) {
-	cc, _, err := c.CodecPlan(stderr, dissect.SelectAll(), nil)
+	cc, _, err := c.CodecPlan(stderr, dissect.SelectAll(), nil, nil)
 	return cc, err
 }
 
 // CodecPlan is Codec for a run that selects sel, with the run's plan (dissect.NewPlan): what
-// the format chosen reads (or needs, when not nil: serve's pages read more) and what sel and
-// --records ask decide what is decoded and kept.
-func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *render.Needs) (*codec.Codec, dissect.Plan, error) {
+// the format chosen reads (or needs, when not nil: serve's pages read more), what sel and
+// --records ask, and the fields the run's analyses read (analysis.Set.Reads) decide what is
+// decoded and kept.
+func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *render.Needs, reads []analysis.Read) (*codec.Codec, dissect.Plan, error) {
 	set, err := schema.Embedded()
 	if err != nil {
 		return nil, dissect.Plan{}, err
@@ -70,7 +72,7 @@ func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *rende
 	if needs != nil {
 		f.Needs = *needs
 	}
-	plan, err := dissect.NewPlan(f, dissect.Asks{Records: c.Records, Select: sel})
+	plan, err := dissect.NewPlan(f, dissect.Asks{Records: c.Records, Select: sel, Keep: reads})
 	if re := (*dissect.RecordsError)(nil); errors.As(err, &re) {
 		return nil, plan, FlagError(fmt.Sprintf("--records %q: full, headers or none", re.Depth))
 	} else if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
@@ -24,6 +25,8 @@ type Live struct {
 	Write    string
 	// Always, when not nil, writes the output to files of periods and keeps a flight recorder.
 	Always *AlwaysOn
+	// Stats are the analyses of --stats (Analyses), whose fields the codec keeps.
+	Stats analysis.Set
 }
 
 // Run captures through a pipeline of cfg (its Limit, Flush, Stop and Warn are set here),
@@ -60,6 +63,10 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 
 	cfg.Limit, cfg.Flush, cfg.Stop = l.Count, true, stop
+	stats := l.Stats
+	if stats != nil {
+		cfg.Stats = stats
+	}
 	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	p, err := dissect.New(cfg)
 	if err != nil {
@@ -83,10 +90,11 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 			status = ExitFailure
 		}
 	}
+	paged := stats != nil && TablesOnPage(cfg.Out, stats)
 	writeErr := p.Close()
 	on.close()
-	if stats := p.Stats(); stats != nil && writeErr == nil {
-		writeErr = f.WriteStats(stats, stdout)
+	if stats != nil && !paged && writeErr == nil {
+		writeErr = f.WriteStats(stdout, stats.Tables(), TableWidth(stdout))
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()

@@ -33,7 +33,7 @@ func testRunner(t *testing.T, out render.Renderer, stdin io.Reader, save *dissec
 	progress func(string) (func(read, size int64, packets int), func()), limit int) *runner {
 	t.Helper()
 	c := Common{Format: "summary", APIKey: -1}
-	cc, plan, err := c.CodecPlan(io.Discard, dissect.SelectAll(), nil)
+	cc, plan, err := c.CodecPlan(io.Discard, dissect.SelectAll(), nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

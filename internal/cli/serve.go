@@ -20,6 +20,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/serve"
@@ -122,6 +123,8 @@ type serving struct {
 	host     string // of --listen
 	loopback bool
 	warn     func(error)
+	// stats are the analyses whose tables the page of the captures read shows.
+	stats analysis.Set
 }
 
 // setup checks the options and makes the server; when it cannot, it says why on stderr and
@@ -141,7 +144,10 @@ func (o *Serve) setup(cmd *Command, stderr io.Writer) (*serving, int) {
 		o.Token = hex.EncodeToString(b)
 	}
 	needs := serve.Needs()
-	c, plan, err := o.CodecPlan(stderr, o.Select, &needs)
+	// The page of captures shows the tables of --stats, always; the analyses are made before
+	// the codec, which keeps the fields they read.
+	stats := Analyses(true)
+	c, plan, err := o.CodecPlan(stderr, o.Select, &needs, stats.Reads())
 	if err != nil {
 		return nil, cmd.Report(stderr, err)
 	}
@@ -161,7 +167,7 @@ func (o *Serve) setup(cmd *Command, stderr io.Writer) (*serving, int) {
 		maxUpload = -1
 	}
 	s := &serving{o: o, codec: c, plan: plan, ports: ports, keys: keys, host: host, loopback: serve.Loopback(host),
-		warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }}
+		warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }, stats: stats}
 	cfg := serve.Config{Codec: c, Select: o.Select, MaxMessages: o.MaxMessages, Keep: o.Keep, MaxUpload: maxUpload,
 		MaxBytes: o.MaxBytes, Token: o.Token, Warn: s.warn}
 	if s.loopback {
@@ -188,6 +194,7 @@ func (s *serving) config(live bool) dissect.Config {
 // status.
 func (s *serving) readFiles(cmd *Command, files []string, stdin io.Reader, stderr io.Writer) int {
 	cfg := s.config(false)
+	cfg.Stats = s.stats
 	run := newRunner(&cfg, stdin, nil, nil)
 	var err error
 	if run.p, err = dissect.New(cfg); err != nil {
@@ -195,6 +202,7 @@ func (s *serving) readFiles(cmd *Command, files []string, stdin io.Reader, stder
 	}
 	status := ExitOK
 	run.files(files, func(err error) { status = cmd.Failed(stderr, "%v", err) })
+	TablesOnPage(s.srv.Renderer(), s.stats)
 	run.p.Close()
 	return status
 }
