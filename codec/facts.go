@@ -603,6 +603,19 @@ func (t *TopicNames) Add(names []TopicIDName) {
 	}
 }
 
+// Len is how many topic ids have names.
+func (t *TopicNames) Len() int { return len(t.names) }
+
+// Fill gives the topic ids that have no name the names o knows for them: names learnt later
+// from the whole capture (o) do not replace those learnt along it (t).
+func (t *TopicNames) Fill(o *TopicNames) {
+	for id, name := range o.names {
+		if _, ok := t.names[id]; !ok {
+			t.Add([]TopicIDName{{ID: id, Name: name}})
+		}
+	}
+}
+
 // TopicIDName is a topic id and the name a message gives it.
 type TopicIDName struct {
 	ID   UUID
