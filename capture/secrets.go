@@ -28,6 +28,10 @@ func (r *Reader) Secrets() []Secrets {
 	return s
 }
 
+// HoldsSecrets reports whether the capture's format can carry decryption secrets (pcapng's
+// Decryption Secrets Blocks): a pcap file never gives Secrets any.
+func (r *Reader) HoldsSecrets() bool { return r.dsb != nil }
+
 // maxSecretsBlock bounds the Decryption Secrets Blocks that are kept.
 const maxSecretsBlock = 64 << 20
 

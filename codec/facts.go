@@ -132,7 +132,22 @@ var codecLists = func() (l [8][]string) {
 
 // Facts gathers the message's facts from its field tree.
 func (m *Message) Facts() Facts {
-	w := factsWalk{m: m}
+	var fw FactsWalker
+	return fw.Facts(m)
+}
+
+// FactsWalker gathers messages' facts (Message.Facts) one after another, keeping the memory
+// of its walk from one message to the next rather than allocating it for each. The zero value
+// is ready to use; it is not safe for concurrent use.
+type FactsWalker struct{ w factsWalk }
+
+// Facts gathers m's facts, as m.Facts does.
+func (fw *FactsWalker) Facts(m *Message) Facts {
+	w := &fw.w
+	// What the facts keep (the lists, the partitions of each topic) is made anew for each
+	// message; the walk's own state is reused.
+	clear(w.topics)
+	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0]}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
 	w.f.Partitions = make(map[string][]int32, len(w.topics))
@@ -151,7 +166,9 @@ func (m *Message) Facts() Facts {
 			w.f.SASLUser, _ = n.Value.(string)
 		}
 	}
-	return w.f
+	f := w.f
+	w.f, w.m = Facts{}, nil // the walker holds neither the facts nor the message
+	return f
 }
 
 // apiFacts reads, per API and direction, the facts that one API alone says, from the fields
@@ -600,6 +617,19 @@ func (t *TopicNames) Add(names []TopicIDName) {
 			t.names = map[UUID]string{}
 		}
 		t.names[n.ID] = n.Name
+	}
+}
+
+// Len is how many topic ids have names.
+func (t *TopicNames) Len() int { return len(t.names) }
+
+// Fill gives the topic ids that have no name the names o knows for them: names learnt later
+// from the whole capture (o) do not replace those learnt along it (t).
+func (t *TopicNames) Fill(o *TopicNames) {
+	for id, name := range o.names {
+		if _, ok := t.names[id]; !ok {
+			t.Add([]TopicIDName{{ID: id, Name: name}})
+		}
 	}
 }
 

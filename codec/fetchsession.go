@@ -184,9 +184,14 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 			warn("fetch session %d: epoch %d was used already, the next is %d (the broker will answer INVALID_FETCH_SESSION_EPOCH)", st.ID, st.Epoch, want)
 		}
 	}
-	next := &fetchSession{epoch: cur.epoch, set: make(map[sessionKey]SessionPartition, len(cur.set)+len(listed)), followed: cur.followed}
-	for k, p := range cur.set {
-		next.set[k] = p
+	next := &fetchSession{epoch: cur.epoch, set: cur.set, followed: cur.followed}
+	if len(forgotten) > 0 || !holdsAll(cur.set, listed) {
+		// A session's set is never changed once made: the next one is a copy, changed, unless
+		// it would be the same (the usual fetch, listing only partitions of the session).
+		next.set = make(map[sessionKey]SessionPartition, len(cur.set)+len(listed))
+		for k, p := range cur.set {
+			next.set[k] = p
+		}
 	}
 	for _, p := range listed {
 		if _, ok := next.set[p.key()]; ok {
@@ -194,7 +199,9 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 		} else {
 			st.Added = append(st.Added, p)
 		}
-		next.set[p.key()] = p
+		if next.set[p.key()] != p {
+			next.set[p.key()] = p
+		}
 	}
 	for _, p := range forgotten {
 		delete(next.set, p.key())
@@ -203,6 +210,16 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 	st.Followed = cur.followed
 	st.Partitions = sortedPartitions(slicesOf(next.set))
 	return next
+}
+
+// holdsAll reports whether set holds every partition of listed, as it is.
+func holdsAll(set map[sessionKey]SessionPartition, listed []SessionPartition) bool {
+	for _, p := range listed {
+		if q, ok := set[p.key()]; !ok || q != p {
+			return false
+		}
+	}
+	return true
 }
 
 // fetchResponse takes the response to a request whose step was st and whose session would be

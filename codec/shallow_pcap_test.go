@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -32,6 +33,9 @@ type twinPipelines struct {
 	fullMeta, shMeta    int
 	warnings, errorsSet int
 	encodings           codec.EncodingCounts
+	// walker gathers the facts of every shallow message, one after another, as the pipeline's
+	// decoders do.
+	walker codec.FactsWalker
 }
 
 func (p *twinPipelines) Open(c *reassembly.Conn) (reassembly.Checker, reassembly.Checker) {
@@ -78,6 +82,10 @@ func (p *twinPipelines) Frame(f reassembly.Frame) {
 	}
 	if d := codec.ShallowDiff(full.Msg, sh.Msg, fullNames, shNames); d != "" {
 		p.t.Fatalf("%s (%s v%d response=%v):\n%s", where, full.Msg.APIName, full.Msg.Version, full.Msg.Response, d)
+	}
+	// A walker that went over the capture's earlier messages gathers what a new walk does.
+	if got, want := p.walker.Facts(sh.Msg), sh.Msg.Facts(); !reflect.DeepEqual(got, want) {
+		p.t.Fatalf("%s (%s v%d response=%v): facts of a walker reused: %+v, of a new walk: %+v", where, sh.Msg.APIName, sh.Msg.Version, sh.Msg.Response, got, want)
 	}
 	fn, sn := codec.NodeCount(full.Msg), codec.NodeCount(sh.Msg)
 	p.fullNodes, p.shNodes = p.fullNodes+fn, p.shNodes+sn

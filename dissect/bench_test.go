@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/pcaps"
 )
 
@@ -132,6 +133,6 @@ func BenchmarkLearnNames(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		p.learnNames(file)
+		p.learnNames(file, new(codec.TopicNames))
 	}
 }

@@ -59,7 +59,9 @@ type decoder struct {
 	// facts, expand and lent are the Plan's Facts, Expand and Lend: with lent frames, those
 	// held are copied, and entries get neither bytes nor field trees.
 	facts, expand, lent bool
-	emit                func(event)
+	// walker gathers the facts of the assembler's messages, one after another.
+	walker codec.FactsWalker
+	emit   func(event)
 	// hold and frame as function values, made once rather than for each connection.
 	holdFunc  func(reassembly.Frame) reassembly.Frame
 	frameFunc func(reassembly.Frame)
@@ -151,7 +153,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 		if d.expand {
 			e.Msg.Expand()
 		}
-		facts := e.Msg.Facts() // a raw SASL token's too: its user
+		facts := d.walker.Facts(e.Msg) // a raw SASL token's too: its user
 		e.Facts = &facts
 	}
 	if e.Msg != nil && !res.SASLToken {

@@ -104,13 +104,19 @@ type naming struct {
 	names codec.TopicNames
 	// scan decodes the first pass's messages, shallow.
 	scan *codec.Codec
+	// deferred is the file being read whose first pass was put off (learnFirst).
+	deferred string
 }
 
 // analyse gives an entry what the capture as a whole knows of it: the names of the topics
 // its ids name, with those its own message gives (taught), learnt in capture order; notes
-// puts them beside the ids of its field tree (Plan.Notes).
-func (n *naming) analyse(e *model.Entry, taught []codec.TopicIDName, notes bool) {
+// puts them beside the ids of its field tree (Plan.Notes). learn runs the first pass put off
+// (learnDeferred) when e uses an id not named so far.
+func (n *naming) analyse(e *model.Entry, taught []codec.TopicIDName, notes bool, learn func()) {
 	n.names.Add(taught)
+	if n.deferred != "" && n.unnamed(e, notes) {
+		learn()
+	}
 	if notes && e.Msg != nil {
 		n.names.Annotate(e.Msg)
 	}
@@ -232,7 +238,7 @@ func (p *Pipeline) handle(ev event) {
 	case evEntry:
 		e := ev.entry
 		e.Stream = ev.conn.ID
-		p.names.analyse(e, ev.names, p.cfg.Plan.Notes)
+		p.names.analyse(e, ev.names, p.cfg.Plan.Notes, p.learnDeferred)
 		// filterPair filters, and shows what it lets through (show).
 		if h := (heldRequest{e, ev.spilled}); !p.filterPair(h, ev.answered) {
 			p.unhold(h)

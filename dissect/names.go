@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly"
 )
 
@@ -16,18 +18,19 @@ import (
 // shows the file gives a name to every topic id the file names anywhere: a Fetch v13+ before
 // the Metadata response that names its topics too. It decodes only the messages that can name
 // topic ids, shallow, and leaves every problem for the second pass to report. Input that can
-// be read once (stdin, a FIFO, a live capture) is not scanned.
-func (p *Pipeline) learnNames(name string) {
+// be read once (stdin, a FIFO, a live capture) is not scanned. The names go to into; it
+// reports whether the whole file was read.
+func (p *Pipeline) learnNames(name string, into *codec.TopicNames) bool {
 	r, err := capture.Open(name)
 	if err != nil {
-		return // the second pass says why
+		return false // the second pass says why
 	}
 	defer r.Close()
 	if p.names.scan == nil {
 		p.names.scan = codec.New(p.codec.Schemas)
 		p.names.scan.Shallow = true // only the fields that name topics are read
 	}
-	s := &nameScanner{codec: p.names.scan, convs: map[*reassembly.Conn]*codec.NameScan{}, names: &p.names.names}
+	s := &nameScanner{codec: p.names.scan, convs: map[*reassembly.Conn]*codec.NameScan{}, names: into}
 	opt := p.options()
 	opt.ReuseFrames = true // nothing is kept
 	asm := reassembly.New(s, opt)
@@ -38,13 +41,12 @@ func (p *Pipeline) learnNames(name string) {
 		switch {
 		case err == io.EOF:
 			asm.Close()
-			p.names.names.LearntAll()
-			return
+			return true
 		case errors.As(err, &pe):
 			continue
 		case err != nil:
 			asm.Close()
-			return
+			return false
 		}
 		for _, sec := range r.Secrets() {
 			if sec.Type == capture.SecretsTLSKeyLog {
@@ -56,6 +58,76 @@ func (p *Pipeline) learnNames(name string) {
 			asm.Flush(t)
 		}
 	}
+}
+
+// learnFirst runs the first pass over a capture file before the file is shown (Plan.LearnNames),
+// or puts it off (naming.deferred): most captures name each topic id before they use it, and
+// are then read once. It is put off only where learning along the file gives the same names
+// until an id is used before it is named (then the first pass runs, see naming.analyse): no
+// name is known from an earlier file, which the first pass's names would replace, and r, a
+// pcap file, holds no TLS secrets, which the first pass would take before the file is shown.
+func (p *Pipeline) learnFirst(name string, r *capture.Reader) {
+	if !p.cfg.Plan.LearnNames || capture.IsStreamName(name) {
+		return // a FIFO can be read once
+	}
+	if r.HoldsSecrets() || p.names.names.Len() > 0 {
+		if p.learnNames(name, &p.names.names) {
+			p.names.names.LearntAll()
+		}
+		return
+	}
+	p.names.deferred = name
+}
+
+// learnDeferred runs the first pass put off for the file being read (learnFirst): the names
+// it learns go to the ids not named along the file so far, as if it had run first.
+func (p *Pipeline) learnDeferred() {
+	name := p.names.deferred
+	p.names.deferred = ""
+	var whole codec.TopicNames
+	all := p.learnNames(name, &whole)
+	p.names.names.Fill(&whole)
+	if all {
+		p.names.names.LearntAll()
+	}
+}
+
+// unnamed reports whether e uses a topic id that has no name yet: in its facts, its fetch
+// session, or (notes) its field tree.
+func (n *naming) unnamed(e *model.Entry, notes bool) bool {
+	missing := func(id codec.UUID) bool {
+		_, ok := n.names.Name(id)
+		return !ok && id != (codec.UUID{}) // a zero id is never named
+	}
+	if f := e.Facts; f != nil {
+		if slices.ContainsFunc(f.TopicIDs, missing) {
+			return true
+		}
+		for _, r := range f.RecordSets {
+			if r.Topic == "" && missing(r.TopicID) {
+				return true
+			}
+		}
+	}
+	if s := e.Session; s != nil {
+		for _, ps := range [][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+			for _, sp := range ps {
+				if sp.Topic == "" && missing(sp.TopicID) {
+					return true
+				}
+			}
+		}
+	}
+	found := false
+	if notes && e.Msg != nil {
+		codec.Walk(e.Msg.Fields, func(x *codec.Node, _ int) bool {
+			if u, ok := x.Value.(codec.UUID); ok && x.Name == "TopicId" && missing(u) {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // nameScanner is the first pass's reassembly.Handler: frames go to each connection's NameScan,

@@ -3,9 +3,11 @@ package dissect
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/pcaps"
 )
 
@@ -77,4 +79,67 @@ func TestNamesFromWholeFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNamesDeferred: a capture file's first pass is put off until an entry uses a topic id
+// not named before it (learnFirst), and runs only then; the output is the same as when the
+// first pass runs before the file is shown, as it did always: for every capture, alone and
+// after another that names topics, in the formats that show names in facts and in notes.
+func TestNamesDeferred(t *testing.T) {
+	late, plain := pcapPath("kgo-late-metadata.pcap"), pcapPath("kgo-produce-fetch.pcap")
+	runs := [][]string{{late, plain}, {plain, late}}
+	for _, f := range captures(t) {
+		runs = append(runs, []string{f})
+	}
+	for _, files := range runs {
+		for _, format := range []string{"summary", "json"} {
+			for _, workers := range []int{1, 3} {
+				r := testRun{format: format, ports: pcaps.Ports, workers: workers}
+				got, firstPass := r.namesRun(t, files, false)
+				want, _ := r.namesRun(t, files, true)
+				if got != want {
+					g, w := clip(got, want)
+					t.Errorf("%v %s, %d workers: first pass put off:\n%s\nfirst pass first:\n%s", files, format, workers, g, w)
+				}
+				// The first pass runs where a Fetch uses an id before the Metadata response
+				// that names it (the late Metadata, a capture begun midstream), and in
+				// pcapng files, which may carry TLS secrets: only there.
+				base := filepath.Base(files[0])
+				wantFirst := base == "kgo-late-metadata.pcap" || base == "kgo-midstream.pcap" || filepath.Ext(base) == ".pcapng"
+				if len(files) == 1 && firstPass != wantFirst {
+					t.Errorf("%v %s, %d workers: first pass ran: %v, want %v", files, format, workers, firstPass, wantFirst)
+				}
+			}
+		}
+	}
+}
+
+// namesRun reads files as File does, with the first pass before each file when first, and
+// returns what it wrote (stdout and stderr) and whether a first pass ran.
+func (r testRun) namesRun(t *testing.T, files []string, first bool) (out string, firstPass bool) {
+	t.Helper()
+	var w, errW bytes.Buffer
+	p, _ := r.pipeline(t, &w, &errW, Config{})
+	for _, file := range files {
+		var err error
+		if first {
+			if p.learnNames(file, &p.names.names) {
+				p.names.names.LearntAll()
+			}
+			var c *capture.Reader
+			if c, err = capture.Open(file); err == nil {
+				_, err = p.Read(c, file)
+				c.Close()
+			}
+		} else {
+			_, err = p.File(file)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return w.String() + errW.String(), p.names.scan != nil
 }

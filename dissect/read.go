@@ -16,16 +16,16 @@ import (
 )
 
 // File runs one capture file through the pipeline, as Read does; when Plan.LearnNames, a
-// first pass over the file learns the topic names it gives anywhere (names.go).
+// first pass over the file learns the topic names it gives anywhere (names.go), before the
+// file is shown or when an entry first needs it.
 func (p *Pipeline) File(name string) (packets int, err error) {
-	if p.cfg.Plan.LearnNames && !capture.IsStreamName(name) {
-		p.learnNames(name) // a FIFO can be read once
-	}
 	r, err := capture.Open(name)
 	if err != nil {
 		return 0, err
 	}
 	defer r.Close()
+	p.learnFirst(name, r)
+	defer func() { p.names.deferred = "" }()
 	return p.Read(r, name)
 }
 
