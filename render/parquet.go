@@ -91,8 +91,9 @@ const parquetBuilders = 4
 
 // ParquetHoldsUpTo is the size of the biggest message (codec.Message.Size) whose entry Parquet
 // reads after Message returns (Needs.HoldsUpTo): the field trees of bigger ones are written at
-// once. Above it, frames are few and big (a consumer's Fetch responses of megabytes) and their
-// trees, decoded only as they are written, are ten times more than the frames lent.
+// once. Above it, frames are few and big (a consumer's Fetch responses of megabytes), each kept
+// outside the heap by the pipeline (dissect.Plan.SpillOver), and their field trees' JSON is
+// three or four times the frame: a few of them in the batches would be most of the memory.
 const ParquetHoldsUpTo = 1 << 20
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
@@ -566,7 +567,8 @@ func (f *fieldWriter) batch(b *rowBatch) {
 }
 
 // parquetTreeRatio is about how many times its frame a big message's field tree is in JSON
-// (records as text, bytes in hex, names quoted): room made at once, not grown by doubling.
+// (records as text, bytes in hex, names quoted): room made at once rather than step by step,
+// each step copying tens of MB.
 const parquetTreeRatio = 3
 
 // tree appends the JSON object of a message's field tree: its fields but the header's.
