@@ -59,8 +59,8 @@ type Plan struct {
 	// SpillOver is the frame size above which frames are kept outside the heap, in mapped
 	// temporary files (reassembly.Options.SpillOver; 0: never). Only when the output keeps no
 	// entry after writing it (lent frames, or formats that write records as they expand
-	// them) and never reads one later (render.Needs.Holds): the file is unmapped once the
-	// entry is written.
+	// them) and never reads one later (render.Needs.Holds), or reads only smaller ones later
+	// (render.Needs.HoldsUpTo): the file is unmapped once the entry is written.
 	SpillOver int
 }
 
@@ -116,8 +116,8 @@ func NewPlan(f render.Format, a Asks) (Plan, error) {
 	p.LearnNames = p.Notes || p.Facts
 	// A filter on bodies holds requests, trees and all, until their responses come.
 	p.Lend = !n.Tree && !n.Bytes && !bodies
-	if (p.Lend || n.Expands) && !n.Holds {
-		p.SpillOver = spillOver
+	if (p.Lend || n.Expands) && (!n.Holds || n.HoldsUpTo > 0) {
+		p.SpillOver = max(spillOver, n.HoldsUpTo)
 	}
 	return p, nil
 }

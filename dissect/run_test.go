@@ -234,7 +234,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	case r.spill < 0:
 		plan.SpillOver = 0
 	case r.spill > 0 && plan.SpillOver > 0:
-		plan.SpillOver = r.spill
+		plan.SpillOver = max(r.spill, f.Needs.HoldsUpTo) // never a frame the format still reads
 	}
 	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Plan: plan, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,

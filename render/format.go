@@ -75,6 +75,10 @@ type Needs struct {
 	// field trees on goroutines of its own), so the entry's frame must stay where it is until
 	// then: it is never put in a mapped file that the pipeline unmaps once Write returns.
 	Holds bool
+	// HoldsUpTo, when positive, narrows Holds to the messages of at most this many bytes
+	// (codec.Message.Size): the renderer is done with a bigger one once Write returns, so its
+	// frame may be kept in a mapped file.
+	HoldsUpTo int
 }
 
 // Lean is what a format reads without the field tree.
@@ -121,8 +125,8 @@ func Formats() []Format {
 			APIs: APIJSON, Layout: (*Layout).WriteJSON, Diff: DiffJSON, Compare: CompareJSON, Stats: WriteTablesJSON},
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
-		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true}, Records: "full",
-			Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
+		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true, HoldsUpTo: ParquetHoldsUpTo},
+			Records: "full", Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true, Empty: true},
 	}
 }

@@ -27,7 +27,9 @@ import (
 // once (the JSON of the trees, with the records that are decoded only then, is most of the
 // work), and one more goroutine hands the batches in order to parquet-go, which encodes and
 // compresses them. So the goroutine showing messages, which every message passes through, does
-// little more than for a summary line.
+// little more than for a summary line. A big message (over ParquetHoldsUpTo) is the exception:
+// its field tree is written at once, so that its frame may be kept outside the heap and let go
+// once Message returns, as JSON lines do, and one such tree at a time waits to be written.
 type Parquet struct {
 	w *parquet.GenericWriter[parquetRow]
 	// cur is the batch being filled. Full batches go to build, for a builder to write their
@@ -50,6 +52,10 @@ type Parquet struct {
 	// groupStart is the writer's size when the current row group began (the writing
 	// goroutine's).
 	groupStart int64
+	// now writes big messages' field trees, on the goroutine showing messages; bigTurn holds
+	// a token while the tree it wrote waits to be written: big trees are tens of MB each.
+	now     fieldWriter
+	bigTurn chan struct{}
 	// value holds a fact's value while its column is filled.
 	value model.Value
 }
@@ -57,7 +63,8 @@ type Parquet struct {
 // rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
 // next. msgs are the messages whose field trees (and warnings, which come with the records
 // decoded for the tree) the rows are still to get; frames counts their bytes. fields holds
-// the JSON text of the field trees; built says when they are written.
+// the JSON text of the field trees; built says when they are written. big: a row's field tree
+// was written at once (Parquet.bigTurn), into a slice of its own.
 type rowBatch struct {
 	rows   []parquetRow
 	msgs   []*codec.Message
@@ -65,6 +72,7 @@ type rowBatch struct {
 	frames int
 	fields []byte
 	built  chan struct{}
+	big    bool
 }
 
 // parquetBatch is how many rows are collected before they are handed on, unless their
@@ -80,6 +88,13 @@ const parquetBatchKeep = 4 << 20
 
 // parquetBuilders is the most goroutines writing field trees at once.
 const parquetBuilders = 4
+
+// ParquetHoldsUpTo is the size of the biggest message (codec.Message.Size) whose entry Parquet
+// reads after Message returns (Needs.HoldsUpTo): the field trees of bigger ones are written at
+// once. Above it, frames are few and big (a consumer's Fetch responses of megabytes), each kept
+// outside the heap by the pipeline (dissect.Plan.SpillOver), and their field trees' JSON is
+// three or four times the frame: a few of them in the batches would be most of the memory.
+const ParquetHoldsUpTo = 1 << 20
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
 // fast (a few MiB per column), small enough that the writer holds little.
@@ -181,7 +196,8 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 	}
 	batches := builders + 2
 	p := &Parquet{tree: tree, software: map[int]string{}, build: make(chan *rowBatch, batches),
-		order: make(chan *rowBatch, batches), free: make(chan *rowBatch, batches), done: make(chan error, 1)}
+		order: make(chan *rowBatch, batches), free: make(chan *rowBatch, batches), done: make(chan error, 1),
+		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1)}
 	for range batches {
 		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch), msgs: make([]*codec.Message, parquetBatch),
 			built: make(chan struct{}, 1)}
@@ -289,12 +305,21 @@ func (p *Parquet) Message(e *model.Entry) error {
 		r.software = s
 		r.ClientSoftware = &r.software
 	}
-	if p.tree {
+	switch {
+	case p.tree && m.Size > ParquetHoldsUpTo:
+		// Written now: the entry is let go of on return. The tree waits for the last one to
+		// be written, so that one at most is held.
+		p.bigTurn <- struct{}{}
+		p.cur.big = true
+		p.cur.frames += m.Size
+		r.Fields = p.now.tree(make([]byte, 0, parquetTreeRatio*m.Size), m)
+		warnings(r, m)
+	case p.tree:
 		// The builder writes the field tree, then the warnings: its records' come with them.
 		b := p.cur
 		b.msgs[b.n-1] = m
 		b.frames += m.Size
-	} else {
+	default:
 		warnings(r, m)
 	}
 	return p.written()
@@ -453,7 +478,10 @@ func (p *Parquet) writeBatches() {
 		if cap(b.fields) > parquetBatchKeep {
 			b.fields = nil // a big message's: not kept for the batches of small ones
 		}
-		b.n, b.frames, b.fields = 0, 0, b.fields[:0]
+		if b.big {
+			<-p.bigTurn
+		}
+		b.n, b.frames, b.fields, b.big = 0, 0, b.fields[:0], false
 		p.free <- b
 	}
 	if err == nil {
@@ -530,13 +558,25 @@ func (f *fieldWriter) batch(b *rowBatch) {
 			continue
 		}
 		r := &b.rows[i]
-		f.msg = m
 		start := len(b.fields)
-		b.fields = f.object(b.fields, m.Fields[min(m.HeaderFields, len(m.Fields)):])
+		b.fields = f.tree(b.fields, m)
 		r.Fields = b.fields[start:len(b.fields):len(b.fields)]
 		warnings(r, m)
-		b.msgs[i], f.msg = nil, nil
+		b.msgs[i] = nil
 	}
+}
+
+// parquetTreeRatio is about how many times its frame a big message's field tree is in JSON
+// (records as text, bytes in hex, names quoted): room made at once rather than step by step,
+// each step copying tens of MB.
+const parquetTreeRatio = 3
+
+// tree appends the JSON object of a message's field tree: its fields but the header's.
+func (f *fieldWriter) tree(b []byte, m *codec.Message) []byte {
+	f.msg = m
+	b = f.object(b, m.Fields[min(m.HeaderFields, len(m.Fields)):])
+	f.msg = nil
+	return b
 }
 
 // object appends the JSON object of a struct's fields: each field's name and value; a struct

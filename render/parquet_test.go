@@ -361,6 +361,50 @@ func TestParquetLazyRecords(t *testing.T) {
 	}
 }
 
+// TestParquetLetsGoOfBigMessages: a message bigger than ParquetHoldsUpTo is not read once
+// Message has returned (its frame may be unmapped then, Needs.HoldsUpTo): overwriting its
+// frame at once changes no row.
+func TestParquetLetsGoOfBigMessages(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame := largeFetch(t, 2)
+	write := func(clobber bool) []parquetRow {
+		c := codec.New(set)
+		c.Records, c.LazyRecords = records.New(records.Options{}), true
+		var out bytes.Buffer
+		p := NewParquet(&out, true)
+		for i := range 3 {
+			b := bytes.Clone(frame)
+			m := c.DecodeResponse(b, 1, 16)
+			if m.Size <= ParquetHoldsUpTo || !m.Unexpanded() {
+				t.Fatalf("a message of %d bytes (unexpanded %v): not big enough", m.Size, m.Unexpanded())
+			}
+			f := m.Facts()
+			if err := p.Message(&model.Entry{Frame: i + 1, FirstFrame: i + 1, Msg: m, Facts: &f}); err != nil {
+				t.Fatal(err)
+			}
+			if clobber {
+				clear(b)
+			}
+		}
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return readParquet(t, out.Bytes())
+	}
+	want, got := write(false), write(true)
+	if len(got) != len(want) || len(want) != 3 {
+		t.Fatalf("%d rows, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i].Fields, want[i].Fields) || !slices.Equal(got[i].Warnings, want[i].Warnings) {
+			t.Errorf("row %d: the field tree or warnings read the frame after Message returned", i)
+		}
+	}
+}
+
 // TestResponseClientID: a response's JSON line and Parquet row carry its request's client id
 // (Entry.ClientID) under the request's key, and its errors; a request's line has no errors.
 func TestResponseClientID(t *testing.T) {
