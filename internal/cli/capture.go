@@ -11,6 +11,7 @@ import (
 
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
@@ -35,6 +36,10 @@ type Capture struct {
 	Write string
 	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
 	CPUProfile, MemProfile string
+	// Findings is --findings: after the messages, what the doctor finds (package doctor);
+	// DoctorOnly (the doctor command) shows the findings alone, FindingsJSON as JSON lines.
+	Findings, DoctorOnly, FindingsJSON bool
+	doctor                             *doctor.Doctor
 	// OutPath is -o; dest, when set, is the file the output goes to instead of stdout.
 	OutPath string
 	dest    io.Writer
@@ -81,6 +86,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		}
 	}
 	run := newRunner(&cfg, stdin, save, progress)
+	o.feedDoctor(&cfg)
 	if run.p, err = dissect.New(cfg); err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
@@ -103,13 +109,14 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
-	c, plan, err := o.CodecPlan(stderr, o.Select, nil)
+	needs := o.findingsPlan() // sets the fields the doctor reads, for CodecPlan
+	c, plan, err := o.CodecPlan(stderr, o.Select, needs)
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}
 	f, out, err := o.Output(o.messagesTo(stdout), stderr)
 	if err == nil {
-		err = WritesSomething(f, o.Select.Stats || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
+		err = WritesSomething(f, o.Select.Stats || o.Findings || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
 	}
 	if err != nil {
 		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
@@ -166,6 +173,11 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 			fmt.Fprintln(o.statsTo(f, stdout))
 		}
 		if err := f.WriteStats(st, o.statsTo(f, stdout)); err != nil {
+			return cmd.Failed(stderr, "writing output: %v", err)
+		}
+	}
+	if p.Err() == nil {
+		if err := o.writeFindings(f, o.statsTo(f, stdout)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

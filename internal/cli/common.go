@@ -8,6 +8,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -34,6 +35,8 @@ type Common struct {
 	Capture string
 	// MaxMessages is how many messages a page holds (html).
 	MaxMessages int
+	// Keep names the fields analyses read beyond the facts (dissect.Asks.Keep).
+	Keep []analysis.Read
 }
 
 // Codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
@@ -70,7 +73,7 @@ func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *rende
 	if needs != nil {
 		f.Needs = *needs
 	}
-	plan, err := dissect.NewPlan(f, dissect.Asks{Records: c.Records, Select: sel})
+	plan, err := dissect.NewPlan(f, dissect.Asks{Records: c.Records, Select: sel, Keep: c.Keep})
 	if re := (*dissect.RecordsError)(nil); errors.As(err, &re) {
 		return nil, plan, FlagError(fmt.Sprintf("--records %q: full, headers or none", re.Depth))
 	} else if err != nil {
