@@ -39,7 +39,7 @@ func subcommands() []*cli.Command {
 		{Name: "doctor", Short: "what is wrong in captures: findings, worst first", Usage: "kdissect doctor [flags] CAPTURE...", Run: runDoctor, Flags: func() *flag.FlagSet { fs, _ := captureFlags(); return fs },
 			About: "Reads captures as the capture command does (same flags) and, instead of the messages,\n" +
 				"prints findings, worst first: errors, retries, throttling, lost packets, undecrypted TLS...\n" +
-				"each with its severity, the frames that show it (for -Y 'frame in {...}'), what it means\n" +
+				"each with its severity, the frames that show it (for -Y 'frame in [...]'), what it means\n" +
 				"and what to check. --format json writes them as JSON lines (\"kind\": \"finding\")."},
 		{Name: "live", Short: "capture on a network interface (Linux; root or CAP_NET_RAW)", Usage: "kdissect live -i INTERFACE [flags]", Run: runLive, Flags: func() *flag.FlagSet { fs, _ := liveFlags(); return fs },
 			About: "Captures Kafka traffic on a network interface (Linux, AF_PACKET; needs root or\n" +
