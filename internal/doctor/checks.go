@@ -41,6 +41,9 @@ const (
 	MetadataStormRate = 1.0
 	// ChurnMin is how many connections one client id must open to one broker to churn.
 	ChurnMin = 20
+	// RebalanceSlow is how long a rebalance must take to be slow: well past a new group's
+	// wait for its first members (group.initial.rebalance.delay.ms, 3 s by default).
+	RebalanceSlow = 10 * time.Second
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -67,6 +70,10 @@ func Checks() []Check {
 			Why:    "A producer sent the same batch again: the first attempt got an error or no answer in time, so records arrive late (the broker drops the duplicate).",
 			Advice: "Find why the first attempt failed (its response's error, or request.timeout.ms passed); check the broker's load and replication (min.insync.replicas, acks), and request.timeout.ms and delivery.timeout.ms.",
 			find:   (*Doctor).retryFindings},
+		{ID: "rebalance-slow", Severity: Warning, Threshold: fmt.Sprintf("a rebalance taking %s or more, from its first JoinGroup request to its last SyncGroup response (for KIP-848 groups, from a member's revocation to its new epoch)", RebalanceSlow),
+			Why:    "A group stopped consuming for a long time while it rebalanced: the coordinator waits for every member to rejoin, and a member busy processing rejoins only at its next poll.",
+			Advice: "Check the members' processing time per poll against max.poll.interval.ms (and max.poll.records), session.timeout.ms, and group.initial.rebalance.delay.ms; cooperative rebalancing (partition.assignment.strategy=cooperative-sticky) or KIP-848 (group.protocol=consumer) keeps partitions through rebalances.",
+			find:   (*Doctor).slowRebalanceFindings},
 		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
 			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
 			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",
@@ -243,4 +250,21 @@ func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
 	}
 	slices.SortFunc(keys, compare)
 	return keys
+}
+
+func (d *Doctor) slowRebalanceFindings() []Finding {
+	var out []Finding
+	for _, r := range d.groups.Rebalances() {
+		took := r.End.Sub(r.Start)
+		if r.Start.IsZero() || r.End.IsZero() || took < RebalanceSlow {
+			continue
+		}
+		name := fmt.Sprintf("group %q generation %d", r.Group, r.Generation)
+		if r.Member != "" {
+			name = fmt.Sprintf("group %q member %s epoch %d", r.Group, r.Member, r.Generation)
+		}
+		out = append(out, Finding{Severity: Warning, Evidence: framesEvidence(r.Frames),
+			Title: fmt.Sprintf("%s: rebalance took %s", name, took.Round(time.Millisecond))})
+	}
+	return out
 }

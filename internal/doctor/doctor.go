@@ -85,6 +85,7 @@ type Finding struct {
 // (Notice), in capture order; Findings then says what is wrong.
 type Doctor struct {
 	producers *analysis.Producers
+	groups    *analysis.Groups
 	errors    map[int16]*Evidence
 	throttled Evidence
 	// maxThrottle is the longest throttle time a response asked for.
@@ -112,7 +113,7 @@ type pendingRequest struct {
 
 // New returns a Doctor that has seen nothing.
 func New() *Doctor {
-	return &Doctor{producers: analysis.NewProducers(), errors: map[int16]*Evidence{},
+	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
 		streams: map[int]bool{}}
 }
@@ -122,7 +123,7 @@ func New() *Doctor {
 // responses' throttle times are read when the decode keeps them: the codec keeps no field by
 // name yet, so any field named makes it decode whole messages.)
 func (d *Doctor) Reads() []analysis.Read {
-	reads := d.producers.Reads()
+	reads := append(d.producers.Reads(), d.groups.Reads()...)
 	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
 		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
 	}
@@ -135,6 +136,7 @@ const keyMetadata int16 = 3
 // Add is told of each message shown, in the order shown; it keeps nothing of e.
 func (d *Doctor) Add(e *model.Entry) {
 	d.producers.Add(e)
+	d.groups.Add(e)
 	if e.Request {
 		d.request(e)
 		return

@@ -73,6 +73,8 @@ func TestChecks(t *testing.T) {
 		{"other notices", []event{{n: &model.Notice{Frame: 4, Text: "port 9092 taken as Kafka: ApiVersions v3 request"}}}, ""},
 		{"metadata storm", entries(storm...), fmt.Sprintf("metadata-storm warning %v", frames(storm))},
 		{"metadata every 2 seconds is no storm", entries(calm...), ""},
+		{"a slow rebalance", rebalance(RebalanceSlow), fmt.Sprintf("rebalance-slow warning [1 2 3 %d]", 1+RebalanceSlow.Milliseconds())},
+		{"a rebalance in time", rebalance(RebalanceSlow - time.Millisecond), ""},
 		{"connection churn", entries(churn...), fmt.Sprintf("connection-churn warning %v", frames(churn))},
 		{"connections under the threshold", entries(churn[1:]...), ""},
 	} {
@@ -94,6 +96,18 @@ func TestChecks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rebalance is a classic group's rebalance of one member, whose SyncGroup response comes
+// after took.
+func rebalance(took time.Duration) []event {
+	str := func(name, v string) *codec.Node { return &codec.Node{Name: name, Value: v} }
+	gen := &codec.Node{Name: "GenerationId", Value: int64(1)}
+	join, sync := request(1, 0, codec.KeyJoinGroup, 1, "c"), request(3, 0, codec.KeySyncGroup, 2, "c")
+	join.Msg.Fields = []*codec.Node{str("GroupId", "g")}
+	sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
+	return entries(join, response(2, 0, codec.KeyJoinGroup, 1, gen, str("MemberId", "m")),
+		sync, response(1+int(took.Milliseconds()), 0, codec.KeySyncGroup, 2)) // the join was at 1 ms
 }
 
 func frames(es []*model.Entry) []int {
