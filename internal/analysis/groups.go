@@ -178,6 +178,7 @@ func (g *Groups) request(e *model.Entry, b []*codec.Node) {
 		}
 	case codec.KeySyncGroup:
 		if r := gs.generations[req.generation]; r != nil {
+			r.frames = addFrame(r.frames, g.current)
 			for _, a := range elems(b, "Assignments") {
 				member := str(a.Children, "MemberId")
 				r.members = addStrings(r.members, member)
