@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
 	"github.com/kdissect/kdissect/model"
 )
 
@@ -75,6 +76,11 @@ func TestChecks(t *testing.T) {
 		{"metadata every 2 seconds is no storm", entries(calm...), ""},
 		{"a slow rebalance", rebalance(RebalanceSlow), fmt.Sprintf("rebalance-slow warning [1 2 3 %d]", 1+RebalanceSlow.Milliseconds())},
 		{"a rebalance in time", rebalance(RebalanceSlow - time.Millisecond), ""},
+		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
+		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
+		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
+		{"small batches", produces(ones(SmallBatchesMin)), fmt.Sprintf("producer-small-batches info %v", count(1, SmallBatchesMin))},
+		{"fewer small batches", produces(ones(SmallBatchesMin - 1)), ""},
 		{"connection churn", entries(churn...), fmt.Sprintf("connection-churn warning %v", frames(churn))},
 		{"connections under the threshold", entries(churn[1:]...), ""},
 	} {
@@ -108,6 +114,43 @@ func rebalance(took time.Duration) []event {
 	sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
 	return entries(join, response(2, 0, codec.KeyJoinGroup, 1, gen, str("MemberId", "m")),
 		sync, response(1+int(took.Milliseconds()), 0, codec.KeySyncGroup, 2)) // the join was at 1 ms
+}
+
+// produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
+// with a batch of [first sequence, records] of partition 0, uncompressed and small.
+func produces(batches [][2]int64) []event {
+	n := func(name string, v any, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Value: v, Children: kids}
+	}
+	var out []*model.Entry
+	for i, b := range batches {
+		batch := &codec.Node{Name: "batch", Type: wire.RecordBatch, Size: 100, Children: []*codec.Node{
+			n("producerId", int64(7)), n("producerEpoch", int64(0)), n("baseSequence", b[0]), n("recordsCount", b[1]),
+			n("attributes", int64(0)), {Name: "records", Size: 50}}}
+		e := request(i+1, 0, codec.KeyProduce, int32(i), "p")
+		e.Msg.Fields = []*codec.Node{n("TopicData", nil, n("", nil, n("Name", "t"), n("PartitionData", nil,
+			n("", nil, n("Index", int64(0)), &codec.Node{Name: "Records", Type: wire.Records, Children: []*codec.Node{batch}}))))}
+		out = append(out, e)
+	}
+	return entries(out...)
+}
+
+// ones is n batches of one record, in sequence.
+func ones(n int) [][2]int64 {
+	out := make([][2]int64, n)
+	for i := range out {
+		out[i] = [2]int64{int64(i), 1}
+	}
+	return out
+}
+
+// count is the frames from first, n of them.
+func count(first, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = first + i
+	}
+	return out
 }
 
 func frames(es []*model.Entry) []int {
