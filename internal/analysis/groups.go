@@ -40,6 +40,8 @@ type Groups struct {
 	// rows holds the rows in the order they were opened.
 	rows []*rebalance
 	held pairs[groupRequest]
+	// current is the message being added, noted as evidence by the rows it touches.
+	current FrameRef
 }
 
 // NewGroups returns an empty Groups.
@@ -81,6 +83,8 @@ type rebalance struct {
 	start, end                    time.Time
 	// assignment holds the number of partitions given to each member.
 	assignment map[string]int64
+	// frames are the group messages that made the row: the first MaxFrames.
+	frames []FrameRef
 }
 
 // groupRequest is what a group request's response needs of it.
@@ -92,6 +96,7 @@ type groupRequest struct {
 	hasGen     bool
 	at         time.Time
 	assignor   string
+	frame      FrameRef
 }
 
 // Reads names the fields the groups analysis reads beyond the facts.
@@ -120,6 +125,7 @@ func (g *Groups) Add(e *model.Entry) {
 		return
 	}
 	b := body(m)
+	g.current = FrameRef{e.Frame, e.Stream, e.Time}
 	if e.Request {
 		g.request(e, b)
 		return
@@ -151,7 +157,7 @@ func (g *Groups) Add(e *model.Entry) {
 
 // request notes what a group request starts and holds what its response needs.
 func (g *Groups) request(e *model.Entry, b []*codec.Node) {
-	req := groupRequest{key: e.Msg.APIKey, group: str(b, "GroupId"), member: str(b, "MemberId"), at: e.Time}
+	req := groupRequest{key: e.Msg.APIKey, group: str(b, "GroupId"), member: str(b, "MemberId"), at: e.Time, frame: g.current}
 	req.generation, req.hasGen = num(b, "GenerationId")
 	if !req.hasGen {
 		req.generation, req.hasGen = num(b, "GenerationIdOrMemberEpoch")
@@ -165,12 +171,14 @@ func (g *Groups) request(e *model.Entry, b []*codec.Node) {
 		if gs.pending == nil {
 			gs.pending = &rebalance{group: req.group, start: e.Time, assignment: map[string]int64{}}
 		}
+		gs.pending.frames = addFrame(gs.pending.frames, g.current)
 		gs.pending.protocolType = first(gs.pending.protocolType, str(b, "ProtocolType"))
 		if reason := str(b, "Reason"); reason != "" {
 			gs.pending.reasons = addStrings(gs.pending.reasons, reason)
 		}
 	case codec.KeySyncGroup:
 		if r := gs.generations[req.generation]; r != nil {
+			r.frames = addFrame(r.frames, g.current)
 			for _, a := range elems(b, "Assignments") {
 				member := str(a.Children, "MemberId")
 				r.members = addStrings(r.members, member)
@@ -210,9 +218,13 @@ func (g *Groups) joinResponse(gs *groupState, req groupRequest, at time.Time, b 
 			r.start = p.start
 		}
 		r.reasons, r.errs = addStrings(r.reasons, p.reasons...), addStrings(r.errs, p.errs...)
+		for _, f := range p.frames {
+			r.frames = addFrame(r.frames, f)
+		}
 		r.protocolType = first(r.protocolType, p.protocolType)
 		gs.pending = nil
 	}
+	r.frames = addFrame(r.frames, g.current)
 	r.protocolType = first(str(b, "ProtocolType"), r.protocolType)
 	r.protocol = first(str(b, "ProtocolName"), r.protocol)
 	r.leader = first(str(b, "Leader"), r.leader)
@@ -238,6 +250,7 @@ func (g *Groups) syncResponse(gs *groupState, req groupRequest, at time.Time, b 
 		return
 	}
 	r.end = at
+	r.frames = addFrame(r.frames, g.current)
 	r.protocolType = first(r.protocolType, str(b, "ProtocolType"))
 	r.protocol = first(r.protocol, str(b, "ProtocolName"))
 	r.members = addStrings(r.members, req.member)
@@ -269,6 +282,7 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 		case parts > m.partitions && epoch == m.epoch && m.row != nil:
 			// Partitions that were still another member's when the epoch came.
 			m.row.end, m.row.assignment[id] = at, parts
+			m.row.frames = addFrame(m.row.frames, g.current)
 		}
 		m.partitions, m.assigned = parts, true
 	}
@@ -278,7 +292,8 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 	}
 	m.epoch = epoch
 	r := &rebalance{group: gs.name, protocolType: heartbeatProtocols[req.key], protocol: req.assignor,
-		generation: epoch, member: id, start: req.at, end: at, errs: m.errs, assignment: map[string]int64{}}
+		generation: epoch, member: id, start: req.at, end: at, errs: m.errs, assignment: map[string]int64{},
+		frames: []FrameRef{req.frame, g.current}}
 	if !m.revoked.IsZero() {
 		r.start = m.revoked
 	}
@@ -525,4 +540,29 @@ func (p *pairs[T]) answer(e *model.Entry) (T, bool) {
 		delete(p.open, k)
 	}
 	return v, ok
+}
+
+// RebalanceSummary is one rebalance as the groups analysis saw it (Groups.Rebalances).
+type RebalanceSummary struct {
+	Group string
+	// Generation is the classic group's generation, or the member's epoch (heartbeat
+	// protocols); Member names the member of those.
+	Generation int64
+	Member     string
+	// Start and End are when the rebalance began and ended; either is zero when the capture
+	// does not show it.
+	Start, End time.Time
+	Errors     []string
+	// Frames are the group messages that made it: the first MaxFrames.
+	Frames []FrameRef
+}
+
+// Rebalances returns the rebalances whose generation is known, in the order they were opened.
+func (g *Groups) Rebalances() []RebalanceSummary {
+	out := make([]RebalanceSummary, 0, len(g.rows))
+	for _, r := range g.rows {
+		out = append(out, RebalanceSummary{Group: r.group, Generation: r.generation, Member: r.member, Start: r.start, End: r.end,
+			Errors: slices.Clone(r.errs), Frames: slices.Clone(r.frames)})
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -47,6 +48,9 @@ type producerRow struct {
 	partitions      map[topicPartition]*sequences
 	gaps, dups, ooo int64
 	errs            []string
+	// frames, gapFrames and dupFrames are the frames of the Produce requests that carried the
+	// producer's batches, and those with a gap or a duplicate: the first MaxFrames of each.
+	frames, gapFrames, dupFrames []FrameRef
 }
 
 type topicPartition struct {
@@ -135,7 +139,7 @@ func (p *Producers) Add(e *model.Entry) {
 	var touched []*producerRow
 	eachRecords(e, func(tp topicPartition, records *codec.Node) {
 		m.EachRecord(records, &p.scratch, func(b *codec.Node) {
-			if r := p.batch(client, tp, b); r != nil && !slices.Contains(touched, r) {
+			if r := p.batch(client, tp, b, FrameRef{e.Frame, e.Stream, e.Time}); r != nil && !slices.Contains(touched, r) {
 				touched = append(touched, r)
 			}
 		})
@@ -232,8 +236,8 @@ func decompressedSize(records *codec.Node, c wire.Codec) (size int64, ok bool) {
 	return 0, false
 }
 
-// batch adds a record batch to its producer's row, and returns the row.
-func (p *Producers) batch(client string, tp topicPartition, b *codec.Node) *producerRow {
+// batch adds a record batch of the request in frame to its producer's row, and returns the row.
+func (p *Producers) batch(client string, tp topicPartition, b *codec.Node, frame FrameRef) *producerRow {
 	h, ok := readBatch(b)
 	if !ok || h.attrs.Has(wire.Control) {
 		return nil // control batches are the coordinator's, never a producer's
@@ -264,8 +268,65 @@ func (p *Producers) batch(client string, tp topicPartition, b *codec.Node) *prod
 	if h.producer >= 0 && h.sequence >= 0 {
 		gap, dup, ooo := s.check(h.sequence, h.count)
 		r.gaps, r.dups, r.ooo = r.gaps+b2i(gap), r.dups+b2i(dup), r.ooo+b2i(ooo)
+		if gap {
+			r.gapFrames = addFrame(r.gapFrames, frame)
+		}
+		if dup {
+			r.dupFrames = addFrame(r.dupFrames, frame)
+		}
 	}
+	r.frames = addFrame(r.frames, frame)
 	return r
+}
+
+// MaxFrames bounds the frames an analysis keeps as evidence of one thing it counts.
+const MaxFrames = 100
+
+// FrameRef is a message an analysis keeps as evidence: its frame, connection and time.
+type FrameRef struct {
+	Frame, Stream int
+	Time          time.Time
+}
+
+// addFrame adds frame to frames, once, while they are fewer than MaxFrames.
+func addFrame(frames []FrameRef, frame FrameRef) []FrameRef {
+	if len(frames) >= MaxFrames || len(frames) > 0 && frames[len(frames)-1].Frame == frame.Frame {
+		return frames
+	}
+	return append(frames, frame)
+}
+
+// ProducerSummary is one producer as the producers analysis saw it (Producers.Summaries).
+type ProducerSummary struct {
+	ClientID  string
+	ID, Epoch int64 // -1 for a producer that is not idempotent
+	Batches   int64
+	Records   int64
+	// RecordsPerBatchP50 is the median number of records of its batches.
+	RecordsPerBatchP50 int64
+	// Codecs are the compression codecs of its batches ("none", "zstd", ...).
+	Codecs []string
+	// Bytes is the size of its batches' records as sent (compressed when they are).
+	Bytes int64
+	// Gaps and Duplicates count its batches that started past the next sequence, and those
+	// whose sequences were all seen before (retries).
+	Gaps, Duplicates int64
+	// Frames, GapFrames and DuplicateFrames are the frames of the Produce requests that
+	// carried its batches, a gap and a duplicate: the first MaxFrames of each.
+	Frames, GapFrames, DuplicateFrames []FrameRef
+}
+
+// Summaries returns a summary of each producer, in the order their first batch was seen.
+func (p *Producers) Summaries() []ProducerSummary {
+	out := make([]ProducerSummary, 0, len(p.order))
+	for _, r := range p.order {
+		out = append(out, ProducerSummary{ClientID: r.client, ID: r.id, Epoch: r.epoch,
+			Batches: int64(len(r.perBatch)), Records: r.records,
+			RecordsPerBatchP50: median(slices.Clone(r.perBatch)).(int64), Codecs: slices.Clone(r.codecs),
+			Bytes: r.compressed, Gaps: r.gaps, Duplicates: r.dups,
+			Frames: slices.Clone(r.frames), GapFrames: slices.Clone(r.gapFrames), DuplicateFrames: slices.Clone(r.dupFrames)})
+	}
+	return out
 }
 
 func b2i(b bool) int64 {

@@ -12,6 +12,7 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/render"
 )
@@ -36,6 +37,10 @@ type Capture struct {
 	Write string
 	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
 	CPUProfile, MemProfile string
+	// Findings is --findings: after the messages, what the doctor finds (package doctor);
+	// DoctorOnly (the doctor command) shows the findings alone, FindingsJSON as JSON lines.
+	Findings, DoctorOnly, FindingsJSON bool
+	doctor                             *doctor.Doctor
 	// OutPath is -o; dest, when set, is the file the output goes to instead of stdout.
 	OutPath string
 	dest    io.Writer
@@ -84,6 +89,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		}
 	}
 	run := newRunner(&cfg, stdin, save, progress)
+	o.feedDoctor(&cfg)
 	if run.p, err = dissect.New(cfg); err != nil {
 		return cmd.UsageError(stderr, "%v", err)
 	}
@@ -106,15 +112,16 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
-	// The analyses are made before the codec, which keeps the fields they read.
+	// The analyses and the doctor are made before the codec, which keeps the fields they read.
 	o.stats = Analyses(o.Select.Stats)
-	c, plan, err := o.CodecPlan(stderr, o.Select, nil, o.stats.Reads())
+	needs := o.findingsPlan()
+	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), o.Keep...))
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}
 	f, out, err := o.Output(o.messagesTo(stdout), stderr)
 	if err == nil {
-		err = WritesSomething(f, o.Select.Stats || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
+		err = WritesSomething(f, o.Select.Stats || o.Findings || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
 	}
 	if err != nil {
 		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
@@ -178,6 +185,11 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 			fmt.Fprintln(w)
 		}
 		if err := f.WriteStats(w, stats.Tables(), TableWidth(w)); err != nil {
+			return cmd.Failed(stderr, "writing output: %v", err)
+		}
+	}
+	if p.Err() == nil {
+		if err := o.writeFindings(f, o.statsTo(f, stdout)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

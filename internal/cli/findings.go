@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/doctor"
+	"github.com/kdissect/kdissect/model"
+	"github.com/kdissect/kdissect/render"
+)
+
+// The doctor's part of a capture run: --findings (after the messages, as --stats) and the
+// doctor command (the findings alone). It is all here; Run calls these.
+
+// findingsPlan is what the run's plan needs for the doctor, beyond the format's: the facts
+// (errors), and the fields the doctor reads (Common.Keep) in the tree, which must then be
+// kept until the message is shown (a plan that lends frames releases trees once the facts
+// are taken). It is nil without --findings.
+func (o *Capture) findingsPlan() *render.Needs {
+	if !o.Findings {
+		return nil
+	}
+	f, err := o.LookupFormat()
+	if err != nil {
+		return nil // Output reports it
+	}
+	o.doctor = doctor.New()
+	o.Keep = o.doctor.Reads()
+	needs := f.Needs
+	needs.Facts, needs.Tree = true, true
+	return &needs
+}
+
+// feedDoctor makes the pipeline of cfg tell the doctor what it shows: every message
+// (Config.OnShow, after what the runner set), and with the doctor command, whose output is
+// the findings alone, the notices too (the doctor is then the output).
+func (o *Capture) feedDoctor(cfg *dissect.Config) {
+	d := o.doctor
+	if d == nil {
+		return
+	}
+	if o.DoctorOnly {
+		cfg.Out = doctorOutput{d}
+		return
+	}
+	then := cfg.OnShow
+	cfg.OnShow = func(e *model.Entry) {
+		if then != nil {
+			then(e)
+		}
+		d.Add(e)
+	}
+}
+
+// writeFindings writes the findings after the messages (and statistics): JSON lines after
+// JSON lines (or with FindingsJSON), a table otherwise.
+func (o *Capture) writeFindings(f render.Format, w io.Writer) error {
+	if o.doctor == nil {
+		return nil
+	}
+	fs := o.doctor.Findings()
+	if o.FindingsJSON || f.Name == "json" {
+		return render.FindingsJSON(w, fs)
+	}
+	if !f.Silent {
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
+	return render.FindingsTable(w, fs)
+}
+
+// doctorOutput is the output of the doctor command: it tells the doctor every message and
+// notice, and writes nothing.
+type doctorOutput struct{ d *doctor.Doctor }
+
+func (o doctorOutput) Message(e *model.Entry) error {
+	o.d.Add(e)
+	return nil
+}
+
+func (o doctorOutput) Notice(n *model.Notice) error {
+	o.d.Notice(n)
+	return nil
+}
+
+func (doctorOutput) Close() error { return nil }
+func (doctorOutput) Flush() error { return nil }

@@ -1,0 +1,270 @@
+package doctor
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/internal/plural"
+)
+
+// Check is one kind of finding: a row of the doctor's table.
+type Check struct {
+	// ID names the finding, for good: scripts and the docs use it.
+	ID string
+	// Severity is the finding's severity; a check may give some findings another (errors:
+	// per error code).
+	Severity Severity
+	// Threshold says when the check fires, in words, for the docs.
+	Threshold string
+	// Why says what the finding means; Advice what to check or change.
+	Why, Advice string
+	find        func(d *Doctor) []Finding
+}
+
+// The thresholds of the checks.
+const (
+	// SmallBatchesMin is how many batches a producer must send before its batch sizes say
+	// anything; SmallBatchRecords the median records per batch at or under which they are small.
+	SmallBatchesMin   = 100
+	SmallBatchRecords = 1
+	// NoCompressionMinBytes is how many bytes of uncompressed records a producer must send
+	// before compressing them is worth saying.
+	NoCompressionMinBytes = 64 << 10
+	// MetadataStormMin is how many Metadata requests one client id must send, at
+	// MetadataStormRate per second or more over the span it sends them, to be a storm.
+	MetadataStormMin  = 50
+	MetadataStormRate = 1.0
+	// ChurnMin is how many connections one client id must open to one broker to churn.
+	ChurnMin = 20
+	// RebalanceSlow is how long a rebalance must take to be slow: well past a new group's
+	// wait for its first members (group.initial.rebalance.delay.ms, 3 s by default).
+	RebalanceSlow = 10 * time.Second
+)
+
+// Checks returns the doctor's table: every check, in the order findings of one severity are
+// listed.
+func Checks() []Check {
+	return []Check{
+		{ID: "capture-loss", Severity: Warning, Threshold: "any bytes lost (not captured) on a Kafka connection",
+			Why:    "The capture missed packets: messages around the loss are missing or cut, so the other findings may be wrong there.",
+			Advice: "Capture with a bigger buffer (tcpdump -B 16384), a snap length of 0 (-s 0), a filter on the Kafka ports only, and write to a fast disk; check the capture's drop count.",
+			find:   one(Warning, func(d *Doctor) (Evidence, string) { return d.loss, "%s of lost bytes" }, "gap", "connection")},
+		{ID: "tls-undecrypted", Severity: Warning, Threshold: "any Kafka connection whose TLS was not decrypted",
+			Why:    "These connections are encrypted and their messages are not shown: nothing in them was checked.",
+			Advice: "Give the key log the clients wrote (--tls-keylog FILE; SSLKEYLOGFILE, or the JVM's and librdkafka's key log options) for the same run as the capture.",
+			find:   one(Warning, func(d *Doctor) (Evidence, string) { return d.tls, "%s not decrypted" }, "TLS connection", "")},
+		{ID: "errors", Severity: Warning, Threshold: "any response with a non-zero error code; severity per code: error for authorization, authentication, corruption, size and idempotence failures, info for the steps of a normal group join and fetch session",
+			Why:    "Brokers refused or failed requests.",
+			Advice: "Look at the frames: the request, its response and its error; kdissect errors CODE says what the code means.",
+			find:   (*Doctor).errorFindings},
+		{ID: "producer-sequence-gap", Severity: Error, Threshold: "an idempotent producer's batch starting past the next sequence number of its partition",
+			Why:    "A producer's batch starts past the sequence the broker expects: batches between were never sent, or never captured (see capture-loss); the broker refuses it (OUT_OF_ORDER_SEQUENCE_NUMBER).",
+			Advice: "Check capture-loss first; then the producer's errors and epochs: a gap without loss means records were lost between the producer and the broker (enable.idempotence, acks=all, retries, delivery.timeout.ms).",
+			find:   (*Doctor).gapFindings},
+		{ID: "producer-retries", Severity: Warning, Threshold: "an idempotent producer's batch whose sequence numbers were all sent before",
+			Why:    "A producer sent the same batch again: the first attempt got an error or no answer in time, so records arrive late (the broker drops the duplicate).",
+			Advice: "Find why the first attempt failed (its response's error, or request.timeout.ms passed); check the broker's load and replication (min.insync.replicas, acks), and request.timeout.ms and delivery.timeout.ms.",
+			find:   (*Doctor).retryFindings},
+		{ID: "rebalance-slow", Severity: Warning, Threshold: fmt.Sprintf("a rebalance taking %s or more, from its first JoinGroup request to its last SyncGroup response (for KIP-848 groups, from a member's revocation to its new epoch)", RebalanceSlow),
+			Why:    "A group stopped consuming for a long time while it rebalanced: the coordinator waits for every member to rejoin, and a member busy processing rejoins only at its next poll.",
+			Advice: "Check the members' processing time per poll against max.poll.interval.ms (and max.poll.records), session.timeout.ms, and group.initial.rebalance.delay.ms; cooperative rebalancing (partition.assignment.strategy=cooperative-sticky) or KIP-848 (group.protocol=consumer) keeps partitions through rebalances.",
+			find:   (*Doctor).slowRebalanceFindings},
+		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
+			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
+			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",
+			find:   one(Warning, func(d *Doctor) (Evidence, string) { return d.unanswered, "%s never answered" }, "request", "connection")},
+		{ID: "throttled", Severity: Warning, Threshold: "any response with a throttle time above 0",
+			Why:    "The broker held back a client that went past its quota: its requests wait throttle_time_ms before being served.",
+			Advice: "Check the client's quotas (producer_byte_rate, consumer_byte_rate, request_percentage: kafka-configs --describe --entity-type clients/users) against its traffic.",
+			find:   (*Doctor).throttleFindings},
+		{ID: "produce-acks-0", Severity: Warning, Threshold: "any Produce request with acks=0",
+			Why:    "With acks=0 the broker never answers: a record lost or refused (too large, unknown topic, not the leader) is lost without any client knowing.",
+			Advice: "Set acks=all (acks=1 at least) unless losing records unnoticed is acceptable.",
+			find:   one(Warning, func(d *Doctor) (Evidence, string) { return d.acks0, "%s with acks=0" }, "Produce request", "connection")},
+		{ID: "metadata-storm", Severity: Warning, Threshold: fmt.Sprintf("a client id sending %d Metadata requests or more, at %g per second or more over their span", MetadataStormMin, MetadataStormRate),
+			Why:    "A client keeps asking for metadata: it keeps finding its view stale (leaders moving, topics missing) or refreshes too eagerly, loading the brokers.",
+			Advice: "Look at the errors that precede the requests (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION); check metadata.max.age.ms and whether the client asks for topics that do not exist.",
+			find:   (*Doctor).metadataFindings},
+		{ID: "connection-churn", Severity: Warning, Threshold: fmt.Sprintf("a client id opening %d connections or more to one broker", ChurnMin),
+			Why:    "A client keeps opening connections to the same broker: each costs a handshake (and TLS, SASL), and a churning client is often being disconnected.",
+			Advice: "Check connections.max.idle.ms on both sides, reconnect.backoff.ms, and the broker's logs for why it closes them (authentication, max.connections.per.ip).",
+			find:   (*Doctor).churnFindings},
+		{ID: "producer-small-batches", Severity: Info, Threshold: fmt.Sprintf("a producer sending %d batches or more with a median of %d record(s) per batch or fewer", SmallBatchesMin, SmallBatchRecords),
+			Why:    "A producer sends nearly every record in a batch of its own: a request per record costs the broker and the network more than batching would.",
+			Advice: "Raise linger.ms (5 to 20 ms) so that records wait to share a batch; check batch.size and that the application does not flush after each record.",
+			find:   (*Doctor).smallBatchFindings},
+		{ID: "no-compression", Severity: Info, Threshold: fmt.Sprintf("a producer sending %d KiB of records or more, all uncompressed", NoCompressionMinBytes>>10),
+			Why:    "A producer sends its records uncompressed: more bytes on the network and on the brokers' disks than needed.",
+			Advice: "Set compression.type (lz4 or zstd usually pay); bigger batches (linger.ms, batch.size) compress better.",
+			find:   (*Doctor).noCompressionFindings},
+	}
+}
+
+// one is the find function of a check with at most one finding: the evidence ev returns, with
+// a title made of the format it returns and the count of what, then of the connections when
+// conn names them.
+func one(sev Severity, ev func(*Doctor) (Evidence, string), what, conn string) func(*Doctor) []Finding {
+	return func(d *Doctor) []Finding {
+		e, format := ev(d)
+		if e.Count == 0 {
+			return nil
+		}
+		title := fmt.Sprintf(format, plural.Count(e.Count, what))
+		if conn != "" {
+			title += fmt.Sprintf(" (%s)", plural.Count(len(e.Streams), conn))
+		}
+		return []Finding{{Severity: sev, Evidence: e, Title: title}}
+	}
+}
+
+func (d *Doctor) throttleFindings() []Finding {
+	if d.throttled.Count == 0 {
+		return nil
+	}
+	return []Finding{{Severity: Warning, Evidence: d.throttled,
+		Title: fmt.Sprintf("%s throttled, for up to %s", plural.Count(d.throttled.Count, "response"), d.maxThrottle)}}
+}
+
+// producerName names a producer in a title.
+func producerName(p analysis.ProducerSummary) string {
+	s := fmt.Sprintf("client id %q", p.ClientID)
+	if p.ID >= 0 {
+		s += fmt.Sprintf(", producer id %d epoch %d", p.ID, p.Epoch)
+	}
+	return s
+}
+
+// producerFindings makes a finding of each producer for which fires returns a title.
+func (d *Doctor) producerFindings(sev Severity, fires func(analysis.ProducerSummary) (string, []analysis.FrameRef)) []Finding {
+	var out []Finding
+	for _, p := range d.producers.Summaries() {
+		title, frames := fires(p)
+		if title == "" {
+			continue
+		}
+		out = append(out, Finding{Severity: sev, Title: title, Evidence: framesEvidence(frames)})
+	}
+	return out
+}
+
+// framesEvidence is the evidence of the messages an analysis kept.
+func framesEvidence(frames []analysis.FrameRef) Evidence {
+	var ev Evidence
+	for _, f := range frames {
+		ev.add(f.Frame, f.Stream, f.Time)
+	}
+	return ev
+}
+
+func (d *Doctor) gapFindings() []Finding {
+	return d.producerFindings(Error, func(p analysis.ProducerSummary) (string, []analysis.FrameRef) {
+		if p.Gaps == 0 {
+			return "", nil
+		}
+		return fmt.Sprintf("%s: %s past the next sequence number", producerName(p), plural.Count(int(p.Gaps), "batch")), p.GapFrames
+	})
+}
+
+func (d *Doctor) retryFindings() []Finding {
+	return d.producerFindings(Warning, func(p analysis.ProducerSummary) (string, []analysis.FrameRef) {
+		if p.Duplicates == 0 {
+			return "", nil
+		}
+		return fmt.Sprintf("%s: %s sent again", producerName(p), plural.Count(int(p.Duplicates), "batch")), p.DuplicateFrames
+	})
+}
+
+func (d *Doctor) smallBatchFindings() []Finding {
+	return d.producerFindings(Info, func(p analysis.ProducerSummary) (string, []analysis.FrameRef) {
+		if p.Batches < SmallBatchesMin || p.RecordsPerBatchP50 > SmallBatchRecords {
+			return "", nil
+		}
+		return fmt.Sprintf("%s: %d batches of %d record(s) (median)", producerName(p), p.Batches, p.RecordsPerBatchP50), p.Frames
+	})
+}
+
+func (d *Doctor) noCompressionFindings() []Finding {
+	return d.producerFindings(Info, func(p analysis.ProducerSummary) (string, []analysis.FrameRef) {
+		if p.Bytes < NoCompressionMinBytes || !slices.Equal(p.Codecs, []string{"none"}) {
+			return "", nil
+		}
+		return fmt.Sprintf("%s: %d KiB of records in %d batches, uncompressed", producerName(p), p.Bytes>>10, p.Batches), p.Frames
+	})
+}
+
+func (d *Doctor) metadataFindings() []Finding {
+	var out []Finding
+	for _, client := range sortedKeys(d.metadata, strings.Compare) {
+		ev := d.metadata[client]
+		span := ev.Last.Sub(ev.First)
+		rate := float64(ev.Count) / max(span.Seconds(), 1)
+		if ev.Count < MetadataStormMin || rate < MetadataStormRate {
+			continue
+		}
+		out = append(out, Finding{Severity: Warning, Evidence: *ev,
+			Title: fmt.Sprintf("client id %q: %d Metadata requests in %s (%.1f/s)", client, ev.Count, span.Round(time.Millisecond), rate)})
+	}
+	return out
+}
+
+func (d *Doctor) churnFindings() []Finding {
+	var out []Finding
+	for _, k := range sortedKeys(d.conns, func(a, b [2]string) int { return cmp.Or(strings.Compare(a[0], b[0]), strings.Compare(a[1], b[1])) }) {
+		ev := d.conns[k]
+		if ev.Count < ChurnMin {
+			continue
+		}
+		out = append(out, Finding{Severity: Warning, Evidence: *ev,
+			Title: fmt.Sprintf("client id %q: %d connections to %s in %s", k[0], ev.Count, k[1], ev.Last.Sub(ev.First).Round(time.Millisecond))})
+	}
+	return out
+}
+
+// errorFindings makes a finding of each error code seen, worst codes first.
+func (d *Doctor) errorFindings() []Finding {
+	var out []Finding
+	for _, code := range sortedKeys(d.errors, cmp.Compare[int16]) {
+		ev := d.errors[code]
+		e, _ := codec.LookupError(fmt.Sprint(code))
+		name := codec.ErrorName(code)
+		why := e.About
+		if e.Retriable {
+			why += " The client may retry it."
+		}
+		out = append(out, Finding{Severity: errorSeverity(name), Evidence: *ev, Why: why, Advice: errorAdvice[name],
+			Title: fmt.Sprintf("%s with %s (%d)", plural.Count(ev.Count, "response"), name, code)})
+	}
+	return out
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[K comparable, V any](m map[K]V, compare func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compare)
+	return keys
+}
+
+func (d *Doctor) slowRebalanceFindings() []Finding {
+	var out []Finding
+	for _, r := range d.groups.Rebalances() {
+		took := r.End.Sub(r.Start)
+		if r.Start.IsZero() || r.End.IsZero() || took < RebalanceSlow {
+			continue
+		}
+		name := fmt.Sprintf("group %q generation %d", r.Group, r.Generation)
+		if r.Member != "" {
+			name = fmt.Sprintf("group %q member %s epoch %d", r.Group, r.Member, r.Generation)
+		}
+		out = append(out, Finding{Severity: Warning, Evidence: framesEvidence(r.Frames),
+			Title: fmt.Sprintf("%s: rebalance took %s", name, took.Round(time.Millisecond))})
+	}
+	return out
+}

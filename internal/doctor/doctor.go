@@ -1,0 +1,250 @@
+// Package doctor reads a capture's conversation as a whole and says what is wrong with it:
+// findings, worst first, each with the frames that show it, what it means and what to check.
+// Each finding is one row of one table (Checks): an id, a severity, the threshold it fires
+// at, and a function over what the Doctor gathered from the messages and notices it was told
+// of, the analyses of package analysis among it.
+package doctor
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/model"
+)
+
+// Severity says how bad a finding is.
+type Severity int
+
+// The severities, worst first.
+const (
+	Error Severity = iota
+	Warning
+	Info
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	}
+	return "info"
+}
+
+// Evidence is where a finding shows in the capture: the frames (the first analysis.MaxFrames),
+// their connections (streams), and when the first and last of them were.
+type Evidence struct {
+	Frames      []int
+	Streams     []int
+	First, Last time.Time
+	// Count is how many times the finding was seen, Frames holding the first of them.
+	Count int
+}
+
+// add notes one sighting, at frame on stream at t.
+func (ev *Evidence) add(frame, stream int, t time.Time) {
+	ev.Count++
+	if len(ev.Frames) < analysis.MaxFrames && !slices.Contains(ev.Frames, frame) {
+		ev.Frames = append(ev.Frames, frame)
+	}
+	if !slices.Contains(ev.Streams, stream) {
+		ev.Streams = append(ev.Streams, stream)
+	}
+	if ev.First.IsZero() || t.Before(ev.First) {
+		ev.First = t
+	}
+	if t.After(ev.Last) {
+		ev.Last = t
+	}
+}
+
+// sorted returns ev with its frames and streams in order.
+func (ev Evidence) sorted() Evidence {
+	slices.Sort(ev.Frames)
+	slices.Sort(ev.Streams)
+	return ev
+}
+
+// Finding is one thing wrong with a capture.
+type Finding struct {
+	ID       string
+	Severity Severity
+	// Title says it in one line, with the numbers.
+	Title    string
+	Evidence Evidence
+	// Why says what it means; Advice what to check or change.
+	Why, Advice string
+}
+
+// Doctor gathers what its checks read, from every message shown (Add) and every notice
+// (Notice), in capture order; Findings then says what is wrong.
+type Doctor struct {
+	producers *analysis.Producers
+	groups    *analysis.Groups
+	errors    map[int16]*Evidence
+	throttled Evidence
+	// maxThrottle is the longest throttle time a response asked for.
+	maxThrottle time.Duration
+	acks0       Evidence
+	unanswered  Evidence
+	// pending holds each connection's requests awaiting their responses, in order.
+	pending map[int][]pendingRequest
+	loss    Evidence
+	tls     Evidence
+	// metadata counts the Metadata requests per client id; conns the connections each client
+	// id opened, per broker address.
+	metadata map[string]*Evidence
+	conns    map[[2]string]*Evidence
+	// streams are the connections whose first request was seen (conns counts each once).
+	streams map[int]bool
+}
+
+type pendingRequest struct {
+	correlation int32
+	frame       int
+	stream      int
+	at          time.Time
+}
+
+// New returns a Doctor that has seen nothing.
+func New() *Doctor {
+	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), errors: map[int16]*Evidence{},
+		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
+		streams: map[int]bool{}}
+}
+
+// Reads names the fields the doctor reads beyond the facts: those of its analyses, and the
+// throttle time of Produce and Fetch responses, which byte-rate quotas throttle. (Other
+// responses' throttle times are read when the decode keeps them: the codec keeps no field by
+// name yet, so any field named makes it decode whole messages.)
+func (d *Doctor) Reads() []analysis.Read {
+	reads := append(d.producers.Reads(), d.groups.Reads()...)
+	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
+		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
+	}
+	return reads
+}
+
+// keyMetadata is the API key of Metadata, which package codec does not name.
+const keyMetadata int16 = 3
+
+// Add is told of each message shown, in the order shown; it keeps nothing of e.
+func (d *Doctor) Add(e *model.Entry) {
+	d.producers.Add(e)
+	d.groups.Add(e)
+	if e.Request {
+		d.request(e)
+		return
+	}
+	d.response(e)
+}
+
+// request notes a request: what it awaits, acks=0, Metadata, and its connection.
+func (d *Doctor) request(e *model.Entry) {
+	m := e.Msg
+	client := ""
+	if m.ClientID != nil {
+		client = *m.ClientID
+	}
+	if !d.streams[e.Stream] {
+		d.streams[e.Stream] = true
+		k := [2]string{client, e.Dst}
+		if d.conns[k] == nil {
+			d.conns[k] = &Evidence{}
+		}
+		d.conns[k].add(e.Frame, e.Stream, e.Time)
+	}
+	if m.APIKey == keyMetadata {
+		if d.metadata[client] == nil {
+			d.metadata[client] = &Evidence{}
+		}
+		d.metadata[client].add(e.Frame, e.Stream, e.Time)
+	}
+	if e.NoResponse {
+		d.acks0.add(e.Frame, e.Stream, e.Time)
+		return
+	}
+	if len(d.pending[e.Stream]) < maxPending {
+		d.pending[e.Stream] = append(d.pending[e.Stream], pendingRequest{m.CorrelationID, e.Frame, e.Stream, e.Time})
+	}
+}
+
+// maxPending bounds the requests a connection holds awaiting their responses: a client keeps
+// a few in flight (max.in.flight.requests.per.connection, 5 by default).
+const maxPending = 1000
+
+// response notes a response: its errors, its throttle time, and the requests it shows were
+// never answered (a broker answers a connection's requests in order, so those before the
+// one it answers were skipped).
+func (d *Doctor) response(e *model.Entry) {
+	if e.Facts != nil {
+		for _, code := range e.Facts.Errors {
+			if d.errors[code] == nil {
+				d.errors[code] = &Evidence{}
+			}
+			d.errors[code].add(e.Frame, e.Stream, e.Time)
+		}
+	}
+	if ms := throttleMs(e.Msg); ms > 0 {
+		d.throttled.add(e.Frame, e.Stream, e.Time)
+		d.maxThrottle = max(d.maxThrottle, time.Duration(ms)*time.Millisecond)
+	}
+	q := d.pending[e.Stream]
+	i := slices.IndexFunc(q, func(r pendingRequest) bool { return r.correlation == e.Msg.CorrelationID })
+	if i < 0 {
+		return
+	}
+	for _, r := range q[:i] {
+		d.unanswered.add(r.frame, r.stream, r.at)
+	}
+	d.pending[e.Stream] = q[i+1:]
+}
+
+// throttleMs is the throttle time a response asks for, 0 without one.
+func throttleMs(m *codec.Message) int64 {
+	for _, n := range m.Fields[min(m.HeaderFields, len(m.Fields)):] {
+		if n.Name == "ThrottleTimeMs" {
+			v, _ := n.Value.(int64)
+			return v
+		}
+	}
+	return 0
+}
+
+// Notice is told of each notice shown: lost bytes, TLS not decrypted.
+func (d *Doctor) Notice(n *model.Notice) {
+	switch {
+	case strings.Contains(n.Text, lostText):
+		d.loss.add(n.Frame, n.Stream, n.Time)
+	case strings.Contains(n.Text, encryptedText) || strings.Contains(n.Text, failedText) || strings.Contains(n.Text, undecryptedText):
+		d.tls.add(n.Frame, n.Stream, n.Time)
+	}
+}
+
+// The words of the reassembly's notices the doctor reads: bytes lost, and TLS left encrypted
+// or not decrypted (package reassembly words them).
+const (
+	lostText        = "lost (not captured)"
+	encryptedText   = ": encrypted; "
+	failedText      = "decryption failed: "
+	undecryptedText = "cannot be decrypted: "
+)
+
+// Findings returns what is wrong, worst first: by severity, then as Checks orders them.
+func (d *Doctor) Findings() []Finding {
+	var out []Finding
+	for _, c := range Checks() {
+		for _, f := range c.find(d) {
+			f.ID, f.Why, f.Advice = c.ID, cmp.Or(f.Why, c.Why), cmp.Or(f.Advice, c.Advice)
+			f.Evidence = f.Evidence.sorted()
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Finding) int { return cmp.Compare(a.Severity, b.Severity) })
+	return out
+}

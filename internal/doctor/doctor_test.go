@@ -1,0 +1,173 @@
+package doctor
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/model"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// request is a request of api with correlation id corr from client on stream, in frame, at
+// frame milliseconds.
+func request(frame, stream int, api int16, corr int32, client string) *model.Entry {
+	return &model.Entry{Frame: frame, FirstFrame: frame, Stream: stream, Request: true, Dst: fmt.Sprint("broker:", 9092),
+		Time: t0.Add(time.Duration(frame) * time.Millisecond),
+		Msg:  &codec.Message{APIKey: api, CorrelationID: corr, ClientID: &client}}
+}
+
+// response answers corr on stream in frame, with body fields.
+func response(frame, stream int, api int16, corr int32, body ...*codec.Node) *model.Entry {
+	return &model.Entry{Frame: frame, FirstFrame: frame, Stream: stream, Time: t0.Add(time.Duration(frame) * time.Millisecond),
+		Msg: &codec.Message{Response: true, APIKey: api, CorrelationID: corr, Fields: body}}
+}
+
+// event is an entry or a notice told to the doctor.
+type event struct {
+	e *model.Entry
+	n *model.Notice
+}
+
+func entries(es ...*model.Entry) []event {
+	out := make([]event, len(es))
+	for i, e := range es {
+		out[i] = event{e: e}
+	}
+	return out
+}
+
+// TestChecks: each check fires on what it is about, with its severity and the frames of it, and
+// not below its threshold.
+func TestChecks(t *testing.T) {
+	throttle := &codec.Node{Name: "ThrottleTimeMs", Value: int64(250)}
+	var storm, calm, churn []*model.Entry
+	for i := range MetadataStormMin {
+		storm = append(storm, request(1+i*10, 0, keyMetadata, int32(i), "app")) // 100 per second
+		calm = append(calm, request(1+i*2000, 0, keyMetadata, int32(i), "app")) // 1 every 2 seconds
+	}
+	for i := range ChurnMin {
+		churn = append(churn, request(1+i, i, codec.KeyApiVersions, 0, "app"))
+	}
+	for _, c := range []struct {
+		name   string
+		events []event
+		want   string // "id severity [frames]" of each finding
+	}{
+		{"nothing", nil, ""},
+		{"answered in order", entries(request(1, 0, codec.KeyFetch, 1, "c"), request(2, 0, codec.KeyFetch, 2, "c"),
+			response(3, 0, codec.KeyFetch, 1), response(4, 0, codec.KeyFetch, 2)), ""},
+		{"a request skipped", entries(request(1, 0, codec.KeyFetch, 1, "c"), request(2, 0, codec.KeyFetch, 2, "c"),
+			response(3, 0, codec.KeyFetch, 2)), "unanswered warning [1]"},
+		{"the last request in flight", entries(request(1, 0, codec.KeyFetch, 1, "c"), response(2, 0, codec.KeyFetch, 1),
+			request(3, 0, codec.KeyFetch, 2, "c")), ""},
+		{"throttled", entries(request(1, 0, codec.KeyProduce, 1, "c"), response(2, 0, codec.KeyProduce, 1, throttle)),
+			"throttled warning [2]"},
+		{"bytes lost", []event{{n: &model.Notice{Frame: 7, Stream: 1, Time: t0, Text: "10 bytes lost (not captured) at stream offset 5"}}},
+			"capture-loss warning [7]"},
+		{"TLS", []event{{n: &model.Notice{Frame: 4, Stream: 0, Time: t0, Text: "TLS 1.3, cipher TLS_AES_128_GCM_SHA256: encrypted; pass --tls-keylog FILE to decrypt"}}},
+			"tls-undecrypted warning [4]"},
+		{"other notices", []event{{n: &model.Notice{Frame: 4, Text: "port 9092 taken as Kafka: ApiVersions v3 request"}}}, ""},
+		{"metadata storm", entries(storm...), fmt.Sprintf("metadata-storm warning %v", frames(storm))},
+		{"metadata every 2 seconds is no storm", entries(calm...), ""},
+		{"a slow rebalance", rebalance(RebalanceSlow), fmt.Sprintf("rebalance-slow warning [1 2 3 %d]", 1+RebalanceSlow.Milliseconds())},
+		{"a rebalance in time", rebalance(RebalanceSlow - time.Millisecond), ""},
+		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
+		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
+		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
+		{"small batches", produces(ones(SmallBatchesMin)), fmt.Sprintf("producer-small-batches info %v", count(1, SmallBatchesMin))},
+		{"fewer small batches", produces(ones(SmallBatchesMin - 1)), ""},
+		{"connection churn", entries(churn...), fmt.Sprintf("connection-churn warning %v", frames(churn))},
+		{"connections under the threshold", entries(churn[1:]...), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := New()
+			for _, ev := range c.events {
+				if ev.e != nil {
+					d.Add(ev.e)
+				} else {
+					d.Notice(ev.n)
+				}
+			}
+			var got []string
+			for _, f := range d.Findings() {
+				got = append(got, fmt.Sprintf("%s %s %v", f.ID, f.Severity, f.Evidence.Frames))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(slices.DeleteFunc([]string{c.want}, func(s string) bool { return s == "" })) {
+				t.Errorf("findings %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// rebalance is a classic group's rebalance of one member, whose SyncGroup response comes
+// after took.
+func rebalance(took time.Duration) []event {
+	str := func(name, v string) *codec.Node { return &codec.Node{Name: name, Value: v} }
+	gen := &codec.Node{Name: "GenerationId", Value: int64(1)}
+	join, sync := request(1, 0, codec.KeyJoinGroup, 1, "c"), request(3, 0, codec.KeySyncGroup, 2, "c")
+	join.Msg.Fields = []*codec.Node{str("GroupId", "g")}
+	sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
+	return entries(join, response(2, 0, codec.KeyJoinGroup, 1, gen, str("MemberId", "m")),
+		sync, response(1+int(took.Milliseconds()), 0, codec.KeySyncGroup, 2)) // the join was at 1 ms
+}
+
+// produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
+// with a batch of [first sequence, records] of partition 0, uncompressed and small.
+func produces(batches [][2]int64) []event {
+	n := func(name string, v any, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Value: v, Children: kids}
+	}
+	var out []*model.Entry
+	for i, b := range batches {
+		batch := &codec.Node{Name: "batch", Type: wire.RecordBatch, Size: 100, Children: []*codec.Node{
+			n("producerId", int64(7)), n("producerEpoch", int64(0)), n("baseSequence", b[0]), n("recordsCount", b[1]),
+			n("attributes", int64(0)), {Name: "records", Size: 50}}}
+		e := request(i+1, 0, codec.KeyProduce, int32(i), "p")
+		e.Msg.Fields = []*codec.Node{n("TopicData", nil, n("", nil, n("Name", "t"), n("PartitionData", nil,
+			n("", nil, n("Index", int64(0)), &codec.Node{Name: "Records", Type: wire.Records, Children: []*codec.Node{batch}}))))}
+		out = append(out, e)
+	}
+	return entries(out...)
+}
+
+// ones is n batches of one record, in sequence.
+func ones(n int) [][2]int64 {
+	out := make([][2]int64, n)
+	for i := range out {
+		out[i] = [2]int64{int64(i), 1}
+	}
+	return out
+}
+
+// count is the frames from first, n of them.
+func count(first, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = first + i
+	}
+	return out
+}
+
+func frames(es []*model.Entry) []int {
+	var out []int
+	for _, e := range es {
+		out = append(out, e.Frame)
+	}
+	return out
+}
+
+// TestChecksTable: every check has an id, once, and the texts the docs show.
+func TestChecksTable(t *testing.T) {
+	ids := map[string]bool{}
+	for _, c := range Checks() {
+		if c.ID == "" || ids[c.ID] || c.Threshold == "" || c.Why == "" || c.Advice == "" || c.find == nil {
+			t.Errorf("check %q: incomplete or repeated", c.ID)
+		}
+		ids[c.ID] = true
+	}
+}
