@@ -55,12 +55,12 @@ func (l *lru) idleBefore(t time.Time) bool {
 
 // nth returns the n-th least recently active stream (1: the least), or nil if n < 1.
 func (l *lru) nth(n int) *stream {
+	if n < 1 {
+		return nil
+	}
 	s := l.tail
 	for i := 1; i < n && s != nil; i++ {
 		s = s.prev
-	}
-	if n < 1 {
-		return nil
 	}
 	return s
 }
