@@ -454,7 +454,7 @@ type stream struct {
 	key           flowKey
 	// undecided: detection has not yet said whether the connection is Kafka; rejected: it is not.
 	undecided, rejected bool
-	pending             [2]detectBuf
+	pending             *[2]detectBuf // see held
 	// Per direction: the sequence number of the stream's first byte (from the SYN, or the
 	// packet the stream was started at), and the furthest a data segment or FIN reached, with
 	// its packet. Bytes before a FIN that never arrived are reported when the stream ends:
