@@ -33,7 +33,7 @@ type Spec struct {
 	PauseAfter int
 }
 
-// Start is the capture time of the first packet.
+// start is the capture time of the first packet.
 var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // Write writes spec's capture to w, as pcap with Ethernet links. Connection i goes from its own
