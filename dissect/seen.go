@@ -21,6 +21,9 @@ type Seen struct {
 	Conns, TLS, NoSecrets map[uint16]int
 	// Decoded counts the Kafka messages decoded, before the filters.
 	Decoded int
+	// Idle counts the Kafka connections flushed and forgotten for being idle
+	// (reassembly.Conn.Idle).
+	Idle int
 	// Streamed names the captures read as they arrived (from a pipe or FIFO).
 	Streamed []string
 }
@@ -38,6 +41,10 @@ func (s *Seen) event(ev event) {
 		s.Conns[ev.conn.Server.Port()]++
 	case evEntry:
 		s.Decoded++
+	case evClose:
+		if ev.conn.Idle {
+			s.Idle++
+		}
 	case evNotice:
 		if ev.notice.Kind == reassembly.NoticeTLS { // TLS notices are about what was not decrypted
 			if s.TLS == nil {

@@ -42,6 +42,9 @@ type Conn struct {
 	Server netip.AddrPort
 	// SYN reports that the connection's start was captured.
 	SYN bool
+	// Idle, set when the connection is closed, says it was flushed and forgotten for being idle
+	// (Options.CloseAfter, Options.MaxConns) rather than ended by its FINs or the capture.
+	Idle bool
 }
 
 // Frame is one length-prefixed frame of a stream: a Kafka frame, not a packet. Packets are
@@ -118,8 +121,13 @@ type Options struct {
 	// this is passed over with a notice instead of being held in memory (default 128 MiB).
 	MaxFrameBuffer int
 	// FlushAfter is how long, on the capture's clock, to wait for a missing segment before
-	// reporting it lost. CloseAfter closes idle connections.
+	// reporting it lost. CloseAfter closes connections idle that long (default
+	// DefaultCloseAfter).
 	FlushAfter, CloseAfter time.Duration
+	// MaxConns bounds the connections an assembler keeps open: beyond it, the least recently
+	// active are closed as idle (default DefaultMaxConns). A later packet of a connection
+	// closed as idle starts a new one.
+	MaxConns int
 	// Detect, when set, looks for Kafka on connections whose ports IsServerPort does not name:
 	// it judges the first bytes one side sent (strict when they may start mid-frame) and gives
 	// the reason for a Yes. Connections it refuses are ignored.
@@ -163,7 +171,10 @@ func (opt Options) withDefaults() Options {
 		opt.FlushAfter = 3 * time.Second
 	}
 	if opt.CloseAfter <= 0 {
-		opt.CloseAfter = 10 * time.Minute
+		opt.CloseAfter = DefaultCloseAfter
+	}
+	if opt.MaxConns <= 0 {
+		opt.MaxConns = DefaultMaxConns
 	}
 	if opt.MaxPagesPerConn <= 0 {
 		opt.MaxPagesPerConn = 8192
@@ -177,6 +188,17 @@ func (opt Options) withDefaults() Options {
 // DefaultMaxPagesTotal bounds the pages an assembler holds for out-of-order segments, over
 // all its connections (about 120 MiB).
 const DefaultMaxPagesTotal = 65536
+
+// DefaultCloseAfter is how long a connection may be idle, on the capture's clock, before it is
+// closed: a broker's default connections.max.idle.ms, after which the broker has closed it
+// unseen.
+const DefaultCloseAfter = 10 * time.Minute
+
+// DefaultMaxConns bounds the open connections of an assembler, so that memory stays bounded
+// (a few KiB each, with their decoders') over a capture of connections left open, such as a
+// day of health checks: beyond it, those closed are the least recently active, which a
+// client that keeps its connection busy never is.
+const DefaultMaxConns = 8192
 
 // FlushInterval is how often, on the capture's clock, Add flushes (see Flush): once the time of
 // a segment is FlushInterval past the last flush.
@@ -202,12 +224,21 @@ func (c *FlushClock) Due(t time.Time) bool {
 // Assembler reassembles segments and frames the streams. Feed it segments in capture order
 // with Add; call Close at the end.
 type Assembler struct {
-	opt     Options
-	h       Handler
-	asm     *gpr.Assembler
-	clock   FlushClock
-	now     time.Time
-	streams map[*stream]struct{}
+	opt   Options
+	h     Handler
+	asm   *gpr.Assembler
+	clock FlushClock
+	now   time.Time
+	// streams lists the open connections, the most recently active first (see lru.go).
+	streams lru
+	// idleBefore, during a flush, is the time before which a connection closed was idle.
+	idleBefore time.Time
+	// evictAt is the count of open connections at which the least recently active are closed.
+	evictAt int
+	// gapSince is the time of the latest segment out of order, which gopacket may hold back
+	// (gapWait: one may still be held); disorder: the capture's clock went back. See Flush.
+	gapSince          time.Time
+	gapWait, disorder bool
 	// rejected holds connections detection found not to be Kafka, to skip their segments.
 	rejected map[flowKey]bool
 	// closed holds recently finished connections and when they finished.
@@ -222,8 +253,8 @@ type Assembler struct {
 // New returns an assembler that reports to h.
 func New(h Handler, opt Options) *Assembler {
 	opt = opt.withDefaults()
-	a := &Assembler{opt: opt, h: h, streams: map[*stream]struct{}{}, rejected: map[flowKey]bool{},
-		closed: map[flowKey]time.Time{}}
+	a := &Assembler{opt: opt, h: h, rejected: map[flowKey]bool{},
+		closed: map[flowKey]time.Time{}, evictAt: opt.MaxConns + 1}
 	if opt.ReuseFrames {
 		a.frames = &framePool{}
 	}
@@ -269,7 +300,15 @@ func (a *Assembler) Flush(now time.Time) {
 	if now.After(a.now) {
 		a.now = now
 	}
-	a.asm.FlushWithOptions(gpr.FlushOptions{T: now.Add(-a.opt.FlushAfter), TC: now.Add(-a.opt.CloseAfter)})
+	fo := gpr.FlushOptions{T: now.Add(-a.opt.FlushAfter), TC: now.Add(-a.opt.CloseAfter)}
+	// gopacket's flush visits every connection: it is called only when it has work, so that
+	// the cost of a packet does not grow with the connections open.
+	if a.disorder || a.gapWait || a.streams.idleBefore(fo.TC) {
+		a.flush(fo)
+		if a.gapSince.Before(fo.T) {
+			a.gapWait = false // whatever was held back behind a gap has been delivered
+		}
+	}
 	for k, t := range a.closed {
 		if now.Sub(t) > a.opt.FlushAfter {
 			delete(a.closed, k)
@@ -295,16 +334,40 @@ func (a *Assembler) add(seg *capture.Segment) {
 			return
 		}
 	}
+	if seg.Info.Timestamp.Before(a.now) {
+		a.disorder = true
+	}
 	a.now = seg.Info.Timestamp
 	a.asm.AssembleWithContext(seg.Net, tcp, a.context(seg.Info, seg.Num))
+	if a.streams.n >= a.evictAt {
+		a.evict()
+	}
+}
+
+// flush runs gopacket's flush; connections it closes for being last seen before fo.TC are idle.
+func (a *Assembler) flush(fo gpr.FlushOptions) {
+	a.idleBefore = fo.TC
+	a.asm.FlushWithOptions(fo)
+	a.idleBefore = time.Time{}
+}
+
+// evict closes the least recently active connections beyond Options.MaxConns, and an eighth
+// more, so that the flush, which visits every connection, comes once per so many new ones.
+func (a *Assembler) evict() {
+	n := a.streams.n - (a.opt.MaxConns - a.opt.MaxConns/8)
+	if last := a.streams.nth(n); last != nil {
+		a.flush(gpr.FlushOptions{TC: last.lastSeen.Add(1)})
+	}
+	// Connections waiting behind a gap are not closed: try again a while later.
+	a.evictAt = max(a.streams.n, a.opt.MaxConns) + a.opt.MaxConns/8 + 1
 }
 
 // Close flushes every connection: data still waiting behind a gap is delivered, and every
 // stream is finished.
 func (a *Assembler) Close() {
 	a.asm.FlushAll()
-	for s := range a.streams {
-		s.finish()
+	for a.streams.head != nil {
+		a.streams.head.finish()
 	}
 }
 
@@ -328,7 +391,7 @@ func (f factory) New(netFlow, tcpFlow gopacket.Flow, tcp *layers.TCP, ac gpr.Ass
 		st.Started(c)
 	}
 	s := &stream{a: a, conn: c, firstIsClient: clientIsSrc, key: keyOf(netFlow, tcp)}
-	a.streams[s] = struct{}{}
+	a.streams.push(s)
 	if !a.known(src.Port(), dst.Port()) {
 		// Neither port is a Kafka port: the first bytes will tell (see detect.go).
 		s.undecided = true
@@ -391,7 +454,7 @@ type stream struct {
 	key           flowKey
 	// undecided: detection has not yet said whether the connection is Kafka; rejected: it is not.
 	undecided, rejected bool
-	pending             [2]detectBuf
+	pending             *[2]detectBuf // see held
 	// Per direction: the sequence number of the stream's first byte (from the SYN, or the
 	// packet the stream was started at), and the furthest a data segment or FIN reached, with
 	// its packet. Bytes before a FIN that never arrived are reported when the stream ends:
@@ -400,6 +463,10 @@ type stream struct {
 	known, hasEnd [2]bool
 	endPkt        [2]int
 	endTime       [2]time.Time
+	// lastSeen is the time of the connection's latest segment, as gopacket's; prev and next
+	// link the assembler's streams, the most recently active first.
+	lastSeen   time.Time
+	prev, next *stream
 }
 
 func (s *stream) dir(d gpr.TCPFlowDirection) Dir {
@@ -411,6 +478,16 @@ func (s *stream) dir(d gpr.TCPFlowDirection) Dir {
 
 func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlowDirection, nextSeq gpr.Sequence, start *bool, ac gpr.AssemblerContext) bool {
 	d := s.dir(dir)
+	if t := ci.Timestamp; t.After(s.lastSeen) {
+		s.lastSeen = t
+	}
+	if !s.done {
+		s.a.streams.touch(s)
+	}
+	if nextSeq >= 0 && gpr.Sequence(tcp.Seq) != nextSeq {
+		// Out of order: gopacket may hold it back until a flush.
+		s.a.gapSince, s.a.gapWait = ci.Timestamp, true
+	}
 	if tcp.SYN && (s.framers[d] == nil || !s.framers[d].started) {
 		s.syn[d] = true
 	}
@@ -506,6 +583,9 @@ func collectSpans(spans []span, sg gpr.ScatterGather, length int, base int64) []
 // ReassemblyComplete is called when both directions are closed.
 func (s *stream) ReassemblyComplete(ac gpr.AssemblerContext) bool {
 	s.finish()
+	if s.conn.Idle {
+		return true // a later packet starts a new connection
+	}
 	// Forget the connection, so that memory stays flat over millions of short connections, but
 	// remember its end for a while: the last ACK and retransmitted FINs that follow must not
 	// open a connection of their own (they would take the next ID, unlike tshark's tcp.stream).
@@ -518,7 +598,8 @@ func (s *stream) finish() {
 		return
 	}
 	s.done = true
-	delete(s.a.streams, s)
+	s.a.streams.remove(s)
+	s.conn.Idle = s.lastSeen.Before(s.a.idleBefore)
 	if s.undecided || s.rejected {
 		if s.undecided {
 			s.a.rejected[s.key] = true // never decided: not Kafka, or too little to tell

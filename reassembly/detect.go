@@ -59,7 +59,7 @@ func (s *stream) detect(d Dir, sg gpr.ScatterGather, skip int) {
 	if length == 0 {
 		return
 	}
-	b := &s.pending[d]
+	b := &s.held()[d]
 	if skip > 0 {
 		if len(b.data) > 0 {
 			b.out = true // bytes were lost before the first request could be judged
@@ -86,7 +86,7 @@ func (s *stream) decide() {
 	}
 	open := 0
 	for _, d := range candidates {
-		b := &s.pending[d]
+		b := &s.held()[d]
 		if b.out {
 			continue
 		}
@@ -135,20 +135,30 @@ func (s *stream) decide() {
 	if open == 0 {
 		s.undecided, s.rejected = false, true
 		s.a.rejected[s.key] = true
-		s.pending = [2]detectBuf{}
+		s.pending = nil
 	}
+}
+
+// held returns the bytes held per direction until detection decides, made on first use: most
+// connections are on a Kafka port and never need them.
+func (s *stream) held() *[2]detectBuf {
+	if s.pending == nil {
+		s.pending = new([2]detectBuf)
+	}
+	return s.pending
 }
 
 // accept opens the connection with side d as the client and replays the held bytes. The first
 // connection accepted on a port reports the port as Kafka, and why (reason), unless reason is
 // empty.
 func (s *stream) accept(d Dir, reason string) {
+	pending := s.held()
 	if d == ToClient {
 		// The first packet seen came from the server: swap the sides.
 		s.firstIsClient = !s.firstIsClient
 		c := s.conn
 		c.Client, c.Server = c.Server, c.Client
-		s.pending[0], s.pending[1] = s.pending[1], s.pending[0]
+		pending[0], pending[1] = pending[1], pending[0]
 		s.syn[0], s.syn[1] = s.syn[1], s.syn[0]
 		s.first[0], s.first[1] = s.first[1], s.first[0]
 		s.end[0], s.end[1] = s.end[1], s.end[0]
@@ -164,15 +174,15 @@ func (s *stream) accept(d Dir, reason string) {
 	// each port once.
 	var pkt int
 	var t time.Time
-	if first := s.pending[ToServer].spans; len(first) > 0 {
+	if first := pending[ToServer].spans; len(first) > 0 {
 		pkt, t = first[0].pkt, first[0].time
 	}
 	if reason != "" {
 		s.a.h.Notice(Notice{Conn: s.conn, Dir: ToServer, Kind: NoticeDetected, Packet: pkt, Time: t,
 			Msg: fmt.Sprintf("port %d taken as Kafka: %s", s.conn.Server.Port(), reason)})
 	}
-	for dir := range s.pending {
-		f, b := s.framers[dir], s.pending[dir]
+	for dir := range pending {
+		f, b := s.framers[dir], pending[dir]
 		if !f.started {
 			f.synced = s.syn[dir]
 		}
@@ -188,5 +198,5 @@ func (s *stream) accept(d Dir, reason string) {
 			f.add(b.data, b.spans)
 		}
 	}
-	s.pending = [2]detectBuf{}
+	s.pending = nil
 }

@@ -30,6 +30,7 @@ Usage:
   kbench gen -o FILE.pcap [-size 200MB] [-timeout 10m]   make a large realistic capture (root)
   kbench run [-n 3] [-double] [-kdissect BIN] FILE.pcap   time floor, kdissect and tshark on FILE
   kbench soak [-for 10m] [-rate 2] [-rotate 30s] [-ring 64MB]  kdissect live always on under a steady load (root)
+  kbench conns -n 200000 -o FILE [-close]               a synthetic capture of many connections, one request each (no root)
   kbench floor [-count] FILE                              the floor program alone (run uses it; -count: bytes counted, not read)
   kbench help                                             this text
 
@@ -56,6 +57,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		err = runMain(args[1:], stdout, stderr)
 	case "floor":
 		err = floorMain(args[1:], stdout, stderr)
+	case "conns":
+		err = connsMain(args[1:], stdout, stderr)
 	case "soak":
 		err = soakMain(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

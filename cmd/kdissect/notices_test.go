@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/internal/connsgen"
 )
 
 // TestNoticesLeftOut: with a filter, the notices of connections that show no message are left
@@ -20,5 +26,35 @@ func TestNoticesLeftOut(t *testing.T) {
 	want := fmt.Sprintf("kdissect: %d notices about connections with no message shown were left out\n", notices)
 	if code != 0 || out != "" || !strings.Contains(errOut, want) {
 		t.Errorf("exit %d, stdout %q, stderr %q lacks %q", code, out, errOut, want)
+	}
+}
+
+// TestIdleFlushed: connections idle past the bound are counted in one line on stderr, and each
+// of their requests is still shown; a capture with none idle says nothing of it.
+func TestIdleFlushed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		spec connsgen.Spec
+		want string
+	}{
+		{"idle", connsgen.Spec{Conns: 6, Every: time.Second, Pause: 11 * time.Minute, PauseAfter: 3},
+			"kdissect: 4 connections idle for 10 minutes of capture time, or beyond the 8192 most recently active, were flushed and forgotten: a later packet of one starts a new connection\n"},
+		{"none idle", connsgen.Spec{Conns: 6, Every: time.Second}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "conns.pcap")
+			var buf bytes.Buffer
+			if err := connsgen.Write(&buf, tt.spec); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := kdissect(t, "--format", "summary", file)
+			requests := strings.Count(out, " Request ")
+			if code != 0 || requests != tt.spec.Conns || errOut != tt.want {
+				t.Errorf("exit %d, %d requests shown, stderr %q; want 0, %d, %q", code, requests, errOut, tt.spec.Conns, tt.want)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
+	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
 )
 
@@ -175,6 +176,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 	}
 	o.opened = p.Seen().Files
 	noticesLeftOut(p, o.prefix(files), stderr)
+	idleFlushed(p, o.prefix(files), stderr)
 	shown, _ := p.Shown()
 	if why := p.Seen().Explain(shown, o.Ports, o.Select.Filters()); why != "" && status == ExitOK {
 		fmt.Fprintf(stderr, "kdissect: %s%s\n", o.prefix(files), why)
@@ -324,6 +326,15 @@ func followed(p *dissect.Pipeline, stderr io.Writer) {
 	}
 	shown, _ := p.Shown()
 	fmt.Fprintf(stderr, "kdissect: %s read (%d TCP), %s shown\n", plural.Count(seen.Packets, "packet"), seen.TCP, plural.Count(shown, "Kafka message"))
+}
+
+// idleFlushed says, in one notice, how many connections were flushed and forgotten for being
+// idle; prefix names the capture of a run among others (-o DIR/).
+func idleFlushed(p *dissect.Pipeline, prefix string, stderr io.Writer) {
+	if n := p.Seen().Idle; n > 0 {
+		fmt.Fprintf(stderr, "kdissect: %s%s idle for %g minutes of capture time, or beyond the %d most recently active, %s flushed and forgotten: a later packet of one starts a new connection\n",
+			prefix, plural.Count(n, "connection"), reassembly.DefaultCloseAfter.Minutes(), reassembly.DefaultMaxConns, plural.Pick(n, "was", "were"))
+	}
 }
 
 // noticesLeftOut says how many notices a filter left out with connections that showed no

@@ -101,6 +101,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	fmt.Fprintf(stderr, "kdissect: %s, %s shown; %s received by filter, %d dropped by kernel\n",
 		captured(st), plural.Count(shown, "Kafka message"), plural.Count(ks.Received, "packet"), ks.Dropped)
 	noticesLeftOut(p, "", stderr)
+	idleFlushed(p, "", stderr)
 	if save != nil && status == ExitOK {
 		fmt.Fprintf(stderr, "kdissect: wrote %s to %s\n", plural.Count(st.Packets, "packet"), l.Write)
 	}
