@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kdissect/kdissect/internal/linelog"
 	"github.com/kdissect/kdissect/internal/cli"
+	"github.com/kdissect/kdissect/internal/linelog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kversion"
 )
