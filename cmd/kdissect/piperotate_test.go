@@ -133,11 +133,11 @@ func TestPipeRotateParquet(t *testing.T) {
 		done <- run([]string{"--format", "parquet", "-p", pcaps.Ports, "--rotate-size", "1KB", "-o", dir, "-"}, pr, &out, &errOut)
 	}()
 	pw.Write(data[:half])
-	waitEntries(t, dir, 1)
+	waitEntries(t, dir, 1, done, &errOut)
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitEntries(t, dir, 2)
+	waitEntries(t, dir, 2, done, &errOut)
 	pw.Write(data[half:])
 	pw.Close()
 	select {
@@ -179,12 +179,18 @@ func halfOfPcap(t *testing.T, data []byte) int {
 	return starts[len(starts)/2]
 }
 
-// waitEntries waits for dir to hold n entries (a period's file, temporary or complete).
-func waitEntries(t *testing.T, dir string, n int) {
+// waitEntries waits for dir to hold n entries (a period's file, temporary or complete), while
+// the run, which ends on done, goes on.
+func waitEntries(t *testing.T, dir string, n int, done chan int, stderr *bytes.Buffer) {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if entries, _ := os.ReadDir(dir); len(entries) >= n {
 			return
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("exit %d before the pipe was closed: %s", code, stderr)
+		default:
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: no %d files after 10 s", dir, n)
