@@ -102,6 +102,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	}
 	stopProfiles, err := StartProfiles(o.CPUProfile, o.MemProfile, stderr)
 	if err != nil {
+		o.on.abandon(cfg.Out)
 		return cmd.Failed(stderr, "%v", err)
 	}
 	defer stopProfiles()
