@@ -9,6 +9,7 @@ import (
 
 	flag "github.com/spf13/pflag"
 
+	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/render"
@@ -17,10 +18,10 @@ import (
 // alwaysOnOptions are live's flags for a capture that runs for days: files of periods and the
 // flight recorder.
 type alwaysOnOptions struct {
+	rotation
 	dir                   string
-	every                 time.Duration
-	size, keepSize, ring  cli.Size
-	keep, saveMax         int
+	ring                  cli.Size
+	saveMax               int
 	saveOn                string
 	saveBefore, saveAfter time.Duration
 	expr                  *filter.Filter
@@ -28,10 +29,7 @@ type alwaysOnOptions struct {
 
 func (a *alwaysOnOptions) register(fs *flag.FlagSet) {
 	fs.StringVarP(&a.dir, "output", "o", "", "write the output to files in this directory (one that exists, or a name ending in /): one file for the run, or one per period with --rotate or --rotate-size; the flight recorder's files go there too")
-	fs.DurationVar(&a.every, "rotate", 0, "with -o DIR/: begin a new file every period this long (30s, 1h), at multiples of it from midnight UTC")
-	fs.Var(&a.size, "rotate-size", "with -o DIR/: begin a new file once one has this many bytes (100MB, 1GiB)")
-	fs.IntVar(&a.keep, "keep", 0, "with --rotate or --rotate-size: keep only the newest N files of each kind, deleting the oldest")
-	fs.Var(&a.keepSize, "keep-size", "with --rotate or --rotate-size: keep only the newest files that together take at most this many bytes")
+	a.rotation.register(fs)
 	fs.Var(&a.ring, "ring", "flight recorder: keep the last SIZE of captured packets in memory (64MB), for --save-on")
 	fs.StringVar(&a.saveOn, "save-on", "", "flight recorder: when a pair shown matches this expression (as -Y's: 'len(errors) > 0', 'latency_ms > 500'), save the ring's packets around it to a pcapng file in -o DIR/")
 	fs.DurationVar(&a.saveBefore, "save-before", 10*time.Second, "flight recorder: how much of the capture before the match a saved file holds")
@@ -42,9 +40,9 @@ func (a *alwaysOnOptions) register(fs *flag.FlagSet) {
 // build checks the flags and returns what they ask, or nil when they ask for none of it;
 // write is -w.
 func (a *alwaysOnOptions) build(c *cli.Common, write string, stderr io.Writer) (*cli.AlwaysOn, error) {
-	rotates := a.every > 0 || a.size > 0
+	rotates := a.rotates()
 	switch {
-	case (rotates || a.keep > 0 || a.keepSize > 0) && a.dir == "" && write == "":
+	case a.given() && a.dir == "" && write == "":
 		return nil, fmt.Errorf("--rotate, --rotate-size, --keep and --keep-size write files in a directory: give -o DIR/ or -w DIR/")
 	case (a.keep > 0 || a.keepSize > 0) && !rotates:
 		return nil, fmt.Errorf("--keep and --keep-size go with --rotate or --rotate-size")
@@ -94,6 +92,24 @@ func (a *alwaysOnOptions) build(c *cli.Common, write string, stderr io.Writer) (
 	return on, nil
 }
 
+// rotation is the flags of files of periods, live's and those of a capture read from a pipe.
+type rotation struct {
+	every          time.Duration
+	size, keepSize cli.Size
+	keep           int
+}
+
+func (r *rotation) register(fs *flag.FlagSet) {
+	fs.DurationVar(&r.every, "rotate", 0, "with -o DIR/: begin a new file every period this long (30s, 1h), at multiples of it from midnight UTC")
+	fs.Var(&r.size, "rotate-size", "with -o DIR/: begin a new file once one has this many bytes (100MB, 1GiB)")
+	fs.IntVar(&r.keep, "keep", 0, "with --rotate or --rotate-size: keep only the newest N files of each kind, deleting the oldest")
+	fs.Var(&r.keepSize, "keep-size", "with --rotate or --rotate-size: keep only the newest files that together take at most this many bytes")
+}
+
+// rotates reports whether files of periods are asked for; given, whether any of the flags is.
+func (r *rotation) rotates() bool { return r.every > 0 || r.size > 0 }
+func (r *rotation) given() bool   { return r.rotates() || r.keep > 0 || r.keepSize > 0 }
+
 // directory returns the path of a directory that exists, making one for a name that ends in /.
 func directory(path string) (string, error) {
 	if st, err := os.Stat(path); err == nil {
@@ -122,4 +138,42 @@ func (a *alwaysOnOptions) needs(n render.Needs) render.Needs {
 		n.Tree = n.Tree || a.expr.ReadsBodies()
 	}
 	return n
+}
+
+// rotating sets the capture command's files of periods (--rotate, --rotate-size), which are
+// for a capture that arrives as it is made: a pipe's output goes to them instead of one file.
+func (o *captureOptions) rotating(files []string, stdin io.Reader, stderr io.Writer) error {
+	if name := fileAmong(files, stdin); name != "" {
+		return fmt.Errorf("--rotate, --rotate-size, --keep and --keep-size are for captures that arrive as they are made (kdissect live, or a pipe: tcpdump -U -w - ... | kdissect --rotate 1h -o DIR/ -): %s is a file (without them, -o DIR/ writes one file per capture)", name)
+	}
+	if o.OutPath == "" {
+		return fmt.Errorf("--rotate, --rotate-size, --keep and --keep-size write files in a directory: give -o DIR/")
+	}
+	if o.Write != "" {
+		return fmt.Errorf("-w with --rotate or --rotate-size: files of packets per period are kdissect live's; from a pipe, -w writes one file, at the end")
+	}
+	a := alwaysOnOptions{rotation: o.rotation, dir: o.OutPath}
+	always, err := a.build(&o.Common, "", stderr)
+	if err != nil {
+		return err
+	}
+	if always.New == nil {
+		return fmt.Errorf("--format %s writes no file to rotate", o.Format)
+	}
+	o.Always, o.OutPath = always, ""
+	return nil
+}
+
+// fileAmong returns the first of files that is read whole, not as it arrives ("" when every
+// one is a pipe or a FIFO).
+func fileAmong(files []string, stdin io.Reader) string {
+	for _, name := range files {
+		switch {
+		case name == "-" && !capture.IsStream(stdin):
+			return "stdin (-)"
+		case name != "-" && !capture.IsStreamName(name):
+			return name
+		}
+	}
+	return ""
 }

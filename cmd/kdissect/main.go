@@ -50,9 +50,10 @@ func registerCommon(fs *flag.FlagSet, c *cli.Common, defaultFormat string) {
 // captureOptions are the capture command's flags: cli.Capture's, -r and --version.
 type captureOptions struct {
 	cli.Capture
-	tls     tlsOptions
-	read    []string
-	version bool
+	tls      tlsOptions
+	rotation rotation
+	read     []string
+	version  bool
 }
 
 func captureFlags() (*flag.FlagSet, *captureOptions) {
@@ -61,7 +62,8 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	registerCommon(fs, &o.Common, render.Formats()[0].Name)
 	registerSelection(fs, &o.Select)
 	o.tls.register(fs)
-	fs.StringVarP(&o.OutPath, "output", "o", "", "write the output to this file instead of stdout (- is stdout); to a directory (one that exists, or a name ending in /), one file per capture, named after it, the captures read in parallel")
+	fs.StringVarP(&o.OutPath, "output", "o", "", "write the output to this file instead of stdout (- is stdout); to a directory (one that exists, or a name ending in /), one file per capture, named after it, the captures read in parallel; from a pipe with --rotate or --rotate-size, one file per period")
+	o.rotation.register(fs)
 	fs.BoolVar(&o.Lean, "no-fields", false, "parquet: leave the field tree out (the fields column is null), for smaller files written faster")
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.StringVarP(&o.Write, "write", "w", "", "also write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file")
@@ -120,5 +122,10 @@ func runCapture(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr
 // dissect runs the capture command on files.
 func (o *captureOptions) dissect(cmd *cli.Command, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o.KeyLog = o.tls.keylog
+	if o.rotation.given() {
+		if err := o.rotating(files, stdin, stderr); err != nil {
+			return cmd.UsageError(stderr, "%v", err)
+		}
+	}
 	return o.Run(cmd, files, stdin, stdout, stderr)
 }

@@ -67,12 +67,20 @@ func (ts *taps) Packet(ci gopacket.CaptureInfo, lt layers.LinkType, data []byte)
 // tap begins an AlwaysOn (nil when a is): the packets the capture opened with lopt keeps go to
 // its taps, which start fills.
 func (a *AlwaysOn) tap(lopt *capture.LiveOptions) *alwaysOn {
+	on := a.begin()
+	if on != nil {
+		lopt.Tap = &on.taps
+	}
+	return on
+}
+
+// begin begins an AlwaysOn (nil when a is) whose packets are not tapped: a capture read from a
+// pipe, whose output alone goes to files of periods.
+func (a *AlwaysOn) begin() *alwaysOn {
 	if a == nil {
 		return nil
 	}
-	on := &alwaysOn{cfg: a}
-	lopt.Tap = &on.taps
-	return on
+	return &alwaysOn{cfg: a}
 }
 
 // start begins the files of a capture on iface whose messages go to out; it returns the

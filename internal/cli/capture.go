@@ -42,6 +42,10 @@ type Capture struct {
 	// DoctorOnly (the doctor command) shows the findings alone, FindingsJSON as JSON lines.
 	Findings, DoctorOnly, FindingsJSON bool
 	doctor                             *doctor.Doctor
+	// Always, when set, writes the output of a capture read from a pipe to files of periods in
+	// a directory (-o DIR/ with --rotate, --rotate-size), as live's; on is it under way.
+	Always *AlwaysOn
+	on     *alwaysOn
 	// OutPath is -o; dest, when set, is the file the output goes to instead of stdout.
 	OutPath string
 	dest    io.Writer
@@ -89,13 +93,17 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 			return cmd.Failed(stderr, "%v", err)
 		}
 	}
+	o.on = o.Always.begin()
+	cfg.Out = o.on.start("stdin", cfg.Out, stderr)
 	run := newRunner(&cfg, stdin, save, progress)
 	o.feedDoctor(&cfg)
 	if run.p, err = dissect.New(cfg); err != nil {
+		o.on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)
 	}
 	stopProfiles, err := StartProfiles(o.CPUProfile, o.MemProfile, stderr)
 	if err != nil {
+		o.on.abandon(cfg.Out)
 		return cmd.Failed(stderr, "%v", err)
 	}
 	defer stopProfiles()
@@ -120,7 +128,7 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}
-	f, out, err := o.Output(o.messagesTo(stdout), stderr)
+	f, out, err := o.output(stdout, stderr)
 	if err == nil {
 		err = WritesSomething(f, o.Select.Stats || o.Findings || o.Write != "", "--stats (the tables) or -w FILE (the packets)")
 	}
@@ -129,11 +137,21 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	}
 	TuneGC(c.Shallow)
 	cfg := dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
-		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch}
+		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch && o.Always == nil}
 	if o.stats != nil {
 		cfg.Stats = o.stats // not a nil Set in an interface
 	}
 	return f, cfg, ExitOK
+}
+
+// output is the run's format and the renderer of its messages; with files of periods, the
+// renderer is a placeholder that Run replaces with theirs (alwaysOn.start), each file's own.
+func (o *Capture) output(stdout, stderr io.Writer) (render.Format, render.Renderer, error) {
+	if o.Always != nil {
+		f, err := o.LookupFormat()
+		return f, render.Discard{}, err
+	}
+	return o.Output(o.messagesTo(stdout), stderr)
 }
 
 // read reads the captures. A damaged file (cut short, a record that cannot be read) is shown
@@ -166,6 +184,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 	stats := o.stats
 	paged := stats != nil && TablesOnPage(run.out, stats)
 	p.Close()
+	o.on.close()
 	followed(p, stderr)
 	if run.save != nil {
 		if err := run.save.Close(); err != nil {
