@@ -18,15 +18,22 @@ import (
 // the renderer's state a message reads (start of capture, file name) is set.
 
 const (
-	// writesInFlight bounds the messages handed to the writers and not yet written out.
-	writesInFlight = 256
+	// batchMessages and batchBytes cut the messages shown into the batches handed to the
+	// writers: a goroutine woken for each message would cost more than most messages take
+	// to write. batchBytes counts the messages' sizes on the wire.
+	batchMessages = 64
+	batchBytes    = 256 << 10
+	// batchesPerWriter bounds the batches handed to the writers and not yet written out.
+	batchesPerWriter = 3
+	// keepBytes is the most a batch's buffer keeps for the next batch.
+	keepBytes = 16 << 20
 	// bigMessage: a message bigger than this is written by the renderer itself, as it is
 	// made, rather than held whole in memory.
 	bigMessage = 1 << 20
 )
 
-// writers are the goroutines writing a capture file's messages, and the messages handed to
-// them, in the order they are to be written.
+// writers are the goroutines writing a capture file's messages, and the batches of messages
+// handed to them, in the order they are to be written.
 type writers struct {
 	out render.Parallel
 	n   int
@@ -34,20 +41,23 @@ type writers struct {
 	jobs chan *writeJob
 	off  bool
 	wg   sync.WaitGroup
-	// queue[head:] are the messages handed over and not yet written; spare are jobs to reuse.
-	queue []*writeJob
-	head  int
-	spare []*writeJob
+	// cur is the batch being filled, of curBytes on the wire; queue[head:] are the batches
+	// handed over and not yet written; spare are batches to reuse.
+	cur      *writeJob
+	curBytes int
+	queue    []*writeJob
+	head     int
+	spare    []*writeJob
 }
 
-// writeJob is one message to write: the entry in, its bytes out.
+// writeJob is a batch of messages to write: the entries in, their bytes out.
 type writeJob struct {
-	e    *model.Entry
+	es   []*model.Entry
 	b    []byte
 	err  error
 	done chan struct{}
-	// closes are frames outside the heap to close once this message is written (and so every
-	// message before it).
+	// closes are frames outside the heap to close once these messages are written (and so
+	// every message before them).
 	closes []*reassembly.Spilled
 }
 
@@ -62,7 +72,7 @@ func (p *Pipeline) newWriters() *writers {
 	return &writers{out: out, n: p.cfg.Workers}
 }
 
-// message writes a message shown, or hands it to the writers; errors writing it are kept
+// message writes a message shown, or hands it to the writers; an error writing it is kept
 // when its bytes are written.
 func (p *Pipeline) message(e *model.Entry) error {
 	w := p.par
@@ -70,22 +80,39 @@ func (p *Pipeline) message(e *model.Entry) error {
 		p.written()
 		return p.out.Message(e)
 	}
-	var j *writeJob
-	if k := len(w.spare); k > 0 {
-		j, w.spare = w.spare[k-1], w.spare[:k-1]
-	} else {
-		j = &writeJob{done: make(chan struct{}, 1)}
+	if w.cur == nil {
+		if k := len(w.spare); k > 0 {
+			w.cur, w.spare = w.spare[k-1], w.spare[:k-1]
+		} else {
+			w.cur = &writeJob{done: make(chan struct{}, 1)}
+		}
 	}
-	j.e = e
-	w.jobs <- j
-	w.queue = append(w.queue, j)
-	if len(w.queue)-w.head >= writesInFlight {
+	w.cur.es = append(w.cur.es, e)
+	if e.Msg != nil {
+		w.curBytes += e.Msg.Size
+	}
+	if len(w.cur.es) >= batchMessages || w.curBytes >= batchBytes {
+		p.handOver()
+	}
+	return nil
+}
+
+// handOver hands the batch being filled to the writers, and writes out the batches before it
+// that are written, or must be to bound those in flight.
+func (p *Pipeline) handOver() {
+	w := p.par
+	if w.cur == nil {
+		return
+	}
+	w.jobs <- w.cur
+	w.queue = append(w.queue, w.cur)
+	w.cur, w.curBytes = nil, 0
+	if len(w.queue)-w.head >= batchesPerWriter*w.n {
 		p.writeNext()
 	}
 	for w.head < len(w.queue) && w.queue[w.head].ready() {
 		p.writeNext()
 	}
-	return nil
 }
 
 // start starts the writers if they are not yet, and reports whether they write.
@@ -98,7 +125,8 @@ func (w *writers) start() bool {
 		w.off = true
 		return false
 	}
-	w.jobs = make(chan *writeJob, writesInFlight)
+	// Room for every batch in flight: handing one over never waits.
+	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
 	for i := range w.n {
 		if i > 0 {
 			enc = w.out.Encoder()
@@ -107,15 +135,25 @@ func (w *writers) start() bool {
 		go func(enc render.Encoder) {
 			defer w.wg.Done()
 			for j := range w.jobs {
-				j.b, j.err = enc.AppendMessage(j.b[:0], j.e)
-				j.done <- struct{}{}
+				j.write(enc)
 			}
 		}(enc)
 	}
 	return true
 }
 
-// ready reports whether the job's bytes are made; once it has said so, it must be written.
+// write makes the batch's bytes with enc, stopping at the first error.
+func (j *writeJob) write(enc render.Encoder) {
+	j.b = j.b[:0]
+	for _, e := range j.es {
+		if j.b, j.err = enc.AppendMessage(j.b, e); j.err != nil {
+			break
+		}
+	}
+	j.done <- struct{}{}
+}
+
+// ready reports whether the batch's bytes are made; once it has said so, it must be written.
 func (j *writeJob) ready() bool {
 	select {
 	case <-j.done:
@@ -126,7 +164,7 @@ func (j *writeJob) ready() bool {
 	}
 }
 
-// writeNext waits for the next message handed to the writers and writes its bytes.
+// writeNext waits for the next batch handed to the writers and writes its bytes.
 func (p *Pipeline) writeNext() {
 	w := p.par
 	j := w.queue[w.head]
@@ -136,9 +174,9 @@ func (p *Pipeline) writeNext() {
 		w.queue, w.head = w.queue[:0], 0
 	}
 	<-j.done
-	err := j.err
-	if err == nil {
-		err = w.out.WriteEncoded(j.b)
+	err := w.out.WriteEncoded(j.b)
+	if j.err != nil {
+		err = j.err
 	}
 	p.keep(err)
 	if err != nil {
@@ -148,8 +186,9 @@ func (p *Pipeline) writeNext() {
 		p.keep(s.Close())
 	}
 	clear(j.closes)
-	j.e, j.err, j.closes = nil, nil, j.closes[:0]
-	if cap(j.b) > bigMessage {
+	clear(j.es)
+	j.es, j.err, j.closes = j.es[:0], nil, j.closes[:0]
+	if cap(j.b) > keepBytes {
 		j.b = nil
 	}
 	w.spare = append(w.spare, j)
@@ -157,19 +196,27 @@ func (p *Pipeline) writeNext() {
 
 // written writes every message handed to the writers: the renderer writes next.
 func (p *Pipeline) written() {
-	for p.par != nil && p.par.head < len(p.par.queue) {
+	if p.par == nil {
+		return
+	}
+	p.handOver()
+	for p.par.head < len(p.par.queue) {
 		p.writeNext()
 	}
 }
 
 // closeWhenWritten closes a frame outside the heap once the messages shown so far are written.
 func (p *Pipeline) closeWhenWritten(s *reassembly.Spilled) {
-	if w := p.par; w != nil && w.head < len(w.queue) {
+	w := p.par
+	switch {
+	case w != nil && w.cur != nil:
+		w.cur.closes = append(w.cur.closes, s)
+	case w != nil && w.head < len(w.queue):
 		last := w.queue[len(w.queue)-1]
 		last.closes = append(last.closes, s)
-		return
+	default:
+		p.keep(s.Close())
 	}
-	p.keep(s.Close())
 }
 
 // stopWriters writes what the writers hold and ends them.

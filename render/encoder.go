@@ -1,10 +1,6 @@
 package render
 
-import (
-	"bytes"
-
-	"github.com/kdissect/kdissect/model"
-)
+import "github.com/kdissect/kdissect/model"
 
 // Parallel is a Renderer whose messages can be written on other goroutines, each by an
 // Encoder of its own, and their bytes put in order after: the pipeline spreads the writing of
@@ -36,29 +32,38 @@ var (
 	_ Parallel = (*Diagram)(nil)
 )
 
-// copyEncoder is an Encoder made of a copy of a renderer that writes into buf.
+// copyEncoder is an Encoder made of a copy of a renderer that writes to to, which appends
+// to the bytes AppendMessage is given.
 type copyEncoder struct {
-	r   Renderer
-	buf *bytes.Buffer
+	r  Renderer
+	to *appender
 }
 
 func (c *copyEncoder) AppendMessage(dst []byte, e *model.Entry) ([]byte, error) {
+	c.to.b = dst
 	err := c.r.Message(e)
 	if ferr := c.r.Flush(); err == nil {
 		err = ferr
 	}
-	dst = append(dst, c.buf.Bytes()...)
-	c.buf.Reset()
+	dst, c.to.b = c.to.b, nil
 	return dst, err
+}
+
+// appender is an io.Writer that appends to b.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
 }
 
 // Encoder returns a copy of j that writes into memory: a line depends on the entry, MaxBytes
 // and the file name only.
 func (j *JSON) Encoder() Encoder {
-	buf := new(bytes.Buffer)
-	c := NewJSON(buf)
+	to := new(appender)
+	c := NewJSON(to)
 	c.MaxBytes, c.file = j.MaxBytes, j.file
-	return &copyEncoder{r: c, buf: buf}
+	return &copyEncoder{r: c, to: to}
 }
 
 // WriteEncoded writes lines an Encoder made.
@@ -73,10 +78,10 @@ func (d *Diagram) Encoder() Encoder {
 	if d.clock.format == TimeDelta || d.clock.format == TimeRel && d.clock.start.IsZero() {
 		return nil
 	}
-	buf := new(bytes.Buffer)
-	c := NewDiagram(buf, d.opt)
+	to := new(appender)
+	c := NewDiagram(to, d.opt)
 	c.clock = d.clock
-	return &copyEncoder{r: c, buf: buf}
+	return &copyEncoder{r: c, to: to}
 }
 
 // WriteEncoded writes messages an Encoder made.
