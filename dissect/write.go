@@ -9,8 +9,8 @@ import (
 )
 
 // Writing the messages shown on several goroutines. When a capture file is spread over shards
-// and the renderer can write messages elsewhere (render.Parallel), show hands each message to
-// one of Config.Workers writers, each with a render.Encoder of its own, and the merging
+// and the renderer can write messages elsewhere (render.Parallel), show hands the messages, in
+// batches, to Config.Workers writers, each with a render.Encoder of its own, and the merging
 // goroutine writes their bytes in the order the messages were shown. All else stays on the
 // merging goroutine, in order: what is shown, counted and filtered, the notices (the messages
 // before one are written first), the frames outside the heap (closed once their message is
