@@ -15,7 +15,8 @@ import (
 func encoderEntries() []*model.Entry {
 	t0 := time.Date(2026, 11, 29, 10, 0, 1, 234567000, time.UTC)
 	req := &codec.Message{APIKey: 18, APIName: "ApiVersions", Version: 3, CorrelationID: 7, Size: 30,
-		Fields: []*codec.Node{{Name: "ClientSoftwareName", Type: wire.CompactString, Offset: 14, Size: 4, Value: "kgo"}}}
+		Fields: []*codec.Node{{Name: "ClientSoftwareName", Type: wire.CompactString, Offset: 14, Size: 4, Value: "kgo"},
+			{Name: "TaggedBytes", Type: wire.Bytes, Offset: 18, Size: 5, Value: []byte("12345")}}}
 	resp := &codec.Message{APIKey: 18, APIName: "ApiVersions", Version: 3, CorrelationID: 7, Size: 12, Response: true,
 		Fields: []*codec.Node{{Name: "ErrorCode", Type: wire.Int16, Offset: 8, Size: 2, Value: int64(35)}}}
 	return []*model.Entry{
@@ -104,6 +105,6 @@ func ExampleParallel() {
 	out.WriteEncoded(b)
 	out.Close()
 	// Output:
-	// {"frame":4,"first_frame":4,"time":"2026-11-29T10:00:01.234567Z","stream":1,"src":"10.0.0.1:50000","dst":"10.0.0.2:9092","kind":"request","api_key":18,"api_name":"ApiVersions","api_version":3,"correlation_id":7,"size":30,"fields":[{"name":"ClientSoftwareName","type":"compact_string","offset":14,"size":4,"value":"kgo"}],"warnings":[]}
+	// {"frame":4,"first_frame":4,"time":"2026-11-29T10:00:01.234567Z","stream":1,"src":"10.0.0.1:50000","dst":"10.0.0.2:9092","kind":"request","api_key":18,"api_name":"ApiVersions","api_version":3,"correlation_id":7,"size":30,"fields":[{"name":"ClientSoftwareName","type":"compact_string","offset":14,"size":4,"value":"kgo"},{"name":"TaggedBytes","type":"bytes","offset":18,"size":5,"value":"12345","encoding":"utf8"}],"warnings":[]}
 	// {"frame":6,"first_frame":6,"time":"2026-11-29T10:00:02.234567Z","stream":1,"src":"10.0.0.2:9092","dst":"10.0.0.1:50000","kind":"response","api_key":18,"api_name":"ApiVersions","api_version":3,"correlation_id":7,"size":12,"request_frame":4,"latency_us":1000000,"errors":["UNSUPPORTED_VERSION"],"fields":[{"name":"ErrorCode","type":"int16","offset":8,"size":2,"value":35,"error":"UNSUPPORTED_VERSION"}],"warnings":[]}
 }
