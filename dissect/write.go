@@ -37,8 +37,10 @@ const (
 type writers struct {
 	out render.Parallel
 	n   int
-	// jobs feeds the writers, started with the first message (off: the renderer cannot).
+	// jobs feeds the writers, started with the first message (off: the renderer cannot);
+	// own is the merging goroutine's encoder, for the batches it writes while it waits.
 	jobs chan *writeJob
+	own  render.Encoder
 	off  bool
 	wg   sync.WaitGroup
 	// cur is the batch being filled, of curBytes on the wire; queue[head:] are the batches
@@ -127,10 +129,9 @@ func (w *writers) start() bool {
 	}
 	// Room for every batch in flight: handing one over never waits.
 	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
-	for i := range w.n {
-		if i > 0 {
-			enc = w.out.Encoder()
-		}
+	w.own = enc
+	for range w.n {
+		enc = w.out.Encoder()
 		w.wg.Add(1)
 		go func(enc render.Encoder) {
 			defer w.wg.Done()
@@ -172,6 +173,16 @@ func (p *Pipeline) writeNext() {
 	w.head++
 	if w.head == len(w.queue) {
 		w.queue, w.head = w.queue[:0], 0
+	}
+	// Rather than wait idle, the merging goroutine writes batches not yet taken: on a busy
+	// machine the writers may not run for a while.
+	for !j.ready() {
+		select {
+		case <-j.done:
+			j.done <- struct{}{}
+		case other := <-w.jobs:
+			other.write(w.own)
+		}
 	}
 	<-j.done
 	err := w.out.WriteEncoded(j.b)
