@@ -96,6 +96,8 @@ type Pipeline struct {
 	nextStream int
 	run        running
 	clock      followClock
+	// par writes the messages of a capture file read by shards on several goroutines (write.go).
+	par *writers
 }
 
 // naming is what the pipeline knows of topic names: learnt from the whole of each capture
@@ -308,7 +310,7 @@ func (p *Pipeline) filterPair(h heldRequest, answered bool) (held bool) {
 // analyses (Plan.Keep), now that they have read it.
 func (p *Pipeline) unhold(h heldRequest) {
 	if h.spilled != nil {
-		p.keep(h.spilled.Close())
+		p.closeWhenWritten(h.spilled)
 	}
 	if p.cfg.Plan.Lend && h.e != nil && h.e.Msg != nil && p.codec.Keeps(h.e.Msg) {
 		p.codec.Release(h.e.Msg)
@@ -329,7 +331,7 @@ func (p *Pipeline) show(e *model.Entry) {
 	if p.cfg.OnShow != nil {
 		p.cfg.OnShow(e)
 	}
-	p.wrote(p.out.Message(e))
+	p.wrote(p.message(e))
 }
 
 // full reports whether the limit of messages is reached.

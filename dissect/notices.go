@@ -87,6 +87,7 @@ func (p *Pipeline) showNotice(n reassembly.Notice) {
 	}
 	src, dst := endpoints(n.Conn, n.Dir)
 	p.shown.notices++
+	p.written()
 	p.wrote(p.out.Notice(&model.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
 }
 

@@ -71,6 +71,9 @@ type testRun struct {
 	limit int
 	// spill is Plan.SpillOver where the plan allows frames outside the heap (-1: never).
 	spill int
+	// time is -t; wrap, when set, is given the renderer and returns the one the run writes to.
+	time render.TimeFormat
+	wrap func(render.Renderer) render.Renderer
 }
 
 // withWorkers returns the run with workers and perRound set.
@@ -236,7 +239,11 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	case r.spill > 0 && plan.SpillOver > 0:
 		plan.SpillOver = max(r.spill, f.Needs.HoldsUpTo) // never a frame the format still reads
 	}
-	cfg := Config{Codec: c, Out: f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes}), Plan: plan, Select: sel,
+	out := f.New(w, render.Options{Hex: r.hex, MaxBytes: maxBytes, Time: r.time})
+	if r.wrap != nil {
+		out = r.wrap(out)
+	}
+	cfg := Config{Codec: c, Out: out, Plan: plan, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
 		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Stats: extra.Stats, Batch: extra.Batch, OnShow: extra.OnShow}
 	if cfg.Workers == 0 {

@@ -182,6 +182,7 @@ func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err err
 	slots := make(chan struct{}, roundsInFlight)
 	free := make(chan []*round, roundsInFlight+1)
 	done := make(chan struct{})
+	p.par = p.newWriters()
 	go func() {
 		p.merge(shards, slots, free)
 		close(done)
@@ -238,6 +239,7 @@ func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err err
 	})
 	send(true)
 	<-done
+	p.stopWriters()
 	for _, sh := range shards {
 		close(sh.in)
 	}

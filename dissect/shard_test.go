@@ -1,17 +1,22 @@
 package dissect
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kdissect/kdissect/pcaps"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/model"
+	"github.com/kdissect/kdissect/render"
 )
 
 // TestShardOfSymmetric: both directions of a connection go to the same shard, and the
@@ -113,4 +118,124 @@ func TestWorkersSameOutput(t *testing.T) {
 func fileExists(name string) bool {
 	_, err := os.Stat(name)
 	return err == nil
+}
+
+// TestWorkersWriteOnEveryCore: with several workers, JSON lines and diagrams are written by
+// encoders on the writers' goroutines, every message shown, and the output is the bytes one
+// goroutine writes, whatever the times shown, the selection, the limit, frames outside the
+// heap or several files; headings that count from the previous message (-t d) are written by
+// the renderer alone.
+func TestWorkersWriteOnEveryCore(t *testing.T) {
+	one := []string{pcapPath("kgo-group-3brokers.pcap")}
+	two := []string{pcapPath("kgo-produce-fetch.pcap"), pcapPath("kgo-fetch-session.pcap")}
+	cases := []struct {
+		name     string
+		run      testRun
+		files    []string
+		parallel bool
+	}{
+		{"json", testRun{format: "json"}, one, true},
+		{"json files", testRun{format: "json"}, two, true},
+		{"json errors", testRun{format: "json", sel: func(s *Selection) { s.Errors = true }}, two, true},
+		{"json -Y", testRun{format: "json", sel: func(s *Selection) { s.Expr = "resp.ErrorCode != 0" }}, two, true},
+		{"json limit", testRun{format: "json", limit: 9}, one, true},
+		{"json spilled", testRun{format: "json", spill: 64, noCut: true}, two, true},
+		{"diagram", testRun{format: "diagram", hex: true}, one, true},
+		{"diagram files", testRun{format: "diagram"}, two, true},
+		{"diagram -t r", testRun{format: "diagram", time: render.TimeRel}, two, true},
+		{"diagram -t e", testRun{format: "diagram", time: render.TimeEpoch}, one, true},
+		{"diagram -t a stats", testRun{format: "diagram", time: render.TimeAbs, stats: true}, one, true},
+		{"diagram -t d", testRun{format: "diagram", time: render.TimeDelta}, two, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := tc.run
+			r.ports = pcaps.Ports
+			want, wantErr, _, _ := runFiles(t, r.withWorkers(1, 0), tc.files)
+			for _, c := range []struct{ workers, perRound int }{{2, 0}, {3, 7}} {
+				got, errOut, shown, encoded := runFiles(t, r.withWorkers(c.workers, c.perRound), tc.files)
+				if got != want || errOut != wantErr {
+					a, b := clip(got, want)
+					t.Errorf("%d workers, %d per round: output differs from one worker's:\n got %s\nwant %s\nstderr %q, want %q", c.workers, c.perRound, a, b, errOut, wantErr)
+				}
+				if tc.parallel && (shown == 0 || encoded != shown) || !tc.parallel && encoded != 0 {
+					t.Errorf("%d workers: %d messages encoded on the writers, %d shown (on the writers: %v)", c.workers, encoded, shown, tc.parallel)
+				}
+			}
+		})
+	}
+}
+
+// runFiles runs files through the pipeline of r as kdissect does (each file named to the
+// renderer when there are several) and returns the output, statistics after the messages,
+// the warnings, how many messages were shown and how many of them encoders wrote.
+func runFiles(t *testing.T, r testRun, files []string) (stdout, stderr string, shown, encoded int) {
+	var n atomic.Int64
+	var out render.Renderer
+	r.wrap = func(o render.Renderer) render.Renderer {
+		out = &countedParallel{o.(render.Parallel), &n}
+		return out
+	}
+	var w, errW bytes.Buffer
+	p, _ := r.pipeline(t, &w, &errW, Config{Limit: r.limit})
+	for _, f := range files {
+		if p.Stopped() {
+			break
+		}
+		if len(files) > 1 {
+			if err := out.(render.FileStarter).File(filepath.Base(f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := p.File(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.Stats(); st != nil {
+		w.WriteString("\n")
+		if err := st.Write(&w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shown, _ = p.Shown()
+	return w.String(), errW.String(), shown, int(n.Load())
+}
+
+// countedParallel is a renderer that writes on several goroutines and counts the messages its
+// encoders write.
+type countedParallel struct {
+	render.Parallel
+	encoded *atomic.Int64
+}
+
+func (c *countedParallel) Encoder() render.Encoder {
+	e := c.Parallel.Encoder()
+	if e == nil {
+		return nil
+	}
+	return countedEncoder{e, c.encoded}
+}
+
+func (c *countedParallel) SetStart(t time.Time) {
+	if s, ok := c.Parallel.(render.StartSetter); ok {
+		s.SetStart(t)
+	}
+}
+
+func (c *countedParallel) File(name string) error {
+	return c.Parallel.(render.FileStarter).File(name)
+}
+
+type countedEncoder struct {
+	render.Encoder
+	n *atomic.Int64
+}
+
+func (c countedEncoder) AppendMessage(dst []byte, e *model.Entry) ([]byte, error) {
+	c.n.Add(1)
+	return c.Encoder.AppendMessage(dst, e)
 }

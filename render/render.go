@@ -6,8 +6,9 @@
 // A Renderer writes what the pipeline (package dissect) shows. A renderer may ask for more
 // through optional interfaces, which the pipeline and kdissect's runner look for by name:
 // StartSetter (relative times need the capture's first packet), FileStarter (the output of
-// several capture files is told where each begins) and ConnCloser (the renderer pairs
-// messages itself). A new format implements those it needs; the others are never called.
+// several capture files is told where each begins), ConnCloser (the renderer pairs
+// messages itself) and Parallel (messages are written on several goroutines, by Encoders, and
+// their bytes put in order). A new format implements those it needs; the others are never called.
 package render
 
 import (
