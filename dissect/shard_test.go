@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/pcaps"
 
 	"github.com/kdissect/kdissect/capture"
@@ -178,7 +179,13 @@ func runFiles(t *testing.T, r testRun, files []string) (stdout, stderr string, s
 		return out
 	}
 	var w, errW bytes.Buffer
-	p, _ := r.pipeline(t, &w, &errW, Config{Limit: r.limit})
+	extra := Config{Limit: r.limit}
+	var stats analysis.Set
+	if r.stats {
+		stats = analysis.Registered()
+		extra.Stats = stats
+	}
+	p, f := r.pipeline(t, &w, &errW, extra)
 	for _, f := range files {
 		if p.Stopped() {
 			break
@@ -195,9 +202,11 @@ func runFiles(t *testing.T, r testRun, files []string) (stdout, stderr string, s
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := p.Stats(); st != nil {
-		w.WriteString("\n")
-		if err := st.Write(&w); err != nil {
+	if stats != nil {
+		if f.Stats == nil && !f.Silent {
+			w.WriteString("\n")
+		}
+		if err := f.WriteStats(&w, stats.Tables(), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
