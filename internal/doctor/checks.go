@@ -44,6 +44,10 @@ const (
 	// RebalanceSlow is how long a rebalance must take to be slow: well past a new group's
 	// wait for its first members (group.initial.rebalance.delay.ms, 3 s by default).
 	RebalanceSlow = 10 * time.Second
+	// RebalanceStormPerMinute is how many generations (or, for KIP-848 groups, member epochs)
+	// a group may go through within a minute: a few when members start or stop together,
+	// more means members keep coming, leaving or being removed.
+	RebalanceStormPerMinute = 10
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -74,6 +78,10 @@ func Checks() []Check {
 			Why:    "A group stopped consuming for a long time while it rebalanced: the coordinator waits for every member to rejoin, and a member busy processing rejoins only at its next poll.",
 			Advice: "Check the members' processing time per poll against max.poll.interval.ms (and max.poll.records), session.timeout.ms, and group.initial.rebalance.delay.ms; cooperative rebalancing (partition.assignment.strategy=cooperative-sticky) or KIP-848 (group.protocol=consumer) keeps partitions through rebalances.",
 			find:   (*Doctor).slowRebalanceFindings},
+		{ID: "rebalance-storm", Severity: Warning, Threshold: fmt.Sprintf("a group going through more than %d generations (KIP-848: member epochs) within a minute", RebalanceStormPerMinute),
+			Why:    "A group keeps rebalancing: members keep joining, leaving or being removed, and each rebalance pauses (classic groups) or moves partitions.",
+			Advice: "Look for members that come and go: processing longer than max.poll.interval.ms, heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms for KIP-848 groups), restarts; static membership (group.instance.id) keeps a restarting member's partitions.",
+			find:   (*Doctor).stormFindings},
 		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
 			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
 			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",

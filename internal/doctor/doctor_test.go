@@ -76,6 +76,9 @@ func TestChecks(t *testing.T) {
 		{"metadata every 2 seconds is no storm", entries(calm...), ""},
 		{"a slow rebalance", rebalance(RebalanceSlow), fmt.Sprintf("rebalance-slow warning [1 2 3 %d]", 1+RebalanceSlow.Milliseconds())},
 		{"a rebalance in time", rebalance(RebalanceSlow - time.Millisecond), ""},
+		{"a rebalance storm", generations(RebalanceStormPerMinute+1, 5*time.Second),
+			fmt.Sprintf("rebalance-storm warning %v", generationFrames(RebalanceStormPerMinute+1, 5*time.Second))},
+		{"rebalances a minute apart", generations(RebalanceStormPerMinute+1, 6*time.Second), ""},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
 		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
@@ -114,6 +117,32 @@ func rebalance(took time.Duration) []event {
 	sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
 	return entries(join, response(2, 0, codec.KeyJoinGroup, 1, gen, str("MemberId", "m")),
 		sync, response(1+int(took.Milliseconds()), 0, codec.KeySyncGroup, 2)) // the join was at 1 ms
+}
+
+// generations is n classic rebalances of a group of one member, every apart: a JoinGroup
+// request, its response, a SyncGroup request and its response each, a millisecond apart.
+func generations(n int, every time.Duration) []event {
+	str := func(name, v string) *codec.Node { return &codec.Node{Name: name, Value: v} }
+	var out []*model.Entry
+	for i := range n {
+		f := 1 + i*int(every.Milliseconds())
+		gen := &codec.Node{Name: "GenerationId", Value: int64(i + 1)}
+		join, sync := request(f, 0, codec.KeyJoinGroup, int32(2*i), "c"), request(f+2, 0, codec.KeySyncGroup, int32(2*i+1), "c")
+		join.Msg.Fields = []*codec.Node{str("GroupId", "g")}
+		sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
+		out = append(out, join, response(f+1, 0, codec.KeyJoinGroup, int32(2*i), gen, str("MemberId", "m")),
+			sync, response(f+3, 0, codec.KeySyncGroup, int32(2*i+1)))
+	}
+	return entries(out...)
+}
+
+// generationFrames are the frames of generations(n, every).
+func generationFrames(n int, every time.Duration) []int {
+	var out []int
+	for i := range n {
+		out = append(out, count(1+i*int(every.Milliseconds()), 4)...)
+	}
+	return out
 }
 
 // produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
