@@ -48,6 +48,10 @@ const (
 	// a group may go through within a minute: a few when members start or stop together,
 	// more means members keep coming, leaving or being removed.
 	RebalanceStormPerMinute = 10
+	// MemberGapMin is how long a member must have sent nothing before an answer that it is
+	// unknown (or fenced) says the coordinator removed it: the shortest session a broker allows
+	// by default (group.min.session.timeout.ms, 6 s).
+	MemberGapMin = 6 * time.Second
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -82,6 +86,10 @@ func Checks() []Check {
 			Why:    "A group keeps rebalancing: members keep joining, leaving or being removed, and each rebalance pauses (classic groups) or moves partitions.",
 			Advice: "Look for members that come and go: processing longer than max.poll.interval.ms, heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms for KIP-848 groups), restarts; static membership (group.instance.id) keeps a restarting member's partitions.",
 			find:   (*Doctor).stormFindings},
+		{ID: "member-left-timeout", Severity: Warning, Threshold: fmt.Sprintf("a member's request answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH after %s or more without a request of that member, and no LeaveGroup (or leaving heartbeat) of it", MemberGapMin),
+			Why:    "The coordinator removed a member that did not leave: it heard nothing of it for longer than its session (or it polled too late), so the group rebalanced without it and its partitions went to others.",
+			Advice: "Check why the member went quiet: processing longer than max.poll.interval.ms (lower max.poll.records), heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms for KIP-848 groups), long GC pauses, network trouble; close consumers so that they leave the group.",
+			find:   (*Doctor).removedFindings},
 		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
 			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
 			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",

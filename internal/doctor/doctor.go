@@ -102,6 +102,7 @@ type Doctor struct {
 	conns    map[[2]string]*Evidence
 	// streams are the connections whose first request was seen (conns counts each once).
 	streams map[int]bool
+	members members
 }
 
 type pendingRequest struct {
@@ -115,7 +116,7 @@ type pendingRequest struct {
 func New() *Doctor {
 	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
-		streams: map[int]bool{}}
+		streams: map[int]bool{}, members: newMembers()}
 }
 
 // Reads names the fields the doctor reads beyond the facts: those of its analyses, and the
@@ -138,9 +139,11 @@ func (d *Doctor) Add(e *model.Entry) {
 	d.producers.Add(e)
 	d.groups.Add(e)
 	if e.Request {
+		d.members.request(e)
 		d.request(e)
 		return
 	}
+	d.members.response(e)
 	d.response(e)
 }
 

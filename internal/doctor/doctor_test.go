@@ -79,6 +79,11 @@ func TestChecks(t *testing.T) {
 		{"a rebalance storm", generations(RebalanceStormPerMinute+1, 5*time.Second),
 			fmt.Sprintf("rebalance-storm warning %v", generationFrames(RebalanceStormPerMinute+1, 5*time.Second))},
 		{"rebalances a minute apart", generations(RebalanceStormPerMinute+1, 6*time.Second), ""},
+		// Two findings: the error, then what it means.
+		{"a member removed", heartbeats(MemberGapMin, false), fmt.Sprintf("errors warning [%[1]d] member-left-timeout warning [1 %[2]d %[1]d]",
+			2+MemberGapMin.Milliseconds(), 1+MemberGapMin.Milliseconds())},
+		{"a member unknown sooner", heartbeats(MemberGapMin-time.Millisecond, false), fmt.Sprintf("errors warning [%d]", 1+MemberGapMin.Milliseconds())},
+		{"a member unknown after leaving", heartbeats(MemberGapMin, true), fmt.Sprintf("errors warning [%d]", 2+MemberGapMin.Milliseconds())},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
 		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
@@ -145,6 +150,23 @@ func generationFrames(n int, every time.Duration) []int {
 	return out
 }
 
+// heartbeats is a member's Heartbeat (frame 1) answered, then after gap (from frame 1) another
+// answered UNKNOWN_MEMBER_ID; with leave, a LeaveGroup request (frame 2) between them.
+func heartbeats(gap time.Duration, leave bool) []event {
+	member := func(e *model.Entry) *model.Entry {
+		e.Facts = &codec.Facts{Groups: []string{"g"}, Members: []string{"m"}}
+		return e
+	}
+	later := 1 + int(gap.Milliseconds())
+	unknown := response(later+1, 0, keyHeartbeat, 3)
+	unknown.Facts = &codec.Facts{Errors: []int16{25}}
+	es := []*model.Entry{member(request(1, 0, keyHeartbeat, 1, "c")), response(2, 0, keyHeartbeat, 1)}
+	if leave {
+		es = append(es, member(request(3, 0, keyLeaveGroup, 2, "c")), response(4, 0, keyLeaveGroup, 2))
+	}
+	return entries(append(es, member(request(later, 0, keyHeartbeat, 3, "c")), unknown)...)
+}
+
 // produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
 // with a batch of [first sequence, records] of partition 0, uncompressed and small.
 func produces(batches [][2]int64) []event {
@@ -200,3 +222,6 @@ func TestChecksTable(t *testing.T) {
 		ids[c.ID] = true
 	}
 }
+
+// keyHeartbeat is the API key of Heartbeat (classic groups).
+const keyHeartbeat int16 = 12

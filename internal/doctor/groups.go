@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/model"
 )
 
 // The consumer groups' checks: rebalances too frequent, partitions left without an owner, and
@@ -75,4 +77,135 @@ func countGenerations(rs []analysis.RebalanceSummary) int {
 		gens[r.Generation] = true
 	}
 	return len(gens)
+}
+
+// members follows the group members' requests, to tell a member the coordinator removed from
+// one that left: a member silent for a while whose next request is answered as unknown or
+// fenced, without its LeaveGroup (or leaving heartbeat) in between.
+type members struct {
+	seen map[memberKey]*memberSeen
+	// asked holds the member requests awaiting their responses, by stream and correlation id.
+	asked map[[2]int]memberRequest
+	// order lists the members removed, in the order found; removed their evidence.
+	order   []memberKey
+	removed map[memberKey]*memberRemoved
+}
+
+type memberKey struct{ group, member string }
+
+type memberSeen struct {
+	last analysis.FrameRef
+	left bool
+}
+
+type memberRequest struct {
+	key  memberKey
+	gap  time.Duration
+	prev analysis.FrameRef
+	at   analysis.FrameRef
+}
+
+type memberRemoved struct {
+	ev     Evidence
+	gap    time.Duration
+	errors []string
+}
+
+// memberAPIs are the requests a group member sends under its member id: OffsetCommit,
+// JoinGroup, Heartbeat, LeaveGroup, SyncGroup, and the heartbeats of KIP-848 and its kin.
+var memberAPIs = []int16{8, 11, 12, 13, 14, 68, 76, 88}
+
+// keyLeaveGroup is the API key of LeaveGroup.
+const keyLeaveGroup int16 = 13
+
+// removedErrors are the answers a coordinator gives a member it no longer has.
+var removedErrors = []string{"UNKNOWN_MEMBER_ID", "FENCED_MEMBER_EPOCH"}
+
+func newMembers() members {
+	return members{seen: map[memberKey]*memberSeen{}, asked: map[[2]int]memberRequest{}, removed: map[memberKey]*memberRemoved{}}
+}
+
+// request notes a member's request: when it was last heard of before, and whether it leaves.
+func (ms *members) request(e *model.Entry) {
+	if e.Facts == nil || len(e.Facts.Groups) == 0 || len(e.Facts.Members) == 0 || !slices.Contains(memberAPIs, e.Msg.APIKey) {
+		return
+	}
+	at := analysis.FrameRef{Frame: e.Frame, Stream: e.Stream, Time: e.Time}
+	leaving := e.Msg.APIKey == keyLeaveGroup || leavingEpoch(e.Msg)
+	for i, member := range e.Facts.Members {
+		k := memberKey{e.Facts.Groups[0], member}
+		s := ms.seen[k]
+		if s == nil {
+			s = &memberSeen{last: at}
+			ms.seen[k] = s
+		}
+		if i == 0 && !e.NoResponse {
+			ms.asked[[2]int{e.Stream, int(e.Msg.CorrelationID)}] = memberRequest{key: k, gap: e.Time.Sub(s.last.Time), prev: s.last, at: at}
+		}
+		s.last, s.left = at, s.left || leaving
+	}
+}
+
+// leavingEpoch reports whether a KIP-848 heartbeat leaves its group: member epoch -1 (or -2,
+// a static member leaving for now).
+func leavingEpoch(m *codec.Message) bool {
+	for _, n := range m.Fields[min(m.HeaderFields, len(m.Fields)):] {
+		if n.Name == "MemberEpoch" {
+			v, _ := n.Value.(int64)
+			return v < 0
+		}
+	}
+	return false
+}
+
+// response notes a member request's answer that says the coordinator removed the member.
+func (ms *members) response(e *model.Entry) {
+	k := [2]int{e.Stream, int(e.Msg.CorrelationID)}
+	r, ok := ms.asked[k]
+	if !ok {
+		return
+	}
+	delete(ms.asked, k)
+	var errs []string
+	if e.Facts != nil {
+		for _, code := range e.Facts.Errors {
+			if name := codec.ErrorName(code); slices.Contains(removedErrors, name) {
+				errs = append(errs, name)
+			}
+		}
+	}
+	if len(errs) == 0 || r.gap < MemberGapMin || ms.seen[r.key].left {
+		return
+	}
+	rm := ms.removed[r.key]
+	if rm == nil {
+		rm = &memberRemoved{}
+		ms.removed[r.key] = rm
+		ms.order = append(ms.order, r.key)
+	}
+	rm.gap, rm.errors = max(rm.gap, r.gap), addNames(rm.errors, errs)
+	for _, f := range []analysis.FrameRef{r.prev, r.at, {Frame: e.Frame, Stream: e.Stream, Time: e.Time}} {
+		rm.ev.add(f.Frame, f.Stream, f.Time)
+	}
+}
+
+// addNames appends to list those of add it does not hold yet.
+func addNames(list, add []string) []string {
+	for _, s := range add {
+		if !slices.Contains(list, s) {
+			list = append(list, s)
+		}
+	}
+	return list
+}
+
+func (d *Doctor) removedFindings() []Finding {
+	var out []Finding
+	for _, k := range d.members.order {
+		rm := d.members.removed[k]
+		out = append(out, Finding{Severity: Warning, Evidence: rm.ev,
+			Title: fmt.Sprintf("group %q member %s: answered %s after %s without a request", k.group, k.member,
+				strings.Join(rm.errors, ", "), rm.gap.Round(time.Millisecond))})
+	}
+	return out
 }
