@@ -52,6 +52,10 @@ const (
 	// unknown (or fenced) says the coordinator removed it: the shortest session a broker allows
 	// by default (group.min.session.timeout.ms, 6 s).
 	MemberGapMin = 6 * time.Second
+	// PartitionsUnownedMax is how long partitions of a KIP-848 group may stay without an owner:
+	// a revoked partition waits for its new owner's next heartbeat, which comes within
+	// group.consumer.heartbeat.interval.ms (5 s by default); twice that is too long.
+	PartitionsUnownedMax = 10 * time.Second
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -86,6 +90,10 @@ func Checks() []Check {
 			Why:    "A group keeps rebalancing: members keep joining, leaving or being removed, and each rebalance pauses (classic groups) or moves partitions.",
 			Advice: "Look for members that come and go: processing longer than max.poll.interval.ms, heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms for KIP-848 groups), restarts; static membership (group.instance.id) keeps a restarting member's partitions.",
 			find:   (*Doctor).stormFindings},
+		{ID: "partitions-unowned", Severity: Warning, Threshold: fmt.Sprintf("partitions of a KIP-848 (consumer, share or streams) group taken from a member, or left by it, and given to no other member for %s or more", PartitionsUnownedMax),
+			Why:    "Nobody consumed these partitions meanwhile: the coordinator gives a revoked partition to its new owner only once the old one has acknowledged the revocation, at the new owner's next heartbeat.",
+			Advice: "Check the member that gave them up (slow revocation: its commit and onPartitionsRevoked, bounded by max.poll.interval.ms) and the heartbeats of the one that should get them (group.consumer.heartbeat.interval.ms, group.consumer.session.timeout.ms); a member that left needs another one to heartbeat before its partitions move.",
+			find:   (*Doctor).unownedFindings},
 		{ID: "member-left-timeout", Severity: Warning, Threshold: fmt.Sprintf("a member's request answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH after %s or more without a request of that member, and no LeaveGroup (or leaving heartbeat) of it", MemberGapMin),
 			Why:    "The coordinator removed a member that did not leave: it heard nothing of it for longer than its session (or it polled too late), so the group rebalanced without it and its partitions went to others.",
 			Advice: "Check why the member went quiet: processing longer than max.poll.interval.ms (lower max.poll.records), heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms for KIP-848 groups), long GC pauses, network trouble; close consumers so that they leave the group.",

@@ -84,6 +84,9 @@ func TestChecks(t *testing.T) {
 			2+MemberGapMin.Milliseconds(), 1+MemberGapMin.Milliseconds())},
 		{"a member unknown sooner", heartbeats(MemberGapMin-time.Millisecond, false), fmt.Sprintf("errors warning [%d]", 1+MemberGapMin.Milliseconds())},
 		{"a member unknown after leaving", heartbeats(MemberGapMin, true), fmt.Sprintf("errors warning [%d]", 2+MemberGapMin.Milliseconds())},
+		{"partitions without an owner", ownership(PartitionsUnownedMax - time.Millisecond),
+			fmt.Sprintf("partitions-unowned warning [4 %d]", 4+PartitionsUnownedMax.Milliseconds())},
+		{"partitions given again in time", ownership(PartitionsUnownedMax - 2*time.Millisecond), ""},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
 		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
@@ -166,6 +169,34 @@ func heartbeats(gap time.Duration, leave bool) []event {
 	}
 	return entries(append(es, member(request(later, 0, keyHeartbeat, 3, "c")), unknown)...)
 }
+
+// ownership is a KIP-848 group where member a gets partitions 0 and 1 (frames 1, 2), then
+// gives up 1 (3, 4), and after took member b joins and gets 1 (frames 4+took, 5+took): 1
+// had no owner for took and a millisecond.
+func ownership(took time.Duration) []event {
+	n := func(name string, v any, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Value: v, Children: kids}
+	}
+	heartbeat := func(frame, stream int, corr int32, member string, epoch int64) *model.Entry {
+		e := request(frame, stream, keyConsumerGroupHeartbeat, corr, member)
+		e.Msg.Fields = []*codec.Node{n("GroupId", "g"), n("MemberId", member), n("MemberEpoch", epoch)}
+		return e
+	}
+	answer := func(frame, stream int, corr int32, member string, epoch int64, partitions ...int64) *model.Entry {
+		var ps []*codec.Node
+		for _, p := range partitions {
+			ps = append(ps, n("", p))
+		}
+		return response(frame, stream, keyConsumerGroupHeartbeat, corr, n("MemberId", member), n("MemberEpoch", epoch),
+			n("Assignment", nil, n("TopicPartitions", nil, n("", nil, n("Partitions", nil, ps...)))))
+	}
+	later := 4 + int(took.Milliseconds())
+	return entries(heartbeat(1, 0, 1, "a", 0), answer(2, 0, 1, "a", 1, 0, 1), heartbeat(3, 0, 2, "a", 1), answer(4, 0, 2, "a", 1, 0),
+		heartbeat(later, 1, 1, "b", 0), answer(later+1, 1, 1, "b", 2, 1))
+}
+
+// keyConsumerGroupHeartbeat is the API key of ConsumerGroupHeartbeat (KIP-848).
+const keyConsumerGroupHeartbeat int16 = 68
 
 // produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
 // with a batch of [first sequence, records] of partition 0, uncompressed and small.

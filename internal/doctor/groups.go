@@ -209,3 +209,20 @@ func (d *Doctor) removedFindings() []Finding {
 	}
 	return out
 }
+
+func (d *Doctor) unownedFindings() []Finding {
+	var out []Finding
+	for _, s := range d.groups.Unowned() {
+		took := s.End.Sub(s.Start)
+		if took < PartitionsUnownedMax {
+			continue
+		}
+		until := "before another member got them"
+		if s.Open {
+			until = "and no member got them before the capture ended"
+		}
+		out = append(out, Finding{Severity: Warning, Evidence: framesEvidence(s.Frames),
+			Title: fmt.Sprintf("group %q: %d partition(s) without an owner for %s, %s", s.Group, s.Partitions, took.Round(time.Millisecond), until)})
+	}
+	return out
+}
