@@ -56,6 +56,12 @@ const (
 	// a revoked partition waits for its new owner's next heartbeat, which comes within
 	// group.consumer.heartbeat.interval.ms (5 s by default); twice that is too long.
 	PartitionsUnownedMax = 10 * time.Second
+	// LagGrowingMin is how many records a consumer's lag on a partition must rise by, from its
+	// first measure to its last, to be growing.
+	LagGrowingMin = 100
+	// StalledFetchesMin is how many fetches of a partition, all at one offset while records
+	// are there to read, make a consumer stalled on it.
+	StalledFetchesMin = 10
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -98,6 +104,14 @@ func Checks() []Check {
 			Why:    "The coordinator removed a member that did not leave: it heard nothing of it for longer than its session (or it polled too late), so the group rebalanced without it and its partitions went to others.",
 			Advice: "Check why the member went quiet: processing longer than max.poll.interval.ms (lower max.poll.records), heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms for KIP-848 groups), long GC pauses, network trouble; close consumers so that they leave the group.",
 			find:   (*Doctor).removedFindings},
+		{ID: "consumer-lag-growing", Severity: Warning, Threshold: fmt.Sprintf("a client's lag on a partition (high watermark - fetch offset) rising by %d records or more from its first Fetch response to its last", LagGrowingMin),
+			Why:    "A consumer falls behind: records arrive on the partition faster than it reads them, so they wait longer and longer (and may pass retention before being read).",
+			Advice: "Compare the produce rate with what the consumer processes: add consumers (up to the partitions), speed up processing, fetch more per request (max.poll.records, fetch.max.bytes, max.partition.fetch.bytes), and check that fetch.min.bytes and fetch.max.wait.ms do not hold fetches back.",
+			find:   (*Doctor).lagGrowingFindings},
+		{ID: "consumer-stalled", Severity: Warning, Threshold: fmt.Sprintf("a client fetching a partition %d times or more, always at the same offset, with records to read there (up to the last stable offset when the broker gives one)", StalledFetchesMin),
+			Why:    "A consumer keeps fetching a partition without getting past one offset: it does not take the records it is given (a record it fails on and seeks back to, a batch larger than it accepts), so the partition is not consumed.",
+			Advice: "Look at the Fetch responses for the partition: records, errors; check the consumer's logs for a record it cannot deserialize or process, max.partition.fetch.bytes and fetch.max.bytes against the topic's max.message.bytes, and, with isolation.level=read_committed, transactions left open.",
+			find:   (*Doctor).stalledFindings},
 		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
 			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
 			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",

@@ -86,6 +86,7 @@ type Finding struct {
 type Doctor struct {
 	producers *analysis.Producers
 	groups    *analysis.Groups
+	lag       *analysis.Lag
 	errors    map[int16]*Evidence
 	throttled Evidence
 	// maxThrottle is the longest throttle time a response asked for.
@@ -114,7 +115,7 @@ type pendingRequest struct {
 
 // New returns a Doctor that has seen nothing.
 func New() *Doctor {
-	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), errors: map[int16]*Evidence{},
+	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
 		streams: map[int]bool{}, members: newMembers()}
 }
@@ -124,7 +125,7 @@ func New() *Doctor {
 // responses' throttle times are read when the decode keeps them: the codec keeps no field by
 // name yet, so any field named makes it decode whole messages.)
 func (d *Doctor) Reads() []analysis.Read {
-	reads := append(d.producers.Reads(), d.groups.Reads()...)
+	reads := append(append(d.producers.Reads(), d.groups.Reads()...), d.lag.Reads()...)
 	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
 		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
 	}
@@ -138,6 +139,7 @@ const keyMetadata int16 = 3
 func (d *Doctor) Add(e *model.Entry) {
 	d.producers.Add(e)
 	d.groups.Add(e)
+	d.lag.Add(e)
 	if e.Request {
 		d.members.request(e)
 		d.request(e)

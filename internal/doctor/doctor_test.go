@@ -87,6 +87,12 @@ func TestChecks(t *testing.T) {
 		{"partitions without an owner", ownership(PartitionsUnownedMax - time.Millisecond),
 			fmt.Sprintf("partitions-unowned warning [4 %d]", 4+PartitionsUnownedMax.Milliseconds())},
 		{"partitions given again in time", ownership(PartitionsUnownedMax - 2*time.Millisecond), ""},
+		{"lag growing", fetches([]int64{0, 0}, []int64{0, LagGrowingMin}), "consumer-lag-growing warning [2 4]"},
+		{"lag growing less", fetches([]int64{0, 0}, []int64{0, LagGrowingMin - 1}), ""},
+		{"a stalled consumer", fetches(repeat(5, StalledFetchesMin), repeat(6, StalledFetchesMin)),
+			fmt.Sprintf("consumer-stalled warning %v", evens(StalledFetchesMin))},
+		{"fewer fetches at one offset", fetches(repeat(5, StalledFetchesMin-1), repeat(6, StalledFetchesMin-1)), ""},
+		{"fetches at one offset, nothing to read", fetches(repeat(6, StalledFetchesMin), repeat(6, StalledFetchesMin)), ""},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
 		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
@@ -197,6 +203,44 @@ func ownership(took time.Duration) []event {
 
 // keyConsumerGroupHeartbeat is the API key of ConsumerGroupHeartbeat (KIP-848).
 const keyConsumerGroupHeartbeat int16 = 68
+
+// fetches is a consumer's Fetch requests of partition 0 of topic t at offsets, each answered
+// at once with the high watermark of hws: request and response in frames 1 and 2, 3 and 4...
+func fetches(offsets, hws []int64) []event {
+	n := func(name string, v any, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Value: v, Children: kids}
+	}
+	array := func(name string, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Type: wire.Array, Value: int64(len(kids)), Children: kids}
+	}
+	var out []*model.Entry
+	for i, offset := range offsets {
+		req := request(2*i+1, 0, codec.KeyFetch, int32(i), "c")
+		req.Msg.Fields = []*codec.Node{array("Topics", n("", nil, n("Topic", "t"),
+			array("Partitions", n("", nil, n("Partition", int64(0)), n("FetchOffset", offset)))))}
+		out = append(out, req, response(2*i+2, 0, codec.KeyFetch, int32(i), n("ErrorCode", int64(0)), array("Responses", n("", nil, n("Topic", "t"),
+			array("Partitions", n("", nil, n("PartitionIndex", int64(0)), n("ErrorCode", int64(0)), n("HighWatermark", hws[i])))))))
+	}
+	return entries(out...)
+}
+
+// repeat is n times v.
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// evens are the frames 2, 4... of n fetches' responses.
+func evens(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 2 * (i + 1)
+	}
+	return out
+}
 
 // produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
 // with a batch of [first sequence, records] of partition 0, uncompressed and small.
