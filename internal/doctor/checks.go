@@ -62,6 +62,20 @@ const (
 	// StalledFetchesMin is how many fetches of a partition, all at one offset while records
 	// are there to read, make a consumer stalled on it.
 	StalledFetchesMin = 10
+	// A window of the latency analysis (analysis.LatencyWindowLength) is stalled for a broker
+	// when it answered an API LatencyStallCount times or more in it, in LatencyStallMin or
+	// more on average and LatencyStallFactor times its median for the API or more;
+	// latency-stall fires when LatencyStallBrokers brokers or more stall in the same window.
+	LatencyStallCount   = 3
+	LatencyStallMin     = 100 * time.Millisecond
+	LatencyStallFactor  = 10
+	LatencyStallBrokers = 2
+	// A broker is an outlier for an API when its median latency, over LatencyOutlierCount
+	// answers or more, is LatencyOutlierFactor times the other brokers' (their median) or more,
+	// and LatencyOutlierMin more at least.
+	LatencyOutlierCount  = 20
+	LatencyOutlierFactor = 5
+	LatencyOutlierMin    = 50 * time.Millisecond
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -112,6 +126,14 @@ func Checks() []Check {
 			Why:    "A consumer keeps fetching a partition without getting past one offset: it does not take the records it is given (a record it fails on and seeks back to, a batch larger than it accepts), so the partition is not consumed.",
 			Advice: "Look at the Fetch responses for the partition: records, errors; check the consumer's logs for a record it cannot deserialize or process, max.partition.fetch.bytes and fetch.max.bytes against the topic's max.message.bytes, and, with isolation.level=read_committed, transactions left open.",
 			find:   (*Doctor).stalledFindings},
+		{ID: "latency-stall", Severity: Warning, Threshold: fmt.Sprintf("%d brokers or more whose latency for one API, in the same %s window, averages %s or more and %d times their median for the API or more (over %d answers or more each; Fetch, ShareFetch, JoinGroup and SyncGroup aside, which wait by design)", LatencyStallBrokers, analysis.LatencyWindowLength, LatencyStallMin, LatencyStallFactor, LatencyStallCount),
+			Why:    "Several brokers slowed down at the same moment: something they share stalled (the network, storage, the controller, a replica they all wait for with acks=all, garbage collection on the clients' side) rather than one broker.",
+			Advice: "Look at what happened at that time across the cluster: the brokers' request metrics (RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs), ISR shrinks and leader elections, disk and network, GC logs; for Produce with acks=all, replica.lag.time.max.ms and min.insync.replicas.",
+			find:   (*Doctor).latencyStallFindings},
+		{ID: "latency-broker-outlier", Severity: Warning, Threshold: fmt.Sprintf("a broker whose median latency for one API, over %d answers or more, is %d times the other brokers' or more, and %s more at least (Fetch, ShareFetch, JoinGroup and SyncGroup aside, which wait by design)", LatencyOutlierCount, LatencyOutlierFactor, LatencyOutlierMin),
+			Why:    "One broker is much slower than the others for the same requests: the trouble is that broker's (its disk, load, network, more partition leaders than the others), not the clients'.",
+			Advice: "Compare that broker with the others: its leader and partition counts (kafka-topics --describe; rebalance leaders with kafka-leader-election), disk and network, num.io.threads and num.network.threads, its request metrics (RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs).",
+			find:   (*Doctor).latencyOutlierFindings},
 		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
 			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
 			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",

@@ -87,6 +87,7 @@ type Doctor struct {
 	producers *analysis.Producers
 	groups    *analysis.Groups
 	lag       *analysis.Lag
+	latency   *analysis.Latency
 	errors    map[int16]*Evidence
 	throttled Evidence
 	// maxThrottle is the longest throttle time a response asked for.
@@ -115,7 +116,7 @@ type pendingRequest struct {
 
 // New returns a Doctor that has seen nothing.
 func New() *Doctor {
-	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), errors: map[int16]*Evidence{},
+	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), latency: analysis.NewLatency(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
 		streams: map[int]bool{}, members: newMembers()}
 }
@@ -125,7 +126,7 @@ func New() *Doctor {
 // responses' throttle times are read when the decode keeps them: the codec keeps no field by
 // name yet, so any field named makes it decode whole messages.)
 func (d *Doctor) Reads() []analysis.Read {
-	reads := append(append(d.producers.Reads(), d.groups.Reads()...), d.lag.Reads()...)
+	reads := slices.Concat(d.producers.Reads(), d.groups.Reads(), d.lag.Reads(), d.latency.Reads())
 	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
 		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
 	}
@@ -140,6 +141,7 @@ func (d *Doctor) Add(e *model.Entry) {
 	d.producers.Add(e)
 	d.groups.Add(e)
 	d.lag.Add(e)
+	d.latency.Add(e)
 	if e.Request {
 		d.members.request(e)
 		d.request(e)

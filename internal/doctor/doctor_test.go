@@ -93,6 +93,11 @@ func TestChecks(t *testing.T) {
 			fmt.Sprintf("consumer-stalled warning %v", evens(StalledFetchesMin))},
 		{"fewer fetches at one offset", fetches(repeat(5, StalledFetchesMin-1), repeat(6, StalledFetchesMin-1)), ""},
 		{"fetches at one offset, nothing to read", fetches(repeat(6, StalledFetchesMin), repeat(6, StalledFetchesMin)), ""},
+		{"a latency stall", stall(LatencyStallMin, 2), "latency-stall warning [6002 7002]"},
+		{"a latency stall on one broker", stall(LatencyStallMin, 1), ""},
+		{"latency up a little", stall(LatencyStallMin-time.Millisecond, 2), ""},
+		{"a slow broker", outlier(time.Millisecond + LatencyOutlierMin), "latency-broker-outlier warning [2002]"},
+		{"a broker a little slower", outlier(LatencyOutlierMin), ""},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
 		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
@@ -240,6 +245,55 @@ func evens(n int) []int {
 		out[i] = 2 * (i + 1)
 	}
 	return out
+}
+
+// answers are Produce requests on stream to broker from frame first, one every 2 frames,
+// each answered in the next frame after its latency.
+func answers(stream int, broker string, first int, latencies ...time.Duration) []*model.Entry {
+	var out []*model.Entry
+	for i, l := range latencies {
+		f := first + 2*i
+		resp := response(f+1, stream, codec.KeyProduce, int32(f), &codec.Node{Name: "ErrorCode", Value: int64(0)})
+		resp.Src, resp.RequestFrame, resp.Latency, resp.Msg.APIName = broker, f, l, "Produce"
+		out = append(out, request(f, stream, codec.KeyProduce, int32(f), "p"), resp)
+	}
+	return out
+}
+
+// latencies is n times l.
+func latencies(l time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = l
+	}
+	return out
+}
+
+// stall is two brokers answering 20 Produce requests in a millisecond each, then, 6 seconds
+// in (in the next latency window), LatencyStallCount requests each, slowly on the first
+// slowBrokers of them.
+func stall(slow time.Duration, slowBrokers int) []event {
+	var out []*model.Entry
+	for b := range 2 {
+		broker := fmt.Sprint("broker", b, ":9092")
+		out = append(out, answers(b, broker, 1+1000*b, latencies(time.Millisecond, 20)...)...)
+		later := time.Millisecond
+		if b < slowBrokers {
+			later = slow
+		}
+		out = append(out, answers(b, broker, 6001+1000*b, latencies(later, LatencyStallCount)...)...)
+	}
+	return entries(out...)
+}
+
+// outlier is three brokers answering LatencyOutlierCount Produce requests each, the first two
+// in a millisecond, the third in slow.
+func outlier(slow time.Duration) []event {
+	var out []*model.Entry
+	for b, l := range []time.Duration{time.Millisecond, time.Millisecond, slow} {
+		out = append(out, answers(b, fmt.Sprint("broker", b, ":9092"), 1+1000*b, latencies(l, LatencyOutlierCount)...)...)
+	}
+	return entries(out...)
 }
 
 // produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
