@@ -42,6 +42,9 @@ type Groups struct {
 	held pairs[groupRequest]
 	// current is the message being added, noted as evidence by the rows it touches.
 	current FrameRef
+	// unowned holds the spans that partitions of heartbeat-protocol groups had no owner,
+	// ended.
+	unowned []UnownedSpan
 }
 
 // NewGroups returns an empty Groups.
@@ -58,6 +61,12 @@ type groupState struct {
 	latest      *rebalance
 	// members are the heartbeat protocols' members.
 	members map[string]*memberState
+	// owned is how many partitions the heartbeat protocols' members hold, most the most they
+	// held at once; unowned is the span under way while they hold fewer, and last the group's
+	// last heartbeat response, which ends a span still open when the capture does.
+	owned, most int64
+	unowned     *UnownedSpan
+	last        FrameRef
 }
 
 // memberState is a heartbeat-protocol member as the group's heartbeats show it.
@@ -265,6 +274,7 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 	if id == "" {
 		return
 	}
+	gs.last = g.current
 	m := gs.members[id]
 	if m == nil {
 		m = &memberState{}
@@ -284,7 +294,12 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 			m.row.end, m.row.assignment[id] = at, parts
 			m.row.frames = addFrame(m.row.frames, g.current)
 		}
+		g.own(gs, parts-m.partitions)
 		m.partitions, m.assigned = parts, true
+	}
+	if epoch < 0 && m.partitions > 0 {
+		g.own(gs, -m.partitions) // the member left: its partitions wait for new owners
+		m.partitions = 0
 	}
 	if epoch == m.epoch || epoch <= 0 {
 		m.epoch = epoch
@@ -565,4 +580,56 @@ func (g *Groups) Rebalances() []RebalanceSummary {
 			Errors: slices.Clone(r.errs), Frames: slices.Clone(r.frames)})
 	}
 	return out
+}
+
+// UnownedSpan is a time some partitions of a heartbeat-protocol group (KIP-848) had no owner:
+// the coordinator had taken them from a member (or the member left) and given them to no other
+// yet (Groups.Unowned).
+type UnownedSpan struct {
+	Group string
+	// Partitions is the most partitions without an owner at once during the span.
+	Partitions int64
+	// Start is the response that took them; End the one that gave the last of them again, or
+	// the group's last heartbeat response when the capture ends first (Open).
+	Start, End time.Time
+	Open       bool
+	// Frames are the heartbeat responses that took or gave them: the first MaxFrames.
+	Frames []FrameRef
+}
+
+// own follows a change of how many partitions a heartbeat-protocol group's members hold, made
+// by the message being added: fewer than the most they held means some have no owner.
+func (g *Groups) own(gs *groupState, change int64) {
+	if change == 0 {
+		return
+	}
+	gs.owned += change
+	s := gs.unowned
+	switch {
+	case gs.owned >= gs.most && s != nil:
+		s.End, s.Frames = g.current.Time, addFrame(s.Frames, g.current)
+		g.unowned = append(g.unowned, *s)
+		gs.unowned = nil
+	case gs.owned < gs.most && s == nil:
+		gs.unowned = &UnownedSpan{Group: gs.name, Partitions: gs.most - gs.owned, Start: g.current.Time, Frames: []FrameRef{g.current}}
+	case s != nil:
+		s.Partitions, s.Frames = max(s.Partitions, gs.most-gs.owned), addFrame(s.Frames, g.current)
+	}
+	gs.most = max(gs.most, gs.owned)
+}
+
+// Unowned returns the spans partitions of heartbeat-protocol groups had no owner, ended first
+// in the order they ended, then those still open when the capture ended, by group.
+func (g *Groups) Unowned() []UnownedSpan {
+	out := slices.Clone(g.unowned)
+	var open []UnownedSpan
+	for _, gs := range g.groups {
+		if s := gs.unowned; s != nil {
+			o := *s
+			o.End, o.Open, o.Frames = gs.last.Time, true, slices.Clone(s.Frames)
+			open = append(open, o)
+		}
+	}
+	slices.SortFunc(open, func(a, b UnownedSpan) int { return cmp.Compare(a.Group, b.Group) })
+	return append(out, open...)
 }

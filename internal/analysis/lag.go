@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/kdissect/kdissect/codec"
@@ -69,6 +70,14 @@ type lagRow struct {
 	fetches           int
 	offset            int64
 	hw, lag, max, lso *int64
+	// What the doctor reads (Lag.Partitions): the first fetch offset and whether it ever
+	// changed, the first lag and where the first and last lags were measured, and the Fetch
+	// responses (the first MaxFrames).
+	firstOffset           int64
+	moved                 bool
+	firstLag              int64
+	firstLagAt, lastLagAt FrameRef
+	frames                []FrameRef
 }
 
 // Reads names the Fetch fields Lag reads beyond the facts.
@@ -151,8 +160,9 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 			lso[p] = v
 		}
 	})
+	at := FrameRef{e.Frame, e.Stream, e.Time}
 	for p, pos := range f.fetched {
-		l.sample(lagKey{f.client, p}, pos, lso)
+		l.sample(lagKey{f.client, p}, pos, lso, at)
 	}
 	switch {
 	case f.action == codec.SessionOpen && e.Session != nil && e.Session.ID != 0:
@@ -165,15 +175,20 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 	}
 }
 
-// sample counts one fetch of a partition by a client at pos.
-func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64) {
+// sample counts one fetch of a partition by a client at pos, answered at.
+func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64, at FrameRef) {
 	r := l.rows[k]
 	if r == nil {
-		r = &lagRow{offset: -1}
+		r = &lagRow{offset: -1, firstOffset: -1}
 		l.rows[k] = r
 	}
 	r.fetches++
+	r.frames = addFrame(r.frames, at)
 	if pos.offset >= 0 {
+		if r.firstOffset < 0 {
+			r.firstOffset = pos.offset
+		}
+		r.moved = r.moved || pos.offset != r.firstOffset
 		r.offset = pos.offset
 	}
 	if v, ok := lso[k.part]; ok {
@@ -188,7 +203,10 @@ func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64) {
 		return
 	}
 	lag := hw - pos.offset
-	r.lag = &lag
+	if r.lag == nil {
+		r.firstLag, r.firstLagAt = lag, at
+	}
+	r.lag, r.lastLagAt = &lag, at
 	if r.max == nil || lag > *r.max {
 		r.max = &lag
 	}
@@ -404,4 +422,46 @@ func findTop(nodes []*codec.Node, name string) *codec.Node {
 		}
 	}
 	return nil
+}
+
+// LagSummary is what Lag saw of one client's fetches of one partition (Lag.Partitions).
+type LagSummary struct {
+	ClientID, Topic string
+	Partition       int32
+	Fetches         int
+	// HasLag says whether a lag was measured: FirstLag and LastLag are then the first and the
+	// last, at the Fetch responses FirstLagAt and LastLagAt, and MaxLag the largest.
+	HasLag                    bool
+	FirstLag, LastLag, MaxLag int64
+	FirstLagAt, LastLagAt     FrameRef
+	// Offset is the last fetch offset (-1: none known), Moved whether it ever changed.
+	Offset int64
+	Moved  bool
+	// Readable is how many records were there to read at the last fetch: up to the last
+	// stable offset when the broker gave one, else the high watermark (-1: not known).
+	Readable int64
+	// Frames are the Fetch responses that answered for the partition: the first MaxFrames.
+	Frames []FrameRef
+}
+
+// Partitions returns what Lag saw of each client's partitions, by client id, topic and
+// partition.
+func (l *Lag) Partitions() []LagSummary {
+	keys := slices.SortedFunc(maps.Keys(l.rows), func(a, b lagKey) int {
+		return cmp.Or(cmp.Compare(a.client, b.client), cmp.Compare(a.part.topic, b.part.topic), cmp.Compare(a.part.partition, b.part.partition))
+	})
+	out := make([]LagSummary, 0, len(keys))
+	for _, k := range keys {
+		r := l.rows[k]
+		s := LagSummary{ClientID: k.client, Topic: k.part.topic, Partition: k.part.partition, Fetches: r.fetches,
+			Offset: r.offset, Moved: r.moved, Readable: -1, Frames: slices.Clone(r.frames)}
+		if r.lag != nil {
+			s.HasLag, s.FirstLag, s.LastLag, s.MaxLag, s.FirstLagAt, s.LastLagAt = true, r.firstLag, *r.lag, *r.max, r.firstLagAt, r.lastLagAt
+		}
+		if end := cmp.Or(r.lso, r.hw); end != nil && r.offset >= 0 {
+			s.Readable = max(*end-r.offset, 0)
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ var realCaptures = []string{
 // jsonLine is a message as kdissect's JSON lines write it, with what the tests read of it.
 type jsonLine struct {
 	Kind          string    `json:"kind"`
+	Frame         int       `json:"frame"`
 	Time          time.Time `json:"time"`
 	Stream        int       `json:"stream"`
 	APIKey        int16     `json:"api_key"`
@@ -139,6 +141,13 @@ type lagRow struct {
 	fetches           int64
 	offset            any
 	hw, lag, max, lso any
+	// What Lag.Partitions says beyond the table: the first fetch offset and whether it moved,
+	// the first lag and the frames of the first and last, and the responses' frames.
+	firstOffset           any
+	moved                 bool
+	firstLag              any
+	firstFrame, lastFrame int
+	frames                []int
 }
 
 type lagKey struct {
@@ -247,8 +256,15 @@ func (r *lagRef) response(l jsonLine, q *lagRequest) {
 			r.rows[lagKey{q.client, p}] = row
 		}
 		row.fetches++
+		if len(row.frames) < analysis.MaxFrames {
+			row.frames = append(row.frames, l.Frame)
+		}
 		if x.offsetKnown {
 			row.offset = x.offset
+			if row.firstOffset == nil {
+				row.firstOffset = x.offset
+			}
+			row.moved = row.moved || row.firstOffset != x.offset
 		}
 		if v, ok := lso[p]; ok {
 			row.lso = v
@@ -260,7 +276,10 @@ func (r *lagRef) response(l jsonLine, q *lagRequest) {
 			continue
 		}
 		lag := x.hw - x.offset
-		row.hw, row.lag = x.hw, lag
+		if row.lag == nil {
+			row.firstLag, row.firstFrame = lag, l.Frame
+		}
+		row.hw, row.lag, row.lastFrame = x.hw, lag, l.Frame
 		if m, ok := row.max.(int64); !ok || lag > m {
 			row.max = lag
 		}
@@ -319,6 +338,48 @@ func TestLagMatchesJSON(t *testing.T) {
 				t.Fatal("the capture has no fetch answered")
 			}
 			compareRows(t, tables[0], want)
+		})
+	}
+}
+
+// TestLagPartitionsMatchJSON: what Lag.Partitions says of each client's partition (the
+// doctor's consumer checks read it), as the JSON lines show it.
+func TestLagPartitionsMatchJSON(t *testing.T) {
+	for _, capture := range realCaptures {
+		t.Run(capture, func(t *testing.T) {
+			var want []string
+			ref := lagFromJSON(jsonLines(t, capture))
+			for _, w := range ref.table() {
+				row := ref.rows[lagKey{w[0].(string), jsonPart{w[1].(string), int32(w[2].(int64))}}]
+				readable := int64(-1)
+				if end := cmp.Or(row.lso, row.hw); end != nil && row.offset != nil {
+					readable = max(end.(int64)-row.offset.(int64), 0)
+				}
+				first, last, maxLag := row.firstLag, row.lag, row.max
+				if first == nil {
+					first, last, maxLag = int64(0), int64(0), int64(0)
+				}
+				offset := row.offset
+				if offset == nil {
+					offset = int64(-1)
+				}
+				want = append(want, fmt.Sprint(w[:3], row.fetches, row.lag != nil, first, last, maxLag, row.firstFrame, row.lastFrame,
+					offset, row.moved, readable, row.frames))
+			}
+			l := analysis.NewLag()
+			analyse(t, capture, l)
+			var got []string
+			for _, p := range l.Partitions() {
+				var frames []int
+				for _, f := range p.Frames {
+					frames = append(frames, f.Frame)
+				}
+				got = append(got, fmt.Sprint([]any{p.ClientID, p.Topic, int64(p.Partition)}, p.Fetches, p.HasLag, p.FirstLag, p.LastLag,
+					p.MaxLag, p.FirstLagAt.Frame, p.LastLagAt.Frame, p.Offset, p.Moved, p.Readable, frames))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("partitions\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
 		})
 	}
 }

@@ -27,6 +27,15 @@ type Latency struct {
 	// clientIDs are the client ids of each stream, for responses whose request was not shown.
 	clientIDs map[int]string
 	slowest   []slowPair
+	// windows holds, per API and broker, the answers of each LatencyWindow (Windows).
+	windows map[windowKey]*LatencyWindow
+}
+
+// windowKey is an API, a broker, and the start of a LatencyWindow.
+type windowKey struct {
+	api    int16
+	broker string
+	start  time.Time
 }
 
 // latencyKey is one row of the table: an API, and a broker, topic or client id.
@@ -72,7 +81,8 @@ const slowestKept = 10
 
 // NewLatency returns the analysis of the tables "latency" and "slowest".
 func NewLatency() *Latency {
-	return &Latency{groups: map[latencyKey]*latencyGroup{}, asked: map[[2]int]asked{}, clientIDs: map[int]string{}}
+	return &Latency{groups: map[latencyKey]*latencyGroup{}, asked: map[[2]int]asked{}, clientIDs: map[int]string{},
+		windows: map[windowKey]*LatencyWindow{}}
 }
 
 // Reads names the request fields that tell a wait: Fetch's MaxWaitMs, and SyncGroup's
@@ -135,6 +145,7 @@ func (l *Latency) Add(e *model.Entry) {
 		}
 	}
 	if !wait {
+		l.window(e)
 		l.slow(slowPair{frame: e.Frame, requestFrame: e.RequestFrame, stream: e.Stream, api: m.APIName, broker: e.Src,
 			clientID: a.clientID, topics: topics, latency: e.Latency})
 	}
@@ -243,4 +254,74 @@ func records(e *model.Entry) int {
 		}
 	}
 	return n
+}
+
+// LatencyWindow is how long the brokers took to answer, per API and broker, over a time
+// window (Latency.Windows), waits left out.
+type LatencyWindow struct {
+	APIKey     int16
+	API        string
+	Broker     string
+	Start      time.Time
+	Count      int
+	Total, Max time.Duration
+	// Slowest is the answer that took Max.
+	Slowest FrameRef
+}
+
+// LatencyWindowLength is how long a LatencyWindow lasts.
+const LatencyWindowLength = 10 * time.Second
+
+// window counts response e in its window.
+func (l *Latency) window(e *model.Entry) {
+	k := windowKey{e.Msg.APIKey, e.Src, e.Time.Truncate(LatencyWindowLength)}
+	w := l.windows[k]
+	if w == nil {
+		w = &LatencyWindow{APIKey: k.api, API: e.Msg.APIName, Broker: k.broker, Start: k.start}
+		l.windows[k] = w
+	}
+	w.Count++
+	w.Total += e.Latency
+	if w.Count == 1 || e.Latency > w.Max {
+		w.Max, w.Slowest = e.Latency, FrameRef{e.Frame, e.Stream, e.Time}
+	}
+}
+
+// Windows returns the windows, by API key, start and broker.
+func (l *Latency) Windows() []LatencyWindow {
+	out := make([]LatencyWindow, 0, len(l.windows))
+	for _, w := range l.windows {
+		out = append(out, *w)
+	}
+	slices.SortFunc(out, func(a, b LatencyWindow) int {
+		return cmp.Or(cmp.Compare(a.APIKey, b.APIKey), a.Start.Compare(b.Start), cmp.Compare(a.Broker, b.Broker))
+	})
+	return out
+}
+
+// BrokerLatency is how long one broker took to answer one API over the capture
+// (Latency.Brokers), waits left out.
+type BrokerLatency struct {
+	APIKey      int16
+	API, Broker string
+	Count       int
+	P50         time.Duration
+}
+
+// Brokers returns the latencies per API and broker of the answers that are not waits, by
+// API key and broker.
+func (l *Latency) Brokers() []BrokerLatency {
+	var out []BrokerLatency
+	for k, g := range l.groups {
+		if k.by != byBroker || len(g.latencies) == 0 {
+			continue
+		}
+		sorted := slices.Clone(g.latencies)
+		slices.Sort(sorted)
+		out = append(out, BrokerLatency{APIKey: k.api, API: g.api, Broker: k.name, Count: len(sorted), P50: Percentile(sorted, 0.5)})
+	}
+	slices.SortFunc(out, func(a, b BrokerLatency) int {
+		return cmp.Or(cmp.Compare(a.APIKey, b.APIKey), cmp.Compare(a.Broker, b.Broker))
+	})
+	return out
 }

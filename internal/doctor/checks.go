@@ -44,6 +44,38 @@ const (
 	// RebalanceSlow is how long a rebalance must take to be slow: well past a new group's
 	// wait for its first members (group.initial.rebalance.delay.ms, 3 s by default).
 	RebalanceSlow = 10 * time.Second
+	// RebalanceStormPerMinute is how many generations (or, for KIP-848 groups, member epochs)
+	// a group may go through within a minute: a few when members start or stop together,
+	// more means members keep coming, leaving or being removed.
+	RebalanceStormPerMinute = 10
+	// MemberGapMin is how long a member must have sent nothing before an answer that it is
+	// unknown (or fenced) says the coordinator removed it: the shortest session a broker allows
+	// by default (group.min.session.timeout.ms, 6 s).
+	MemberGapMin = 6 * time.Second
+	// PartitionsUnownedMax is how long partitions of a KIP-848 group may stay without an owner:
+	// a revoked partition waits for its new owner's next heartbeat, which comes within
+	// group.consumer.heartbeat.interval.ms (5 s by default); twice that is too long.
+	PartitionsUnownedMax = 10 * time.Second
+	// LagGrowingMin is how many records a consumer's lag on a partition must rise by, from its
+	// first measure to its last, to be growing.
+	LagGrowingMin = 100
+	// StalledFetchesMin is how many fetches of a partition, all at one offset while records
+	// are there to read, make a consumer stalled on it.
+	StalledFetchesMin = 10
+	// A window of the latency analysis (analysis.LatencyWindowLength) is stalled for a broker
+	// when it answered an API LatencyStallCount times or more in it, in LatencyStallMin or
+	// more on average and LatencyStallFactor times its median for the API or more;
+	// latency-stall fires when LatencyStallBrokers brokers or more stall in the same window.
+	LatencyStallCount   = 3
+	LatencyStallMin     = 100 * time.Millisecond
+	LatencyStallFactor  = 10
+	LatencyStallBrokers = 2
+	// A broker is an outlier for an API when its median latency, over LatencyOutlierCount
+	// answers or more, is LatencyOutlierFactor times the other brokers' (their median) or more,
+	// and LatencyOutlierMin more at least.
+	LatencyOutlierCount  = 20
+	LatencyOutlierFactor = 5
+	LatencyOutlierMin    = 50 * time.Millisecond
 )
 
 // Checks returns the doctor's table: every check, in the order findings of one severity are
@@ -74,6 +106,34 @@ func Checks() []Check {
 			Why:    "A group stopped consuming for a long time while it rebalanced: the coordinator waits for every member to rejoin, and a member busy processing rejoins only at its next poll.",
 			Advice: "Check the members' processing time per poll against max.poll.interval.ms (and max.poll.records), session.timeout.ms, and group.initial.rebalance.delay.ms; cooperative rebalancing (partition.assignment.strategy=cooperative-sticky) or KIP-848 (group.protocol=consumer) keeps partitions through rebalances.",
 			find:   (*Doctor).slowRebalanceFindings},
+		{ID: "rebalance-storm", Severity: Warning, Threshold: fmt.Sprintf("a group going through more than %d generations (KIP-848: member epochs) within a minute", RebalanceStormPerMinute),
+			Why:    "A group keeps rebalancing: members keep joining, leaving or being removed, and each rebalance pauses (classic groups) or moves partitions.",
+			Advice: "Look for members that come and go: processing longer than max.poll.interval.ms, heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.heartbeat.interval.ms and group.consumer.session.timeout.ms for KIP-848 groups), restarts; static membership (group.instance.id) keeps a restarting member's partitions.",
+			find:   (*Doctor).stormFindings},
+		{ID: "partitions-unowned", Severity: Warning, Threshold: fmt.Sprintf("partitions of a KIP-848 (consumer, share or streams) group taken from a member, or left by it, and given to no other member for %s or more", PartitionsUnownedMax),
+			Why:    "Nobody consumed these partitions meanwhile: the coordinator gives a revoked partition to its new owner only once the old one has acknowledged the revocation, at the new owner's next heartbeat.",
+			Advice: "Check the member that gave them up (slow revocation: its commit and onPartitionsRevoked, bounded by max.poll.interval.ms) and the heartbeats of the one that should get them (group.consumer.heartbeat.interval.ms, group.consumer.session.timeout.ms); a member that left needs another one to heartbeat before its partitions move.",
+			find:   (*Doctor).unownedFindings},
+		{ID: "member-left-timeout", Severity: Warning, Threshold: fmt.Sprintf("a member's request answered UNKNOWN_MEMBER_ID or FENCED_MEMBER_EPOCH after %s or more without a request of that member, and no LeaveGroup (or leaving heartbeat) of it", MemberGapMin),
+			Why:    "The coordinator removed a member that did not leave: it heard nothing of it for longer than its session (or it polled too late), so the group rebalanced without it and its partitions went to others.",
+			Advice: "Check why the member went quiet: processing longer than max.poll.interval.ms (lower max.poll.records), heartbeats missing for session.timeout.ms (heartbeat.interval.ms; group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms for KIP-848 groups), long GC pauses, network trouble; close consumers so that they leave the group.",
+			find:   (*Doctor).removedFindings},
+		{ID: "consumer-lag-growing", Severity: Warning, Threshold: fmt.Sprintf("a client's lag on a partition (high watermark - fetch offset) rising by %d records or more from its first Fetch response to its last", LagGrowingMin),
+			Why:    "A consumer falls behind: records arrive on the partition faster than it reads them, so they wait longer and longer (and may pass retention before being read).",
+			Advice: "Compare the produce rate with what the consumer processes: add consumers (up to the partitions), speed up processing, fetch more per request (max.poll.records, fetch.max.bytes, max.partition.fetch.bytes), and check that fetch.min.bytes and fetch.max.wait.ms do not hold fetches back.",
+			find:   (*Doctor).lagGrowingFindings},
+		{ID: "consumer-stalled", Severity: Warning, Threshold: fmt.Sprintf("a client fetching a partition %d times or more, always at the same offset, with records to read there (up to the last stable offset when the broker gives one)", StalledFetchesMin),
+			Why:    "A consumer keeps fetching a partition without getting past one offset: it does not take the records it is given (a record it fails on and seeks back to, a batch larger than it accepts), so the partition is not consumed.",
+			Advice: "Look at the Fetch responses for the partition: records, errors; check the consumer's logs for a record it cannot deserialize or process, max.partition.fetch.bytes and fetch.max.bytes against the topic's max.message.bytes, and, with isolation.level=read_committed, transactions left open.",
+			find:   (*Doctor).stalledFindings},
+		{ID: "latency-stall", Severity: Warning, Threshold: fmt.Sprintf("%d brokers or more whose latency for one API, in the same %s window, averages %s or more and %d times their median for the API or more (over %d answers or more each; Fetch, ShareFetch, JoinGroup and SyncGroup aside, which wait by design)", LatencyStallBrokers, analysis.LatencyWindowLength, LatencyStallMin, LatencyStallFactor, LatencyStallCount),
+			Why:    "Several brokers slowed down at the same moment: something they share stalled (the network, storage, the controller, a replica they all wait for with acks=all, garbage collection on the clients' side) rather than one broker.",
+			Advice: "Look at what happened at that time across the cluster: the brokers' request metrics (RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs), ISR shrinks and leader elections, disk and network, GC logs; for Produce with acks=all, replica.lag.time.max.ms and min.insync.replicas.",
+			find:   (*Doctor).latencyStallFindings},
+		{ID: "latency-broker-outlier", Severity: Warning, Threshold: fmt.Sprintf("a broker whose median latency for one API, over %d answers or more, is %d times the other brokers' or more, and %s more at least (Fetch, ShareFetch, JoinGroup and SyncGroup aside, which wait by design)", LatencyOutlierCount, LatencyOutlierFactor, LatencyOutlierMin),
+			Why:    "One broker is much slower than the others for the same requests: the trouble is that broker's (its disk, load, network, more partition leaders than the others), not the clients'.",
+			Advice: "Compare that broker with the others: its leader and partition counts (kafka-topics --describe; rebalance leaders with kafka-leader-election), disk and network, num.io.threads and num.network.threads, its request metrics (RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs).",
+			find:   (*Doctor).latencyOutlierFindings},
 		{ID: "unanswered", Severity: Warning, Threshold: "a request the broker never answered while it answered a later request of the same connection (acks=0 Produce requests aside)",
 			Why:    "A broker answers a connection's requests in order; a request skipped was lost, or the connection was cut and the client retried on another.",
 			Advice: "Check capture-loss, the broker's logs around the time, and the client's request.timeout.ms.",

@@ -86,6 +86,8 @@ type Finding struct {
 type Doctor struct {
 	producers *analysis.Producers
 	groups    *analysis.Groups
+	lag       *analysis.Lag
+	latency   *analysis.Latency
 	errors    map[int16]*Evidence
 	throttled Evidence
 	// maxThrottle is the longest throttle time a response asked for.
@@ -102,6 +104,7 @@ type Doctor struct {
 	conns    map[[2]string]*Evidence
 	// streams are the connections whose first request was seen (conns counts each once).
 	streams map[int]bool
+	members members
 }
 
 type pendingRequest struct {
@@ -113,9 +116,9 @@ type pendingRequest struct {
 
 // New returns a Doctor that has seen nothing.
 func New() *Doctor {
-	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), errors: map[int16]*Evidence{},
+	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), latency: analysis.NewLatency(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
-		streams: map[int]bool{}}
+		streams: map[int]bool{}, members: newMembers()}
 }
 
 // Reads names the fields the doctor reads beyond the facts: those of its analyses, and the
@@ -123,7 +126,7 @@ func New() *Doctor {
 // responses' throttle times are read when the decode keeps them: the codec keeps no field by
 // name yet, so any field named makes it decode whole messages.)
 func (d *Doctor) Reads() []analysis.Read {
-	reads := append(d.producers.Reads(), d.groups.Reads()...)
+	reads := slices.Concat(d.producers.Reads(), d.groups.Reads(), d.lag.Reads(), d.latency.Reads())
 	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
 		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
 	}
@@ -137,10 +140,14 @@ const keyMetadata int16 = 3
 func (d *Doctor) Add(e *model.Entry) {
 	d.producers.Add(e)
 	d.groups.Add(e)
+	d.lag.Add(e)
+	d.latency.Add(e)
 	if e.Request {
+		d.members.request(e)
 		d.request(e)
 		return
 	}
+	d.members.response(e)
 	d.response(e)
 }
 

@@ -76,6 +76,28 @@ func TestChecks(t *testing.T) {
 		{"metadata every 2 seconds is no storm", entries(calm...), ""},
 		{"a slow rebalance", rebalance(RebalanceSlow), fmt.Sprintf("rebalance-slow warning [1 2 3 %d]", 1+RebalanceSlow.Milliseconds())},
 		{"a rebalance in time", rebalance(RebalanceSlow - time.Millisecond), ""},
+		{"a rebalance storm", generations(RebalanceStormPerMinute+1, 5*time.Second),
+			fmt.Sprintf("rebalance-storm warning %v", generationFrames(RebalanceStormPerMinute+1, 5*time.Second))},
+		{"rebalances a minute apart", generations(RebalanceStormPerMinute+1, 6*time.Second), ""},
+		// Two findings: the error, then what it means.
+		{"a member removed", heartbeats(MemberGapMin, false), fmt.Sprintf("errors warning [%[1]d] member-left-timeout warning [1 %[2]d %[1]d]",
+			2+MemberGapMin.Milliseconds(), 1+MemberGapMin.Milliseconds())},
+		{"a member unknown sooner", heartbeats(MemberGapMin-time.Millisecond, false), fmt.Sprintf("errors warning [%d]", 1+MemberGapMin.Milliseconds())},
+		{"a member unknown after leaving", heartbeats(MemberGapMin, true), fmt.Sprintf("errors warning [%d]", 2+MemberGapMin.Milliseconds())},
+		{"partitions without an owner", ownership(PartitionsUnownedMax - time.Millisecond),
+			fmt.Sprintf("partitions-unowned warning [4 %d]", 4+PartitionsUnownedMax.Milliseconds())},
+		{"partitions given again in time", ownership(PartitionsUnownedMax - 2*time.Millisecond), ""},
+		{"lag growing", fetches([]int64{0, 0}, []int64{0, LagGrowingMin}), "consumer-lag-growing warning [2 4]"},
+		{"lag growing less", fetches([]int64{0, 0}, []int64{0, LagGrowingMin - 1}), ""},
+		{"a stalled consumer", fetches(repeat(5, StalledFetchesMin), repeat(6, StalledFetchesMin)),
+			fmt.Sprintf("consumer-stalled warning %v", evens(StalledFetchesMin))},
+		{"fewer fetches at one offset", fetches(repeat(5, StalledFetchesMin-1), repeat(6, StalledFetchesMin-1)), ""},
+		{"fetches at one offset, nothing to read", fetches(repeat(6, StalledFetchesMin), repeat(6, StalledFetchesMin)), ""},
+		{"a latency stall", stall(LatencyStallMin, 2), "latency-stall warning [6002 7002]"},
+		{"a latency stall on one broker", stall(LatencyStallMin, 1), ""},
+		{"latency up a little", stall(LatencyStallMin-time.Millisecond, 2), ""},
+		{"a slow broker", outlier(time.Millisecond + LatencyOutlierMin), "latency-broker-outlier warning [2002]"},
+		{"a broker a little slower", outlier(LatencyOutlierMin), ""},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
 		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
@@ -114,6 +136,164 @@ func rebalance(took time.Duration) []event {
 	sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
 	return entries(join, response(2, 0, codec.KeyJoinGroup, 1, gen, str("MemberId", "m")),
 		sync, response(1+int(took.Milliseconds()), 0, codec.KeySyncGroup, 2)) // the join was at 1 ms
+}
+
+// generations is n classic rebalances of a group of one member, every apart: a JoinGroup
+// request, its response, a SyncGroup request and its response each, a millisecond apart.
+func generations(n int, every time.Duration) []event {
+	str := func(name, v string) *codec.Node { return &codec.Node{Name: name, Value: v} }
+	var out []*model.Entry
+	for i := range n {
+		f := 1 + i*int(every.Milliseconds())
+		gen := &codec.Node{Name: "GenerationId", Value: int64(i + 1)}
+		join, sync := request(f, 0, codec.KeyJoinGroup, int32(2*i), "c"), request(f+2, 0, codec.KeySyncGroup, int32(2*i+1), "c")
+		join.Msg.Fields = []*codec.Node{str("GroupId", "g")}
+		sync.Msg.Fields = []*codec.Node{str("GroupId", "g"), gen, str("MemberId", "m")}
+		out = append(out, join, response(f+1, 0, codec.KeyJoinGroup, int32(2*i), gen, str("MemberId", "m")),
+			sync, response(f+3, 0, codec.KeySyncGroup, int32(2*i+1)))
+	}
+	return entries(out...)
+}
+
+// generationFrames are the frames of generations(n, every).
+func generationFrames(n int, every time.Duration) []int {
+	var out []int
+	for i := range n {
+		out = append(out, count(1+i*int(every.Milliseconds()), 4)...)
+	}
+	return out
+}
+
+// heartbeats is a member's Heartbeat (frame 1) answered, then after gap (from frame 1) another
+// answered UNKNOWN_MEMBER_ID; with leave, a LeaveGroup request (frame 2) between them.
+func heartbeats(gap time.Duration, leave bool) []event {
+	member := func(e *model.Entry) *model.Entry {
+		e.Facts = &codec.Facts{Groups: []string{"g"}, Members: []string{"m"}}
+		return e
+	}
+	later := 1 + int(gap.Milliseconds())
+	unknown := response(later+1, 0, keyHeartbeat, 3)
+	unknown.Facts = &codec.Facts{Errors: []int16{25}}
+	es := []*model.Entry{member(request(1, 0, keyHeartbeat, 1, "c")), response(2, 0, keyHeartbeat, 1)}
+	if leave {
+		es = append(es, member(request(3, 0, keyLeaveGroup, 2, "c")), response(4, 0, keyLeaveGroup, 2))
+	}
+	return entries(append(es, member(request(later, 0, keyHeartbeat, 3, "c")), unknown)...)
+}
+
+// ownership is a KIP-848 group where member a gets partitions 0 and 1 (frames 1, 2), then
+// gives up 1 (3, 4), and after took member b joins and gets 1 (frames 4+took, 5+took): 1
+// had no owner for took and a millisecond.
+func ownership(took time.Duration) []event {
+	n := func(name string, v any, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Value: v, Children: kids}
+	}
+	heartbeat := func(frame, stream int, corr int32, member string, epoch int64) *model.Entry {
+		e := request(frame, stream, keyConsumerGroupHeartbeat, corr, member)
+		e.Msg.Fields = []*codec.Node{n("GroupId", "g"), n("MemberId", member), n("MemberEpoch", epoch)}
+		return e
+	}
+	answer := func(frame, stream int, corr int32, member string, epoch int64, partitions ...int64) *model.Entry {
+		var ps []*codec.Node
+		for _, p := range partitions {
+			ps = append(ps, n("", p))
+		}
+		return response(frame, stream, keyConsumerGroupHeartbeat, corr, n("MemberId", member), n("MemberEpoch", epoch),
+			n("Assignment", nil, n("TopicPartitions", nil, n("", nil, n("Partitions", nil, ps...)))))
+	}
+	later := 4 + int(took.Milliseconds())
+	return entries(heartbeat(1, 0, 1, "a", 0), answer(2, 0, 1, "a", 1, 0, 1), heartbeat(3, 0, 2, "a", 1), answer(4, 0, 2, "a", 1, 0),
+		heartbeat(later, 1, 1, "b", 0), answer(later+1, 1, 1, "b", 2, 1))
+}
+
+// keyConsumerGroupHeartbeat is the API key of ConsumerGroupHeartbeat (KIP-848).
+const keyConsumerGroupHeartbeat int16 = 68
+
+// fetches is a consumer's Fetch requests of partition 0 of topic t at offsets, each answered
+// at once with the high watermark of hws: request and response in frames 1 and 2, 3 and 4...
+func fetches(offsets, hws []int64) []event {
+	n := func(name string, v any, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Value: v, Children: kids}
+	}
+	array := func(name string, kids ...*codec.Node) *codec.Node {
+		return &codec.Node{Name: name, Type: wire.Array, Value: int64(len(kids)), Children: kids}
+	}
+	var out []*model.Entry
+	for i, offset := range offsets {
+		req := request(2*i+1, 0, codec.KeyFetch, int32(i), "c")
+		req.Msg.Fields = []*codec.Node{array("Topics", n("", nil, n("Topic", "t"),
+			array("Partitions", n("", nil, n("Partition", int64(0)), n("FetchOffset", offset)))))}
+		out = append(out, req, response(2*i+2, 0, codec.KeyFetch, int32(i), n("ErrorCode", int64(0)), array("Responses", n("", nil, n("Topic", "t"),
+			array("Partitions", n("", nil, n("PartitionIndex", int64(0)), n("ErrorCode", int64(0)), n("HighWatermark", hws[i])))))))
+	}
+	return entries(out...)
+}
+
+// repeat is n times v.
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// evens are the frames 2, 4... of n fetches' responses.
+func evens(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 2 * (i + 1)
+	}
+	return out
+}
+
+// answers are Produce requests on stream to broker from frame first, one every 2 frames,
+// each answered in the next frame after its latency.
+func answers(stream int, broker string, first int, latencies ...time.Duration) []*model.Entry {
+	var out []*model.Entry
+	for i, l := range latencies {
+		f := first + 2*i
+		resp := response(f+1, stream, codec.KeyProduce, int32(f), &codec.Node{Name: "ErrorCode", Value: int64(0)})
+		resp.Src, resp.RequestFrame, resp.Latency, resp.Msg.APIName = broker, f, l, "Produce"
+		out = append(out, request(f, stream, codec.KeyProduce, int32(f), "p"), resp)
+	}
+	return out
+}
+
+// latencies is n times l.
+func latencies(l time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := range out {
+		out[i] = l
+	}
+	return out
+}
+
+// stall is two brokers answering 20 Produce requests in a millisecond each, then, 6 seconds
+// in (in the next latency window), LatencyStallCount requests each, slowly on the first
+// slowBrokers of them.
+func stall(slow time.Duration, slowBrokers int) []event {
+	var out []*model.Entry
+	for b := range 2 {
+		broker := fmt.Sprint("broker", b, ":9092")
+		out = append(out, answers(b, broker, 1+1000*b, latencies(time.Millisecond, 20)...)...)
+		later := time.Millisecond
+		if b < slowBrokers {
+			later = slow
+		}
+		out = append(out, answers(b, broker, 6001+1000*b, latencies(later, LatencyStallCount)...)...)
+	}
+	return entries(out...)
+}
+
+// outlier is three brokers answering LatencyOutlierCount Produce requests each, the first two
+// in a millisecond, the third in slow.
+func outlier(slow time.Duration) []event {
+	var out []*model.Entry
+	for b, l := range []time.Duration{time.Millisecond, time.Millisecond, slow} {
+		out = append(out, answers(b, fmt.Sprint("broker", b, ":9092"), 1+1000*b, latencies(l, LatencyOutlierCount)...)...)
+	}
+	return entries(out...)
 }
 
 // produces is a producer's Produce requests, unanswered yet, one a frame from frame 1, each
@@ -171,3 +351,6 @@ func TestChecksTable(t *testing.T) {
 		ids[c.ID] = true
 	}
 }
+
+// keyHeartbeat is the API key of Heartbeat (classic groups).
+const keyHeartbeat int16 = 12
