@@ -81,6 +81,11 @@ const (
 // Checks returns the doctor's table: every check, in the order findings of one severity are
 // listed.
 func Checks() []Check {
+	return slices.Concat(wireChecks(), groupChecks(), clientChecks())
+}
+
+// wireChecks are the checks of the capture itself, of errors, and of producers' sequences.
+func wireChecks() []Check {
 	return []Check{
 		{ID: "capture-loss", Severity: Warning, Threshold: "any bytes lost (not captured) on a Kafka connection",
 			Why:    "The capture missed packets: messages around the loss are missing or cut, so the other findings may be wrong there.",
@@ -102,6 +107,12 @@ func Checks() []Check {
 			Why:    "A producer sent the same batch again: the first attempt got an error or no answer in time, so records arrive late (the broker drops the duplicate).",
 			Advice: "Find why the first attempt failed (its response's error, or request.timeout.ms passed); check the broker's load and replication (min.insync.replicas, acks), and request.timeout.ms and delivery.timeout.ms.",
 			find:   (*Doctor).retryFindings},
+	}
+}
+
+// groupChecks are the checks of consumer groups and consumers.
+func groupChecks() []Check {
+	return []Check{
 		{ID: "rebalance-slow", Severity: Warning, Threshold: fmt.Sprintf("a rebalance taking %s or more, from its first JoinGroup request to its last SyncGroup response (for KIP-848 groups, from a member's revocation to its new epoch)", RebalanceSlow),
 			Why:    "A group stopped consuming for a long time while it rebalanced: the coordinator waits for every member to rejoin, and a member busy processing rejoins only at its next poll.",
 			Advice: "Check the members' processing time per poll against max.poll.interval.ms (and max.poll.records), session.timeout.ms, and group.initial.rebalance.delay.ms; cooperative rebalancing (partition.assignment.strategy=cooperative-sticky) or KIP-848 (group.protocol=consumer) keeps partitions through rebalances.",
@@ -126,6 +137,12 @@ func Checks() []Check {
 			Why:    "A consumer keeps fetching a partition without getting past one offset: it does not take the records it is given (a record it fails on and seeks back to, a batch larger than it accepts), so the partition is not consumed.",
 			Advice: "Look at the Fetch responses for the partition: records, errors; check the consumer's logs for a record it cannot deserialize or process, max.partition.fetch.bytes and fetch.max.bytes against the topic's max.message.bytes, and, with isolation.level=read_committed, transactions left open.",
 			find:   (*Doctor).stalledFindings},
+	}
+}
+
+// clientChecks are the checks of latency and of clients' habits.
+func clientChecks() []Check {
+	return []Check{
 		{ID: "latency-stall", Severity: Warning, Threshold: fmt.Sprintf("%d brokers or more whose latency for one API, in the same %s window, averages %s or more and %d times their median for the API or more (over %d answers or more each; Fetch, ShareFetch, JoinGroup and SyncGroup aside, which wait by design)", LatencyStallBrokers, analysis.LatencyWindowLength, LatencyStallMin, LatencyStallFactor, LatencyStallCount),
 			Why:    "Several brokers slowed down at the same moment: something they share stalled (the network, storage, the controller, a replica they all wait for with acks=all, garbage collection on the clients' side) rather than one broker.",
 			Advice: "Look at what happened at that time across the cluster: the brokers' request metrics (RequestQueueTimeMs, LocalTimeMs, RemoteTimeMs), ISR shrinks and leader elections, disk and network, GC logs; for Produce with acks=all, replica.lag.time.max.ms and min.insync.replicas.",
