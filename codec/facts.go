@@ -710,7 +710,7 @@ func (t *TopicNames) Annotate(msg *Message) {
 				}
 			}
 		}
-		return true
+		return !n.Type.IsRecords() // records hold no topic ids
 	})
 }
 

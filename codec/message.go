@@ -193,6 +193,52 @@ func (c *Codec) Release(m *Message) {
 	c.released.Put(a)
 }
 
+// Compact moves m's tree out of its Nodes into memory of its own, just large enough, and gives
+// the Nodes back to c as Release does: for a tree that is read some time after it is decoded
+// (by the analyses, once the pipeline shows it). Held in its Nodes, such a tree would keep
+// slabs sized for the largest trees, however small it is. A tree with records left to expand
+// (LazyRecords) or decompressed payloads (Inflated) is left where it is.
+func (c *Codec) Compact(m *Message) {
+	a := m.nodes
+	if a == nil || m.lazy != nil || len(a.inflated) > 0 {
+		return
+	}
+	var nodes, lists int
+	Walk(m.Fields, func(n *Node, _ int) bool {
+		nodes++
+		lists += len(n.Children)
+		return true
+	})
+	t := treeCopy{nodes: make([]Node, 0, nodes), ptrs: make([]*Node, 0, lists+len(m.Fields))}
+	m.Fields = t.list(m.Fields)
+	m.nodes = nil
+	a.release()
+	c.released.Put(a)
+}
+
+// treeCopy copies trees into nodes and ptrs, whose capacities are what the trees need.
+type treeCopy struct {
+	nodes []Node
+	ptrs  []*Node
+}
+
+// list copies the nodes of l, and what they hold; nil stays nil.
+func (t *treeCopy) list(l []*Node) []*Node {
+	if l == nil {
+		return nil
+	}
+	at := len(t.ptrs)
+	t.ptrs = t.ptrs[:at+len(l)]
+	out := t.ptrs[at : at+len(l) : at+len(l)]
+	for i, n := range l {
+		t.nodes = append(t.nodes, *n)
+		cp := &t.nodes[len(t.nodes)-1]
+		cp.Children = t.list(n.Children)
+		out[i] = cp
+	}
+	return out
+}
+
 // Inflated returns the compressed payloads of m's records with their decompressed bytes, in the
 // order they were decoded (nil after Release, or when nothing was decompressed).
 func (m *Message) Inflated() []Inflated {

@@ -169,6 +169,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 			// pipeline releases it once they have (Pipeline.unhold). Its numbers and strings
 			// are copies, its bytes values are not (analyses copy what they keep of them).
 			d.codec.Release(e.Msg)
+		} else if e.Msg != nil {
+			d.codec.Compact(e.Msg)
 		}
 	}
 	d.emit(ev)

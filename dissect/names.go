@@ -124,7 +124,7 @@ func (n *naming) unnamed(e *model.Entry, notes bool) bool {
 			if u, ok := x.Value.(codec.UUID); ok && x.Name == "TopicId" && missing(u) {
 				found = true
 			}
-			return !found
+			return !found && !x.Type.IsRecords() // records hold no topic ids
 		})
 	}
 	return found
