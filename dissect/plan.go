@@ -31,7 +31,7 @@ type Plan struct {
 	// messages with kept fields are left to the analyses rather than released.
 	Keep []codec.Kept
 	// BatchHeaders: Keep names a field of record batches' headers (records.BatchHeaderField),
-	// so shallow decodes decode batch headers rather than only count records, and records are
+	// so shallow decodes give those fields nodes rather than only count records, and records are
 	// expanded before the analyses read them (no LazyRecords).
 	BatchHeaders bool
 	// LazyRecords: the format expands records fields itself as it writes them, and no filter
