@@ -26,8 +26,8 @@ type Plan struct {
 	// (unless BatchHeaders).
 	Shallow bool
 	// Keep names the fields, beyond those facts read, that analyses read (analysis.FieldReader):
-	// a shallow decode keeps them (codec.Codec.Keep), and gives record batches their whole
-	// headers when one is a batch header's field (records.BatchHeaderField). The trees of
+	// a shallow decode keeps them (codec.Codec.Keep), and gives record batches' headers the
+	// fields named among theirs (records.BatchHeaderField). The trees of
 	// messages with kept fields are left to the analyses rather than released.
 	Keep []codec.Kept
 	// BatchHeaders: Keep names a field of record batches' headers (records.BatchHeaderField),
