@@ -193,14 +193,18 @@ func (c *Codec) Release(m *Message) {
 	c.released.Put(a)
 }
 
-// Compact moves m's tree out of its Nodes into memory of its own, just large enough, and gives
-// the Nodes back to c as Release does: for a tree that is read some time after it is decoded
+// Compact moves m's tree out of its Nodes into memory taken from into, just large enough, and
+// gives the Nodes back to c as Release does: for a tree that is read some time after it is decoded
 // (by the analyses, once the pipeline shows it). Held in its Nodes, such a tree would keep
 // slabs sized for the largest trees, however small it is. A tree with records left to expand
-// (LazyRecords) or decompressed payloads (Inflated) is left where it is.
-func (c *Codec) Compact(m *Message) {
+// (LazyRecords) or decompressed payloads (Inflated) is left where it is, and so is one that
+// fills at least half of the slabs it was decoded into: copying it would save little.
+func (c *Codec) Compact(m *Message, into *Arena) {
 	a := m.nodes
 	if a == nil || m.lazy != nil || len(a.inflated) > 0 {
+		return
+	}
+	if used, held := a.used(); used*2 >= held {
 		return
 	}
 	var nodes, lists int
@@ -209,11 +213,38 @@ func (c *Codec) Compact(m *Message) {
 		lists += len(n.Children)
 		return true
 	})
-	t := treeCopy{nodes: make([]Node, 0, nodes), ptrs: make([]*Node, 0, lists+len(m.Fields))}
+	t := treeCopy{nodes: take(&into.nodes, nodes), ptrs: take(&into.ptrs, lists+len(m.Fields))}
 	m.Fields = t.list(m.Fields)
 	m.nodes = nil
 	a.release()
 	c.released.Put(a)
+}
+
+// Arena is memory for the trees that Compact moves: chunks shared by the small trees that
+// follow each other, so that each does not cost an allocation of its own. A chunk is collected
+// once none of its trees is used. The zero value is ready to use; an Arena is for one
+// goroutine at a time.
+type Arena struct {
+	nodes []Node
+	ptrs  []*Node
+}
+
+// arenaChunk is the number of elements of an Arena's chunks; larger trees get memory of their
+// own.
+const arenaChunk = 256
+
+// take returns an empty slice with room for exactly n elements, from the chunk *chunk or from
+// a new one.
+func take[T any](chunk *[]T, n int) []T {
+	if n > arenaChunk/4 {
+		return make([]T, 0, n)
+	}
+	if cap(*chunk)-len(*chunk) < n {
+		*chunk = make([]T, 0, arenaChunk)
+	}
+	l := len(*chunk)
+	*chunk = (*chunk)[:l+n]
+	return (*chunk)[l : l : l+n]
 }
 
 // treeCopy copies trees into nodes and ptrs, whose capacities are what the trees need.
