@@ -145,6 +145,18 @@ func (a *Nodes) release() {
 	a.fullNodes, a.fullPtrs, a.nodes, a.ptrs = a.fullNodes[:0], a.fullPtrs[:0], nil, nil
 }
 
+// used returns the number of nodes taken from a's slabs, and the number the slabs hold,
+// spare ones included.
+func (a *Nodes) used() (used, held int) {
+	used, held = len(a.nodes), cap(a.nodes)
+	for _, l := range [][][]Node{a.fullNodes, a.spareNodes} {
+		for _, s := range l {
+			used, held = used+len(s), held+cap(s)
+		}
+	}
+	return used, held
+}
+
 // keepSpare clears the slabs and appends them to spare, as long as spare holds at most limit
 // elements in all; the others are left to the collector.
 func keepSpare[T any](spare, slabs [][]T, limit int) [][]T {

@@ -697,21 +697,24 @@ func (t *TopicNames) Name(id UUID) (string, bool) {
 
 // Annotate notes the topic name beside every TopicId of msg, or says it is not known yet.
 // The note is the one place the name is kept; Node.Topic reads it back for the outputs that
-// show the name as a value of its own.
-func (t *TopicNames) Annotate(msg *Message) {
+// show the name as a value of its own. named reports whether every id had a name.
+func (t *TopicNames) Annotate(msg *Message) (named bool) {
+	named = true
 	Walk(msg.Fields, func(n *Node, _ int) bool {
 		if u, ok := n.Value.(UUID); ok && n.Name == "TopicId" && u != (UUID{}) {
 			if name, ok := t.names[u]; ok {
 				n.Note = topicNote + name
 			} else {
+				named = false
 				n.Note = unknownTopic + "no Metadata response with this id captured before)"
 				if t.all {
 					n.Note = unknownTopic + "no message of the capture names this id)"
 				}
 			}
 		}
-		return true
+		return !n.Type.IsRecords() // records hold no topic ids
 	})
+	return named
 }
 
 // topicNote starts the note of a TopicId whose name is known: the name follows. The notes of

@@ -140,3 +140,56 @@ func TestReleaseKeepsNothing(t *testing.T) {
 	}
 	runtime.KeepAlive(next)
 }
+
+// TestCompact: a compacted tree is the tree it was, through every API key, version and
+// direction, in full and shallow decodes; the nodes it was decoded into go on to the next
+// trees without changing it; and the message can still be released. (Trees that fill their
+// slabs are left in them; at least one is not.)
+func TestCompact(t *testing.T) {
+	for _, shallow := range []bool{false, true} {
+		c := testCodec(t)
+		c.Shallow = shallow
+		var kept []*Message
+		var want []string
+		var arena Arena
+		compacted := 0
+		for key := int16(0); key < 1000; key++ {
+			if kmsg.RequestForKey(key) == nil {
+				continue
+			}
+			for v := int16(0); v <= kmsg.RequestForKey(key).MaxVersion(); v++ {
+				for _, response := range []bool{false, true} {
+					_, _, fr := kmsgFrame(key, v, response, int64(key)*1000+int64(v)+3)
+					var m *Message
+					if response {
+						m = c.DecodeResponse(fr, key, v)
+					} else {
+						m = c.DecodeRequest(fr)
+					}
+					before := treeText(m)
+					c.Compact(m, &arena)
+					if m.nodes == nil {
+						compacted++
+					}
+					if treeText(m) != before {
+						t.Fatalf("shallow %v: key %d v%d response %v compacted:\n%s\nwant\n%s", shallow, key, v, response, treeText(m), before)
+					}
+					kept, want = append(kept, m), append(want, before)
+				}
+			}
+		}
+		if compacted == 0 {
+			t.Fatalf("shallow %v: no tree compacted", shallow)
+		}
+		// The messages decoded after each took the nodes it was compacted out of.
+		for i, m := range kept {
+			if got := treeText(m); got != want[i] {
+				t.Fatalf("shallow %v: compacted tree %d changed after other decodes:\n%s\nwant\n%s", shallow, i, got, want[i])
+			}
+			c.Release(m)
+			if m.Fields != nil {
+				t.Fatal("a released message keeps its fields")
+			}
+		}
+	}
+}

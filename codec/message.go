@@ -193,6 +193,83 @@ func (c *Codec) Release(m *Message) {
 	c.released.Put(a)
 }
 
+// Compact moves m's tree out of its Nodes into memory taken from into, just large enough, and
+// gives the Nodes back to c as Release does: for a tree that is read some time after it is decoded
+// (by the analyses, once the pipeline shows it). Held in its Nodes, such a tree would keep
+// slabs sized for the largest trees, however small it is. A tree with records left to expand
+// (LazyRecords) or decompressed payloads (Inflated) is left where it is, and so is one that
+// fills at least half of the slabs it was decoded into: copying it would save little.
+func (c *Codec) Compact(m *Message, into *Arena) {
+	a := m.nodes
+	if a == nil || m.lazy != nil || len(a.inflated) > 0 {
+		return
+	}
+	if used, held := a.used(); used*2 >= held {
+		return
+	}
+	var nodes, lists int
+	Walk(m.Fields, func(n *Node, _ int) bool {
+		nodes++
+		lists += len(n.Children)
+		return true
+	})
+	t := treeCopy{nodes: take(&into.nodes, nodes), ptrs: take(&into.ptrs, lists+len(m.Fields))}
+	m.Fields = t.list(m.Fields)
+	m.nodes = nil
+	a.release()
+	c.released.Put(a)
+}
+
+// Arena is memory for the trees that Compact moves: chunks shared by the small trees that
+// follow each other, so that each does not cost an allocation of its own. A chunk is collected
+// once none of its trees is used. The zero value is ready to use; an Arena is for one
+// goroutine at a time.
+type Arena struct {
+	nodes []Node
+	ptrs  []*Node
+}
+
+// arenaChunk is the number of elements of an Arena's chunks; larger trees get memory of their
+// own.
+const arenaChunk = 256
+
+// take returns an empty slice with room for exactly n elements, from the chunk *chunk or from
+// a new one.
+func take[T any](chunk *[]T, n int) []T {
+	if n > arenaChunk/4 {
+		return make([]T, 0, n)
+	}
+	if cap(*chunk)-len(*chunk) < n {
+		*chunk = make([]T, 0, arenaChunk)
+	}
+	l := len(*chunk)
+	*chunk = (*chunk)[:l+n]
+	return (*chunk)[l : l : l+n]
+}
+
+// treeCopy copies trees into nodes and ptrs, whose capacities are what the trees need.
+type treeCopy struct {
+	nodes []Node
+	ptrs  []*Node
+}
+
+// list copies the nodes of l, and what they hold; nil stays nil.
+func (t *treeCopy) list(l []*Node) []*Node {
+	if l == nil {
+		return nil
+	}
+	at := len(t.ptrs)
+	t.ptrs = t.ptrs[:at+len(l)]
+	out := t.ptrs[at : at+len(l) : at+len(l)]
+	for i, n := range l {
+		t.nodes = append(t.nodes, *n)
+		cp := &t.nodes[len(t.nodes)-1]
+		cp.Children = t.list(n.Children)
+		out[i] = cp
+	}
+	return out
+}
+
 // Inflated returns the compressed payloads of m's records with their decompressed bytes, in the
 // order they were decoded (nil after Release, or when nothing was decompressed).
 func (m *Message) Inflated() []Inflated {

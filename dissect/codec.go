@@ -1,6 +1,8 @@
 package dissect
 
 import (
+	"slices"
+
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/records"
 	"github.com/kdissect/kdissect/codec/schema"
@@ -23,9 +25,23 @@ func NewCodec(set *schema.Set, plan Plan, o CodecOptions) *codec.Codec {
 	c.Keep = plan.Keep
 	if plan.Records == "full" || plan.Records == "headers" {
 		c.Records = records.New(records.Options{MaxDecompressed: o.MaxDecompressed, HeadersOnly: plan.Records == "headers",
-			CountsOnly: c.Shallow && !plan.BatchHeaders})
+			CountsOnly: c.Shallow, BatchFields: batchFields(plan.Keep)})
 	}
 	c.ShowSecrets = o.ShowSecrets
 	c.LazyRecords = plan.LazyRecords
 	return c
+}
+
+// batchFields are the fields of record batches' headers that keep names
+// (records.BatchHeaderField), each once.
+func batchFields(keep []codec.Kept) []string {
+	var fs []string
+	for _, k := range keep {
+		for _, f := range k.Fields {
+			if records.BatchHeaderField(f) && !slices.Contains(fs, f) {
+				fs = append(fs, f)
+			}
+		}
+	}
+	return fs
 }

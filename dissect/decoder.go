@@ -61,7 +61,9 @@ type decoder struct {
 	facts, expand, lent bool
 	// walker gathers the facts of the assembler's messages, one after another.
 	walker codec.FactsWalker
-	emit   func(event)
+	// arena holds the trees kept for the analyses (Codec.Compact).
+	arena codec.Arena
+	emit  func(event)
 	// hold and frame as function values, made once rather than for each connection.
 	holdFunc  func(reassembly.Frame) reassembly.Frame
 	frameFunc func(reassembly.Frame)
@@ -169,6 +171,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 			// pipeline releases it once they have (Pipeline.unhold). Its numbers and strings
 			// are copies, its bytes values are not (analyses copy what they keep of them).
 			d.codec.Release(e.Msg)
+		} else if e.Msg != nil {
+			d.codec.Compact(e.Msg, &d.arena)
 		}
 	}
 	d.emit(ev)

@@ -116,10 +116,12 @@ type naming struct {
 // (learnDeferred) when e uses an id not named so far.
 func (n *naming) analyse(e *model.Entry, taught []codec.TopicIDName, notes bool, learn func()) {
 	n.names.Add(taught)
-	if n.deferred != "" && n.unnamed(e, notes) {
+	if n.deferred != "" && n.unnamed(e) {
 		learn()
 	}
-	if notes && e.Msg != nil {
+	if notes && e.Msg != nil && !n.names.Annotate(e.Msg) && n.deferred != "" {
+		// An id of the tree has no name yet: the pass put off may know it.
+		learn()
 		n.names.Annotate(e.Msg)
 	}
 	if e.Facts != nil {

@@ -92,9 +92,9 @@ func (p *Pipeline) learnDeferred() {
 	}
 }
 
-// unnamed reports whether e uses a topic id that has no name yet: in its facts, its fetch
-// session, or (notes) its field tree.
-func (n *naming) unnamed(e *model.Entry, notes bool) bool {
+// unnamed reports whether e uses a topic id that has no name yet, in its facts or its fetch
+// session (analyse checks its field tree as it annotates it).
+func (n *naming) unnamed(e *model.Entry) bool {
 	missing := func(id codec.UUID) bool {
 		_, ok := n.names.Name(id)
 		return !ok && id != (codec.UUID{}) // a zero id is never named
@@ -118,16 +118,7 @@ func (n *naming) unnamed(e *model.Entry, notes bool) bool {
 			}
 		}
 	}
-	found := false
-	if notes && e.Msg != nil {
-		codec.Walk(e.Msg.Fields, func(x *codec.Node, _ int) bool {
-			if u, ok := x.Value.(codec.UUID); ok && x.Name == "TopicId" && missing(u) {
-				found = true
-			}
-			return !found
-		})
-	}
-	return found
+	return false
 }
 
 // nameScanner is the first pass's reassembly.Handler: frames go to each connection's NameScan,

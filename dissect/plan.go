@@ -26,12 +26,12 @@ type Plan struct {
 	// (unless BatchHeaders).
 	Shallow bool
 	// Keep names the fields, beyond those facts read, that analyses read (analysis.FieldReader):
-	// a shallow decode keeps them (codec.Codec.Keep), and gives record batches their whole
-	// headers when one is a batch header's field (records.BatchHeaderField). The trees of
+	// a shallow decode keeps them (codec.Codec.Keep), and gives record batches' headers the
+	// fields named among theirs (records.BatchHeaderField). The trees of
 	// messages with kept fields are left to the analyses rather than released.
 	Keep []codec.Kept
 	// BatchHeaders: Keep names a field of record batches' headers (records.BatchHeaderField),
-	// so shallow decodes decode batch headers rather than only count records, and records are
+	// so shallow decodes give those fields nodes rather than only count records, and records are
 	// expanded before the analyses read them (no LazyRecords).
 	BatchHeaders bool
 	// LazyRecords: the format expands records fields itself as it writes them, and no filter

@@ -59,55 +59,65 @@ func buildBatch(t *testing.T, codecName string, n int) []byte {
 	return b
 }
 
-// TestCountsOnly: CountsOnly keeps, of each batch header, the attributes and the record count,
-// with the same nodes and the same warnings (a damaged CRC, a cut batch) as HeadersOnly, in
-// far fewer nodes.
+// TestCountsOnly: CountsOnly keeps, of each batch header, the attributes, the record count and
+// the fields BatchFields names, with the same nodes and the same warnings (a damaged CRC, a
+// cut batch) as HeadersOnly, in far fewer nodes.
 func TestCountsOnly(t *testing.T) {
 	good := append(buildBatch(t, "none", 3), buildBatch(t, "zstd", 5)...)
 	badCRC := append([]byte(nil), good...)
 	badCRC[len(badCRC)-1] ^= 0xff
 	cut := good[:len(good)-7]
-	for name, data := range map[string][]byte{"good": good, "bad crc": badCRC, "cut": cut} {
-		t.Run(name, func(t *testing.T) {
-			full, fullWs := New(Options{HeadersOnly: true}).DecodeRecords(data, 100, nil)
-			counts, countsWs := New(Options{HeadersOnly: true, CountsOnly: true}).DecodeRecords(data, 100, nil)
-			if name == "bad crc" && len(fullWs) == 0 {
-				t.Error("no warning for a damaged CRC")
+	for _, fields := range [][]string{nil, {"producerId", "crc", "baseOffset", "lastOffsetDelta"}} {
+		for name, data := range map[string][]byte{"good": good, "bad crc": badCRC, "cut": cut} {
+			t.Run(fmt.Sprint(name, fields), func(t *testing.T) {
+				testCountsOnly(t, data, fields, name == "bad crc", name == "good" && fields == nil)
+			})
+		}
+	}
+}
+
+// testCountsOnly checks a CountsOnly decode of data, with fields, against a HeadersOnly one;
+// few says it must take far fewer nodes.
+func testCountsOnly(t *testing.T, data []byte, fields []string, badCRC, few bool) {
+	full, fullWs := New(Options{HeadersOnly: true}).DecodeRecords(data, 100, nil)
+	counts, countsWs := New(Options{HeadersOnly: true, CountsOnly: true, BatchFields: fields}).DecodeRecords(data, 100, nil)
+	if badCRC && len(fullWs) == 0 {
+		t.Error("no warning for a damaged CRC")
+	}
+	if !slices.Equal(fullWs, countsWs) {
+		t.Errorf("warnings %v, want %v", countsWs, fullWs)
+	}
+	if len(counts) != len(full) {
+		t.Fatalf("%d entries, want %d", len(counts), len(full))
+	}
+	nFull, nCounts := 0, 0
+	codec.Walk(full, func(*codec.Node, int) bool { nFull++; return true })
+	codec.Walk(counts, func(*codec.Node, int) bool { nCounts++; return true })
+	text := func(k *codec.Node) string {
+		return fmt.Sprintf("%s %s %d+%d %v %v %q", k.Name, k.Type, k.Offset, k.Size, k.Value, k.Bits, k.Note)
+	}
+	for i, c := range counts {
+		f := full[i]
+		if c.Name != f.Name || c.Type != f.Type || c.Offset != f.Offset || c.Size != f.Size {
+			t.Errorf("entry %d: %s %s %d+%d, want %s %s %d+%d", i, c.Name, c.Type, c.Offset, c.Size, f.Name, f.Type, f.Offset, f.Size)
+		}
+		if f.Type != wire.RecordBatch {
+			continue
+		}
+		var want, got []string
+		for _, k := range f.Children {
+			if k.Name == "attributes" || k.Name == "recordsCount" || k.Type == wire.RecordData || slices.Contains(fields, k.Name) {
+				want = append(want, text(k))
 			}
-			if !slices.Equal(fullWs, countsWs) {
-				t.Errorf("warnings %v, want %v", countsWs, fullWs)
-			}
-			if len(counts) != len(full) {
-				t.Fatalf("%d entries, want %d", len(counts), len(full))
-			}
-			nFull, nCounts := 0, 0
-			codec.Walk(full, func(*codec.Node, int) bool { nFull++; return true })
-			codec.Walk(counts, func(*codec.Node, int) bool { nCounts++; return true })
-			for i, c := range counts {
-				f := full[i]
-				if c.Name != f.Name || c.Type != f.Type || c.Offset != f.Offset || c.Size != f.Size {
-					t.Errorf("entry %d: %s %s %d+%d, want %s %s %d+%d", i, c.Name, c.Type, c.Offset, c.Size, f.Name, f.Type, f.Offset, f.Size)
-				}
-				if f.Type != wire.RecordBatch {
-					continue
-				}
-				var want []string
-				for _, k := range f.Children {
-					if k.Name == "attributes" || k.Name == "recordsCount" || k.Type == wire.RecordData {
-						want = append(want, fmt.Sprintf("%s %s %d+%d %v", k.Name, k.Type, k.Offset, k.Size, k.Value))
-					}
-				}
-				var got []string
-				for _, k := range c.Children {
-					got = append(got, fmt.Sprintf("%s %s %d+%d %v", k.Name, k.Type, k.Offset, k.Size, k.Value))
-				}
-				if len(want) != 3 || !slices.Equal(got, want) {
-					t.Errorf("batch %d: %q, want %q", i, got, want)
-				}
-			}
-			if name == "good" && nCounts*3 > nFull {
-				t.Errorf("%d nodes, against %d with HeadersOnly", nCounts, nFull)
-			}
-		})
+		}
+		for _, k := range c.Children {
+			got = append(got, text(k))
+		}
+		if len(want) != 3+len(fields) || !slices.Equal(got, want) {
+			t.Errorf("batch %d: %q, want %q", i, got, want)
+		}
+	}
+	if few && nCounts*3 > nFull {
+		t.Errorf("%d nodes, against %d with HeadersOnly", nCounts, nFull)
 	}
 }

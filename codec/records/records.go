@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,10 +34,14 @@ type Options struct {
 	// checked, with the same warnings, but they get no node. For outputs that show no field
 	// tree (summaries, statistics).
 	CountsOnly bool
+	// BatchFields, with CountsOnly, names header fields (BatchHeaderField) that still get a
+	// node, besides the attributes and the record count: those that who reads the tree reads.
+	BatchFields []string
 }
 
 // BatchHeaderField reports whether name is a field of a record batch's header that a decode
-// with CountsOnly gives no node: one that who reads batch headers must not go without.
+// with CountsOnly gives no node unless BatchFields names it: one that who reads batch headers
+// must not go without.
 func BatchHeaderField(name string) bool {
 	switch name {
 	case "baseOffset", "batchLength", "partitionLeaderEpoch", "magic", "crc", "lastOffsetDelta",
@@ -49,6 +54,8 @@ func BatchHeaderField(name string) bool {
 // Decoder decodes records fields. It is safe for concurrent use.
 type Decoder struct {
 	opt Options
+	// batchKept has bit i set when CountsOnly gives batchFields[i] a node.
+	batchKept uint16
 	// counts decodes for CountRecords: headers only, counts only (itself, when opt says so).
 	counts *Decoder
 	// Decompressors are reused: building one (zstd above all) costs more than a small batch.
@@ -61,11 +68,11 @@ func New(opt Options) *Decoder {
 		opt.MaxDecompressed = DefaultMaxDecompressed
 	}
 	opt.MaxDecompressed = min(opt.MaxDecompressed, 1<<40) // keeps the sums below from overflowing
-	d := &Decoder{opt: opt}
+	d := &Decoder{opt: opt, batchKept: batchKept(opt.BatchFields)}
 	d.counts = d
 	if !opt.HeadersOnly || !opt.CountsOnly {
-		opt.HeadersOnly, opt.CountsOnly = true, true
-		d.counts = &Decoder{opt: opt}
+		opt.HeadersOnly, opt.CountsOnly, opt.BatchFields = true, true, nil
+		d.counts = &Decoder{opt: opt, batchKept: batchKept(nil)}
 		d.counts.counts = d.counts
 	}
 	return d
@@ -323,21 +330,75 @@ const (
 	batchCountAt = 57
 )
 
-// batchCounts is batch for Options.CountsOnly: n gets the batch's attributes and its record
-// count, and its records undecoded.
+// batchCounts is batch for Options.CountsOnly: n gets the batch's attributes, its record
+// count and the fields Options.BatchFields names, and its records undecoded.
 func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 	crc := binary.BigEndian.Uint32(s.b[p+batchCRCAt:])
-	if c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli); c != crc {
+	c := crc32.Checksum(s.b[p+batchCRCEnd:end], castagnoli)
+	if c != crc {
 		s.warn(p+batchCRCAt, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
-	attrs := int64(int16(binary.BigEndian.Uint16(s.b[p+batchAttrsAt:])))
-	count := int64(int32(binary.BigEndian.Uint32(s.b[p+batchCountAt:])))
+	kids := s.nodes.List(3 + len(s.d.opt.BatchFields))
+	for i, f := range batchFields {
+		if s.d.batchKept&(1<<i) == 0 {
+			continue
+		}
+		k := s.node(f.name, f.typ, p+f.at, f.size, f.value(s.b[p+f.at:]))
+		switch f.name {
+		case "attributes":
+			withBits(k, wire.BatchAttributes)
+		case "crc":
+			k.Note = crcVerdict(crc, c)
+		}
+		kids = append(kids, k)
+	}
 	records := p + batchCountAt + 4
-	n.Children = append(s.nodes.List(3),
-		withBits(s.node("attributes", wire.Int16, p+batchAttrsAt, 2, attrs), wire.BatchAttributes),
-		s.node("recordsCount", wire.Int32, p+batchCountAt, 4, count),
-		s.node("records", wire.RecordData, records, end-records, nil))
+	n.Children = append(kids, s.node("records", wire.RecordData, records, end-records, nil))
 	return n
+}
+
+// batchField is a field of a batch header (magic 2): its name and type, and where it lies.
+type batchField struct {
+	name     string
+	typ      wire.Type
+	at, size int
+}
+
+// batchFields are the fields of a batch header, in order, as batch reads them.
+var batchFields = [...]batchField{
+	{"baseOffset", wire.Int64, 0, 8}, {"batchLength", wire.Int32, 8, 4},
+	{"partitionLeaderEpoch", wire.Int32, 12, 4}, {"magic", wire.Int8, 16, 1},
+	{"crc", wire.Uint32, batchCRCAt, 4}, {"attributes", wire.Int16, batchAttrsAt, 2},
+	{"lastOffsetDelta", wire.Int32, 23, 4}, {"baseTimestamp", wire.Int64, 27, 8},
+	{"maxTimestamp", wire.Int64, 35, 8}, {"producerId", wire.Int64, 43, 8},
+	{"producerEpoch", wire.Int16, 51, 2}, {"baseSequence", wire.Int32, 53, 4},
+	{"recordsCount", wire.Int32, batchCountAt, 4},
+}
+
+// batchKept is Decoder.batchKept for Options.BatchFields fields.
+func batchKept(fields []string) uint16 {
+	var kept uint16
+	for i, f := range batchFields {
+		if f.name == "attributes" || f.name == "recordsCount" || slices.Contains(fields, f.name) {
+			kept |= 1 << i
+		}
+	}
+	return kept
+}
+
+// value is the field's value at the start of b, as reader.int reads it.
+func (f batchField) value(b []byte) int64 {
+	switch f.typ {
+	case wire.Int8:
+		return int64(int8(b[0]))
+	case wire.Int16:
+		return int64(int16(binary.BigEndian.Uint16(b)))
+	case wire.Int32:
+		return int64(int32(binary.BigEndian.Uint32(b)))
+	case wire.Uint32:
+		return int64(binary.BigEndian.Uint32(b))
+	}
+	return int64(binary.BigEndian.Uint64(b))
 }
 
 // records decodes count records filling b[p:end].
