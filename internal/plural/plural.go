@@ -10,7 +10,8 @@ type Integer interface {
 }
 
 // Count is n and the noun, in the plural unless n is 1: Count(1, "byte") is "1 byte",
-// Count(3, "byte") "3 bytes". The noun is a regular English one (its plural adds "s").
+// Count(3, "byte") "3 bytes", Count(2, "batch") "2 batches". The noun is a regular English
+// one: its plural adds "es" after s, x, z, ch and sh, "s" after anything else.
 func Count[T Integer](n T, noun string) string { return string(AppendCount(nil, n, noun)) }
 
 // AppendCount appends Count(n, noun) to b.
@@ -24,9 +25,19 @@ func AppendCount[T Integer](b []byte, n T, noun string) []byte {
 	b = append(b, ' ')
 	b = append(b, noun...)
 	if n != 1 {
-		b = append(b, 's') // as Noun says, without making the plural a string
+		b = append(b, suffix(noun)...) // as Noun says, without making the plural a string
 	}
 	return b
+}
+
+// suffix is what the plural of a regular noun adds to it.
+func suffix(noun string) string {
+	for _, end := range []string{"s", "x", "z", "ch", "sh"} {
+		if len(noun) >= len(end) && noun[len(noun)-len(end):] == end {
+			return "es"
+		}
+	}
+	return "s"
 }
 
 // Noun is the noun alone, in the plural unless n is 1, for when the count is written
@@ -35,7 +46,7 @@ func Noun[T Integer](n T, noun string) string {
 	if n == 1 {
 		return noun
 	}
-	return noun + "s"
+	return noun + suffix(noun)
 }
 
 // Pick is one when n is 1, other otherwise: the words that agree with a count ("was" or

@@ -16,6 +16,10 @@ func TestCount(t *testing.T) {
 		{string(AppendCount(nil, uint8(1), "item")), "1 item"},
 		{Noun(1, "connection"), "connection"},
 		{Noun(uint16(7), "connection"), "connections"},
+		{Count(2, "batch"), "2 batches"},
+		{Count(1, "batch"), "1 batch"},
+		{Noun(3, "prefix"), "prefixes"},
+		{string(AppendCount(nil, 2, "class")), "2 classes"},
 		{Pick(1, "was", "were"), "was"},
 		{Pick(0, "was", "were"), "were"},
 	} {
