@@ -25,11 +25,13 @@ type Lag struct {
 	// session id.
 	sessions map[sessionKey]map[partKey]position
 	rows     map[lagKey]*lagRow
+	// lso is scratch for response: the last stable offsets of the response being read.
+	lso map[partKey]int64
 }
 
 // NewLag returns a Lag that has seen no message.
 func NewLag() *Lag {
-	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
+	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}, lso: map[partKey]int64{}}
 }
 
 // sessionKey is a fetch session's stream and id.
@@ -105,7 +107,7 @@ func (l *Lag) Add(e *model.Entry) {
 
 // request reads the positions a Fetch request gives, and those its session carries forward.
 func (l *Lag) request(e *model.Entry) *lagFetch {
-	f := &lagFetch{client: clientID(e.Msg), fetched: map[partKey]position{}}
+	f := &lagFetch{client: clientID(e.Msg)}
 	body := bodyOf(e.Msg)
 	if st := e.Session; st != nil {
 		f.action, f.session = st.Action, st.ID
@@ -114,13 +116,14 @@ func (l *Lag) request(e *model.Entry) *lagFetch {
 			f.session = int32(id)
 		}
 		if st.Action == codec.SessionIncremental {
-			for p, pos := range l.sessions[sessionKey{e.Stream, st.ID}] {
-				f.fetched[p] = pos
-			}
-			for _, p := range l.names.forgotten(codec.Find(body, "ForgottenTopicsData")) {
+			f.fetched = maps.Clone(l.sessions[sessionKey{e.Stream, st.ID}])
+			for _, p := range l.names.forgotten(findTop(body, "ForgottenTopicsData")) {
 				delete(f.fetched, p)
 			}
 		}
+	}
+	if f.fetched == nil {
+		f.fetched = map[partKey]position{}
 	}
 	l.names.eachPartition(body, "Topics", func(p partKey, n *codec.Node) {
 		if off, ok := intField(n, "FetchOffset"); ok {
@@ -144,7 +147,8 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 		}
 		return // the broker fetched nothing; its session is as it was
 	}
-	lso := map[partKey]int64{}
+	lso := l.lso
+	clear(lso)
 	l.names.eachPartition(body, "Responses", func(p partKey, n *codec.Node) {
 		hw, ok := intField(n, "HighWatermark")
 		if code, _ := intField(n, "ErrorCode"); code != 0 || !ok || hw < 0 {
