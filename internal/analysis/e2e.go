@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
@@ -25,9 +26,6 @@ type E2E struct {
 	produced inFlight[*produceRequest]
 	fetching inFlight[string]
 	parts    map[partKey]*e2ePartition
-	// samples holds, per topic, partition and consumer, how many records took each latency
-	// (in microseconds): as many entries as latencies, not as records.
-	samples map[e2eKey]map[int64]int64
 }
 
 // maxRanges bounds the produced ranges kept for one partition: past it, the oldest go, and
@@ -37,7 +35,7 @@ const maxRanges = 1 << 14
 
 // NewE2E returns an E2E that has seen no message.
 func NewE2E() *E2E {
-	return &E2E{parts: map[partKey]*e2ePartition{}, samples: map[e2eKey]map[int64]int64{}}
+	return &E2E{parts: map[partKey]*e2ePartition{}}
 }
 
 type produceRequest struct {
@@ -46,10 +44,12 @@ type produceRequest struct {
 }
 
 // e2ePartition is what E2E keeps of a partition: the offsets produced (the last maxRanges
-// Produce requests' worth, by offset), and the consumers seen on it.
+// Produce requests' worth, by offset), the consumers seen on it, and how many records took
+// each latency to each consumer (by its index in consumers).
 type e2ePartition struct {
 	ranges    []produced
 	consumers []string
+	latencies []latencies
 }
 
 // produced is the offsets [base, end) of one Produce request's records in a partition, when
@@ -60,9 +60,35 @@ type produced struct {
 	next      []int64
 }
 
-type e2eKey struct {
-	part   partKey
-	client string
+// latencies holds how many records took each latency (in microseconds), as appended: a
+// latency may come more than once until merge sorts and sums them. Appending costs less per
+// delivery than a map; merging once the list has doubled keeps it near one entry a latency.
+type latencies struct {
+	seen   []latencyCount
+	merged int // len(seen) after the last merge
+}
+
+type latencyCount struct{ us, n int64 }
+
+func (l *latencies) add(us, n int64) {
+	l.seen = append(l.seen, latencyCount{us, n})
+	if len(l.seen) >= 2*l.merged+4096 {
+		l.merge()
+	}
+}
+
+// merge sorts seen by latency and sums the counts of each latency into one entry.
+func (l *latencies) merge() {
+	slices.SortFunc(l.seen, func(a, b latencyCount) int { return cmp.Compare(a.us, b.us) })
+	out := l.seen[:0]
+	for _, s := range l.seen {
+		if len(out) > 0 && out[len(out)-1].us == s.us {
+			out[len(out)-1].n += s.n
+			continue
+		}
+		out = append(out, s)
+	}
+	l.seen, l.merged = out, len(out)
 }
 
 // Reads names the fields E2E reads beyond the facts: the base offsets of Produce responses,
@@ -161,16 +187,16 @@ func (x *E2E) fetchResponse(e *model.Entry, client string) {
 			if attrs, _ := intField(b, "attributes"); !ok || !ok2 || wire.Attributes(attrs).Has(wire.Control) {
 				return
 			}
-			x.deliver(e2eKey{p, client}, part, c, base, base+delta+1, e.Time)
+			part.deliver(c, base, base+delta+1, e.Time)
 		})
 	})
 }
 
 // deliver counts the records of part in [lo, hi) that consumer c had not been given yet,
 // delivered at t.
-func (x *E2E) deliver(k e2eKey, part *e2ePartition, c int, lo, hi int64, t time.Time) {
+func (part *e2ePartition) deliver(c int, lo, hi int64, t time.Time) {
 	// Ranges do not overlap, so they are sorted by their ends too.
-	first, _ := slices.BinarySearchFunc(part.ranges, lo, func(g produced, o int64) int { return cmp.Compare(g.end-1, o) })
+	first := sort.Search(len(part.ranges), func(i int) bool { return part.ranges[i].end > lo })
 	for i := first; i < len(part.ranges) && part.ranges[i].base < hi; i++ {
 		g := &part.ranges[i]
 		from, to := max(lo, g.next[c]), min(hi, g.end)
@@ -178,12 +204,7 @@ func (x *E2E) deliver(k e2eKey, part *e2ePartition, c int, lo, hi int64, t time.
 			continue
 		}
 		g.next[c] = to
-		s := x.samples[k]
-		if s == nil {
-			s = map[int64]int64{}
-			x.samples[k] = s
-		}
-		s[t.Sub(g.at).Microseconds()] += to - from
+		part.latencies[c].add(t.Sub(g.at).Microseconds(), to-from)
 	}
 }
 
@@ -193,6 +214,7 @@ func (p *e2ePartition) consumer(client string) int {
 		return i
 	}
 	p.consumers = append(p.consumers, client)
+	p.latencies = append(p.latencies, latencies{})
 	for i := range p.ranges {
 		p.ranges[i].next = append(p.ranges[i].next, p.ranges[i].base)
 	}
@@ -223,16 +245,24 @@ func (x *E2E) Tables() []model.Table {
 			{Name: "p99_us", Head: "p99", Kind: model.Duration},
 			{Name: "max_us", Head: "max", Kind: model.Duration},
 		}}
-	keys := make([]e2eKey, 0, len(x.samples))
-	for k := range x.samples {
-		keys = append(keys, k)
+	type row struct {
+		part   partKey
+		client string
+		h      histogram
 	}
-	slices.SortFunc(keys, func(a, b e2eKey) int {
+	var rows []row
+	for p, part := range x.parts {
+		for c := range part.latencies {
+			if len(part.latencies[c].seen) > 0 { // a consumer that was given none of the records produced
+				rows = append(rows, row{p, part.consumers[c], newHistogram(&part.latencies[c])})
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
 		return cmp.Or(cmp.Compare(a.part.topic, b.part.topic), cmp.Compare(a.part.partition, b.part.partition), cmp.Compare(a.client, b.client))
 	})
-	for _, k := range keys {
-		h := newHistogram(x.samples[k])
-		t.AddRow(k.part.topic, int64(k.part.partition), k.client, h.n, h.percentile(0.5), h.percentile(0.99), h.percentile(1))
+	for _, r := range rows {
+		t.AddRow(r.part.topic, int64(r.part.partition), r.client, r.h.n, r.h.percentile(0.5), r.h.percentile(0.99), r.h.percentile(1))
 	}
 	return []model.Table{t}
 }
@@ -243,15 +273,13 @@ type histogram struct {
 	n         int64
 }
 
-func newHistogram(m map[int64]int64) histogram {
-	var h histogram
-	for us := range m {
-		h.us = append(h.us, us)
-	}
-	slices.Sort(h.us)
-	for _, us := range h.us {
-		h.count = append(h.count, m[us])
-		h.n += m[us]
+// newHistogram is the histogram of l, which it merges.
+func newHistogram(l *latencies) histogram {
+	l.merge()
+	h := histogram{us: make([]int64, len(l.seen)), count: make([]int64, len(l.seen))}
+	for i, s := range l.seen {
+		h.us[i], h.count[i] = s.us, s.n
+		h.n += s.n
 	}
 	return h
 }

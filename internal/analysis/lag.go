@@ -25,11 +25,13 @@ type Lag struct {
 	// session id.
 	sessions map[sessionKey]map[partKey]position
 	rows     map[lagKey]*lagRow
+	// lso is scratch for response: the last stable offsets of the response being read.
+	lso map[partKey]int64
 }
 
 // NewLag returns a Lag that has seen no message.
 func NewLag() *Lag {
-	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}}
+	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}, lso: map[partKey]int64{}}
 }
 
 // sessionKey is a fetch session's stream and id.
@@ -67,9 +69,13 @@ type lagKey struct {
 }
 
 type lagRow struct {
-	fetches           int
-	offset            int64
-	hw, lag, max, lso *int64
+	fetches int
+	offset  int64
+	// The last high watermark, lag and last stable offset, and the largest lag, when hasHW,
+	// hasLag (for both lags) and hasLSO say they were seen: values, not pointers, as a row
+	// changes with every fetch.
+	hw, lag, max, lso     int64
+	hasHW, hasLag, hasLSO bool
 	// What the doctor reads (Lag.Partitions): the first fetch offset and whether it ever
 	// changed, the first lag and where the first and last lags were measured, and the Fetch
 	// responses (the first MaxFrames).
@@ -105,7 +111,7 @@ func (l *Lag) Add(e *model.Entry) {
 
 // request reads the positions a Fetch request gives, and those its session carries forward.
 func (l *Lag) request(e *model.Entry) *lagFetch {
-	f := &lagFetch{client: clientID(e.Msg), fetched: map[partKey]position{}}
+	f := &lagFetch{client: clientID(e.Msg)}
 	body := bodyOf(e.Msg)
 	if st := e.Session; st != nil {
 		f.action, f.session = st.Action, st.ID
@@ -114,13 +120,14 @@ func (l *Lag) request(e *model.Entry) *lagFetch {
 			f.session = int32(id)
 		}
 		if st.Action == codec.SessionIncremental {
-			for p, pos := range l.sessions[sessionKey{e.Stream, st.ID}] {
-				f.fetched[p] = pos
-			}
-			for _, p := range l.names.forgotten(codec.Find(body, "ForgottenTopicsData")) {
+			f.fetched = maps.Clone(l.sessions[sessionKey{e.Stream, st.ID}])
+			for _, p := range l.names.forgotten(findTop(body, "ForgottenTopicsData")) {
 				delete(f.fetched, p)
 			}
 		}
+	}
+	if f.fetched == nil {
+		f.fetched = map[partKey]position{}
 	}
 	l.names.eachPartition(body, "Topics", func(p partKey, n *codec.Node) {
 		if off, ok := intField(n, "FetchOffset"); ok {
@@ -144,7 +151,8 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 		}
 		return // the broker fetched nothing; its session is as it was
 	}
-	lso := map[partKey]int64{}
+	lso := l.lso
+	clear(lso)
 	l.names.eachPartition(body, "Responses", func(p partKey, n *codec.Node) {
 		hw, ok := intField(n, "HighWatermark")
 		if code, _ := intField(n, "ErrorCode"); code != 0 || !ok || hw < 0 {
@@ -192,24 +200,21 @@ func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64, at FrameRef)
 		r.offset = pos.offset
 	}
 	if v, ok := lso[k.part]; ok {
-		r.lso = &v
+		r.lso, r.hasLSO = v, true
 	}
 	if pos.hw < 0 {
 		return
 	}
-	hw := pos.hw
-	r.hw = &hw
+	r.hw, r.hasHW = pos.hw, true
 	if pos.offset < 0 {
 		return
 	}
-	lag := hw - pos.offset
-	if r.lag == nil {
-		r.firstLag, r.firstLagAt = lag, at
+	lag := pos.hw - pos.offset
+	if !r.hasLag {
+		r.firstLag, r.firstLagAt, r.max = lag, at, lag
 	}
-	r.lag, r.lastLagAt = &lag, at
-	if r.max == nil || lag > *r.max {
-		r.max = &lag
-	}
+	r.lag, r.lastLagAt, r.hasLag = lag, at, true
+	r.max = max(r.max, lag)
 }
 
 // Tables returns the lag table, by client id, topic and partition.
@@ -239,17 +244,17 @@ func (l *Lag) Tables() []model.Table {
 		if r.offset >= 0 {
 			offset = r.offset
 		}
-		t.AddRow(k.client, k.part.topic, int64(k.part.partition), int64(r.fetches), offset, val(r.hw), val(r.lag), val(r.max), val(r.lso))
+		t.AddRow(k.client, k.part.topic, int64(k.part.partition), int64(r.fetches), offset, val(r.hw, r.hasHW), val(r.lag, r.hasLag), val(r.max, r.hasLag), val(r.lso, r.hasLSO))
 	}
 	return []model.Table{t}
 }
 
-// val is *p as a table value, nil when p is.
-func val(p *int64) any {
-	if p == nil {
+// val is v as a table value, nil when it is not known (!ok).
+func val(v int64, ok bool) any {
+	if !ok {
 		return nil
 	}
-	return *p
+	return v
 }
 
 // inFlight holds the requests of each connection (stream) that await their responses, with
@@ -455,11 +460,15 @@ func (l *Lag) Partitions() []LagSummary {
 		r := l.rows[k]
 		s := LagSummary{ClientID: k.client, Topic: k.part.topic, Partition: k.part.partition, Fetches: r.fetches,
 			Offset: r.offset, Moved: r.moved, Readable: -1, Frames: slices.Clone(r.frames)}
-		if r.lag != nil {
-			s.HasLag, s.FirstLag, s.LastLag, s.MaxLag, s.FirstLagAt, s.LastLagAt = true, r.firstLag, *r.lag, *r.max, r.firstLagAt, r.lastLagAt
+		if r.hasLag {
+			s.HasLag, s.FirstLag, s.LastLag, s.MaxLag, s.FirstLagAt, s.LastLagAt = true, r.firstLag, r.lag, r.max, r.firstLagAt, r.lastLagAt
 		}
-		if end := cmp.Or(r.lso, r.hw); end != nil && r.offset >= 0 {
-			s.Readable = max(*end-r.offset, 0)
+		if (r.hasLSO || r.hasHW) && r.offset >= 0 {
+			end := r.hw
+			if r.hasLSO {
+				end = r.lso
+			}
+			s.Readable = max(end-r.offset, 0)
 		}
 		out = append(out, s)
 	}

@@ -64,23 +64,49 @@ func TestHistogramPercentile(t *testing.T) {
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	tests := []struct {
 		name          string
-		us            map[int64]int64 // microseconds: records
+		us            []latencyCount // microseconds, records: as appended
 		p50, p99, max time.Duration
 	}{
-		{"one", map[int64]int64{1000: 1}, ms(1), ms(1), ms(1)},
-		{"weights", map[int64]int64{1000: 3, 2000: 1}, ms(1), ms(2), ms(2)},
-		{"even", map[int64]int64{1000: 1, 2000: 1}, ms(1), ms(2), ms(2)},
-		{"hundred", map[int64]int64{1000: 99, 5000: 1}, ms(1), ms(1), ms(5)},
-		{"hundred and one", map[int64]int64{1000: 99, 5000: 2}, ms(1), ms(5), ms(5)},
+		{"one", []latencyCount{{1000, 1}}, ms(1), ms(1), ms(1)},
+		{"weights", []latencyCount{{1000, 3}, {2000, 1}}, ms(1), ms(2), ms(2)},
+		{"even", []latencyCount{{1000, 1}, {2000, 1}}, ms(1), ms(2), ms(2)},
+		{"hundred", []latencyCount{{1000, 99}, {5000, 1}}, ms(1), ms(1), ms(5)},
+		{"hundred and one", []latencyCount{{1000, 99}, {5000, 2}}, ms(1), ms(5), ms(5)},
+		{"repeated, unsorted", []latencyCount{{5000, 1}, {1000, 50}, {5000, 1}, {1000, 49}}, ms(1), ms(5), ms(5)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHistogram(tt.us)
+			var l latencies
+			for _, c := range tt.us {
+				l.add(c.us, c.n)
+			}
+			h := newHistogram(&l)
 			got := []time.Duration{h.percentile(0.5), h.percentile(0.99), h.percentile(1)}
 			if want := []time.Duration{tt.p50, tt.p99, tt.max}; !reflect.DeepEqual(got, want) {
 				t.Errorf("p50, p99, max = %v, want %v", got, want)
 			}
 		})
+	}
+}
+
+// TestLatenciesMerge checks that latencies added past the merge threshold keep their counts.
+func TestLatenciesMerge(t *testing.T) {
+	var l latencies
+	const adds, distinct = 50000, 7
+	for i := range adds {
+		l.add(int64(i%distinct), 1)
+	}
+	if len(l.seen) > 2*4096 {
+		t.Errorf("%d entries kept for %d latencies", len(l.seen), distinct)
+	}
+	h := newHistogram(&l)
+	if want := []int64{0, 1, 2, 3, 4, 5, 6}; !reflect.DeepEqual(h.us, want) {
+		t.Errorf("latencies %v, want %v", h.us, want)
+	}
+	for i, c := range h.count {
+		if want := int64(adds/distinct) + b2i(i < adds%distinct); c != want {
+			t.Errorf("latency %d: %d records, want %d", h.us[i], c, want)
+		}
 	}
 }
 
