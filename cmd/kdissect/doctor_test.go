@@ -234,3 +234,18 @@ func TestFindingsAfterMessages(t *testing.T) {
 		t.Errorf("--findings --format summary: the messages, a blank line, then doctor's table expected; got\n%s", out)
 	}
 }
+
+// TestDoctorUnreadable: a capture that cannot be read gets no findings, not "no findings": the
+// error names it and the exit status is 1.
+func TestDoctorUnreadable(t *testing.T) {
+	for _, args := range [][]string{
+		{"doctor", filepath.Join(t.TempDir(), "missing.pcap")},
+		{"doctor", filepath.Join("..", "..", "README.md")},
+		{"doctor", "--format", "json", filepath.Join(t.TempDir(), "missing.pcap")},
+	} {
+		out, errOut, code := kdissect(t, args...)
+		if out != "" || code != 1 || !strings.Contains(errOut, filepath.Base(args[len(args)-1])) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, the file named", args, code, out, errOut)
+		}
+	}
+}

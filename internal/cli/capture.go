@@ -209,7 +209,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}
-	if p.Err() == nil {
+	if p.Err() == nil && p.Seen().Files > 0 { // no findings of captures that could not be read
 		if err := o.writeFindings(f, o.statsTo(f, stdout)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
