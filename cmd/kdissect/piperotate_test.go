@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,7 +27,7 @@ func periodFiles(t *testing.T, dir, ext string) []string {
 	t.Helper()
 	host, _ := os.Hostname()
 	prefix := rotate.Prefix(host)
-	named := regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) + `\d{8}T\d{6}Z(-\d+)?` + regexp.QuoteMeta(ext) + `$`)
+	named := regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) + `\d{8}T\d{6}Z(_\d{3,})?` + regexp.QuoteMeta(ext) + `$`)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,9 @@ func periodFiles(t *testing.T, dir, ext string) []string {
 	var paths []string
 	for _, f := range files {
 		paths = append(paths, filepath.Join(dir, f.Name))
+	}
+	if !slices.IsSorted(paths) {
+		t.Errorf("the names do not sort in the periods' order: %q", paths)
 	}
 	return paths
 }

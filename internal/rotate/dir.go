@@ -76,12 +76,15 @@ func (d *Dir) name(start time.Time) string {
 	return d.nameOf(s, seq)
 }
 
-// nameOf names the file of the seq'th period (from 0) that starts in the second s.
+// nameOf names the file of the seq'th period (from 0) that starts in the second s. Later
+// periods of the same second get "_001", "_002", ...: '_' sorts after the '.' of the first
+// one's extension and the number is padded, so that the names sort in the periods' order
+// (ls, a shell's glob, cat kafka-*.jsonl).
 func (d *Dir) nameOf(s string, seq int) string {
 	if seq == 0 {
 		return d.Prefix + s + d.Ext
 	}
-	return fmt.Sprintf("%s%s-%d%s", d.Prefix, s, seq, d.Ext)
+	return fmt.Sprintf("%s%s_%03d%s", d.Prefix, s, seq, d.Ext)
 }
 
 func exists(path string) bool {
@@ -178,8 +181,8 @@ func (d *Dir) parse(name string) (start time.Time, seq int, ok bool) {
 		return start, 0, false
 	}
 	if suffix := rest[len(stamp):]; suffix != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(suffix, "-"))
-		if err != nil || !strings.HasPrefix(suffix, "-") || n <= 0 {
+		n, err := strconv.Atoi(strings.TrimPrefix(suffix, "_"))
+		if err != nil || !strings.HasPrefix(suffix, "_") || n <= 0 {
 			return start, 0, false
 		}
 		seq = n
