@@ -51,6 +51,7 @@ func writeTable(w io.Writer, t model.Table, width int) error {
 	heads, rows := textCells(t)
 	var b bytes.Buffer
 	b.WriteString(t.Title + "\n")
+	titled := b.Len() // the title may wrap; the table's own lines must fit
 	numeric := false
 	if cols := textColumns(t); len(cols) > 0 {
 		numeric = t.Columns[cols[0]].Kind == model.Int
@@ -65,7 +66,7 @@ func writeTable(w io.Writer, t model.Table, width int) error {
 	if err := tw.Render(); err != nil {
 		return err
 	}
-	if width <= 0 || widest(b.String()) <= width {
+	if width <= 0 || widest(b.String()[titled:]) <= width {
 		_, err := w.Write(b.Bytes())
 		return err
 	}
@@ -80,6 +81,9 @@ func writeByRow(w io.Writer, title string, heads []string, rows [][]string) erro
 	}
 	bw := bufio.NewWriter(w)
 	bw.WriteString(title + "\n")
+	if len(rows) == 0 {
+		bw.WriteString("  (no rows)\n")
+	}
 	for i, r := range rows {
 		fmt.Fprintf(bw, "-- row %d of %d\n", i+1, len(rows))
 		r = inertCells(r)

@@ -33,6 +33,8 @@ func wideTable(n int) model.Table {
 func TestWriteTablesWidth(t *testing.T) {
 	narrow := model.Table{Name: "narrow", Title: "A narrow table", Columns: []model.Column{{Name: "n", Kind: model.Int}}}
 	narrow.AddRow(int64(7))
+	titled := narrow
+	titled.Title = strings.Repeat("A narrow table under a long title ", 5)
 	tests := []struct {
 		name     string
 		table    model.Table
@@ -40,6 +42,7 @@ func TestWriteTablesWidth(t *testing.T) {
 		bordered bool
 	}{
 		{"narrow", narrow, TableWidth, true},
+		{"narrow, long title", titled, TableWidth, true}, // the title wraps on its own
 		{"wide, any width", wideTable(3), 0, true},
 		{"wide", wideTable(3), TableWidth, false},
 		{"wide, no row", wideTable(0), TableWidth, true},
@@ -56,7 +59,7 @@ func TestWriteTablesWidth(t *testing.T) {
 			}
 			heads, rows := textCells(tt.table)
 			lines := strings.Split(out, "\n")
-			for _, l := range lines {
+			for _, l := range lines[1:] { // the title wraps as text does
 				if tt.width > 0 && twwidth.Width(l) > tt.width {
 					t.Errorf("line of %d columns, wider than %d: %q", twwidth.Width(l), tt.width, l)
 				}
