@@ -235,7 +235,7 @@ func eachBatch(records *codec.Node, fn func(*codec.Node)) {
 
 // Tables returns the e2e table, by topic, partition and consumer.
 func (x *E2E) Tables() []model.Table {
-	t := model.Table{Name: "e2e", Title: "End-to-end latency per topic, partition and consumer (Produce request to the Fetch response delivering the record)",
+	t := model.Table{Name: "e2e", Title: "End-to-end latency per topic, partition and consumer (ms, from the Produce request to the Fetch response delivering the record)",
 		Columns: []model.Column{
 			{Name: "topic", Kind: model.String},
 			{Name: "partition", Kind: model.Int},

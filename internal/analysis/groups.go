@@ -372,7 +372,7 @@ func (g *Groups) group(name string) *groupState {
 
 // Tables returns the groups table: rebalances by group, each group's in the order they began.
 func (g *Groups) Tables() []model.Table {
-	t := model.Table{Name: "groups", Title: "Consumer group rebalances", Columns: []model.Column{
+	t := model.Table{Name: "groups", Title: "Consumer group rebalances (times UTC, rebalance in ms)", Columns: []model.Column{
 		{Name: "group", Kind: model.String},
 		{Name: "protocol_type", Head: "type", Kind: model.String},
 		{Name: "protocol", Kind: model.String},

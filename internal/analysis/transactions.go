@@ -246,7 +246,7 @@ func (t *Transactions) endRequest(id string, b []*codec.Node, at time.Time) *txn
 
 // Tables returns the transactions table, transactions in the order they began.
 func (t *Transactions) Tables() []model.Table {
-	tab := model.Table{Name: "transactions", Title: "Transactions", Columns: []model.Column{
+	tab := model.Table{Name: "transactions", Title: "Transactions (times UTC, duration in ms)", Columns: []model.Column{
 		{Name: "transactional_id", Kind: model.String},
 		{Name: "producer_id", Kind: model.Int},
 		{Name: "producer_epoch", Head: "epoch", Kind: model.Int},
