@@ -15,6 +15,22 @@ const (
 	KeyShareFetch         int16 = 78
 )
 
+// The API keys that the analyses of a whole conversation (--stats, the doctor) follow besides
+// those above: metadata refreshes, group membership and transactions.
+const (
+	KeyMetadata               int16 = 3
+	KeyOffsetCommit           int16 = 8
+	KeyHeartbeat              int16 = 12
+	KeyLeaveGroup             int16 = 13
+	KeyInitProducerID         int16 = 22
+	KeyAddPartitionsToTxn     int16 = 24
+	KeyAddOffsetsToTxn        int16 = 25
+	KeyTxnOffsetCommit        int16 = 28
+	KeyConsumerGroupHeartbeat int16 = 68
+	KeyShareGroupHeartbeat    int16 = 76
+	KeyStreamsGroupHeartbeat  int16 = 88
+)
+
 // CarriesRecords reports whether a message of API key with this direction carries records to
 // or from the broker's log: Produce requests, Fetch and ShareFetch responses. (Other messages'
 // records fields, if any, are not the topic's data.)

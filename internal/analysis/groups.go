@@ -10,22 +10,12 @@ import (
 	"github.com/kdissect/kdissect/model"
 )
 
-// Group API keys the groups analysis follows, beyond those package codec names.
-const (
-	keyOffsetCommit           int16 = 8
-	keyHeartbeat              int16 = 12
-	keyLeaveGroup             int16 = 13
-	keyConsumerGroupHeartbeat int16 = 68
-	keyShareGroupHeartbeat    int16 = 76
-	keyStreamsGroupHeartbeat  int16 = 88
-)
-
 // heartbeatProtocols are the group types whose members heartbeat their way through rebalances
 // (KIP-848 and its share and streams kin): the protocol type each API's groups have.
 var heartbeatProtocols = map[int16]string{
-	keyConsumerGroupHeartbeat: "consumer",
-	keyShareGroupHeartbeat:    "share",
-	keyStreamsGroupHeartbeat:  "streams",
+	codec.KeyConsumerGroupHeartbeat: "consumer",
+	codec.KeyShareGroupHeartbeat:    "share",
+	codec.KeyStreamsGroupHeartbeat:  "streams",
 }
 
 // Groups answers "what did the consumer groups do?": one row per rebalance. A classic group
@@ -115,10 +105,10 @@ func (g *Groups) Reads() []Read {
 	heartbeat := []string{"MemberId", "MemberEpoch", "ServerAssignor", "Assignment", "TopicPartitions",
 		"ActiveTasks", "Partitions"}
 	var out []Read
-	for _, k := range []int16{codec.KeyJoinGroup, codec.KeySyncGroup, keyHeartbeat, keyLeaveGroup, keyOffsetCommit} {
+	for _, k := range []int16{codec.KeyJoinGroup, codec.KeySyncGroup, codec.KeyHeartbeat, codec.KeyLeaveGroup, codec.KeyOffsetCommit} {
 		out = append(out, Read{APIKey: k, Fields: classic}, Read{APIKey: k, Response: true, Fields: classic})
 	}
-	for _, k := range []int16{keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat} {
+	for _, k := range []int16{codec.KeyConsumerGroupHeartbeat, codec.KeyShareGroupHeartbeat, codec.KeyStreamsGroupHeartbeat} {
 		out = append(out, Read{APIKey: k, Fields: heartbeat}, Read{APIKey: k, Response: true, Fields: heartbeat})
 	}
 	return out
@@ -128,8 +118,8 @@ func (g *Groups) Reads() []Read {
 func (g *Groups) Add(e *model.Entry) {
 	m := e.Msg
 	switch m.APIKey {
-	case codec.KeyJoinGroup, codec.KeySyncGroup, keyHeartbeat, keyLeaveGroup, keyOffsetCommit:
-	case keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat:
+	case codec.KeyJoinGroup, codec.KeySyncGroup, codec.KeyHeartbeat, codec.KeyLeaveGroup, codec.KeyOffsetCommit:
+	case codec.KeyConsumerGroupHeartbeat, codec.KeyShareGroupHeartbeat, codec.KeyStreamsGroupHeartbeat:
 	default:
 		return
 	}
@@ -149,7 +139,7 @@ func (g *Groups) Add(e *model.Entry) {
 		g.joinResponse(gs, req, e.Time, b)
 	case codec.KeySyncGroup:
 		g.syncResponse(gs, req, e.Time, b)
-	case keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat:
+	case codec.KeyConsumerGroupHeartbeat, codec.KeyShareGroupHeartbeat, codec.KeyStreamsGroupHeartbeat:
 		g.heartbeatResponse(gs, req, e.Time, b)
 	default:
 		if errs := errorNames(b); len(errs) > 0 {
@@ -194,7 +184,7 @@ func (g *Groups) request(e *model.Entry, b []*codec.Node) {
 				r.assignment[member] = assignedPartitions(child(a.Children, "Assignment"))
 			}
 		}
-	case keyConsumerGroupHeartbeat, keyShareGroupHeartbeat, keyStreamsGroupHeartbeat:
+	case codec.KeyConsumerGroupHeartbeat, codec.KeyShareGroupHeartbeat, codec.KeyStreamsGroupHeartbeat:
 		req.generation, req.hasGen = num(b, "MemberEpoch")
 		req.assignor = str(b, "ServerAssignor")
 	}

@@ -9,14 +9,6 @@ import (
 	"github.com/kdissect/kdissect/model"
 )
 
-// Transaction API keys, beyond those package codec names.
-const (
-	keyInitProducerID     int16 = 22
-	keyAddPartitionsToTxn int16 = 24
-	keyAddOffsetsToTxn    int16 = 25
-	keyTxnOffsetCommit    int16 = 28
-)
-
 // Transactions answers "which transactions ran, on what, and how did they end?": one row per
 // transaction of a transactional id. A transaction begins with the first thing it adds: a
 // partition (AddPartitionsToTxn, or a transactional Produce batch: clients of transactions v2,
@@ -64,12 +56,12 @@ type txnRequest struct {
 func (t *Transactions) Reads() []Read {
 	ids := []string{"TransactionalId", "ProducerId", "ProducerEpoch"}
 	return []Read{
-		{APIKey: keyInitProducerID, Fields: ids},
-		{APIKey: keyInitProducerID, Response: true, Fields: ids},
-		{APIKey: keyAddPartitionsToTxn, Fields: append([]string{"V3AndBelowTransactionalId", "V3AndBelowProducerId",
+		{APIKey: codec.KeyInitProducerID, Fields: ids},
+		{APIKey: codec.KeyInitProducerID, Response: true, Fields: ids},
+		{APIKey: codec.KeyAddPartitionsToTxn, Fields: append([]string{"V3AndBelowTransactionalId", "V3AndBelowProducerId",
 			"V3AndBelowProducerEpoch", "V3AndBelowTopics", "Transactions", "Topics", "Name", "Partitions"}, ids...)},
-		{APIKey: keyAddOffsetsToTxn, Fields: append([]string{"GroupId"}, ids...)},
-		{APIKey: keyTxnOffsetCommit, Fields: append([]string{"GroupId"}, ids...)},
+		{APIKey: codec.KeyAddOffsetsToTxn, Fields: append([]string{"GroupId"}, ids...)},
+		{APIKey: codec.KeyTxnOffsetCommit, Fields: append([]string{"GroupId"}, ids...)},
 		{APIKey: codec.KeyEndTxn, Fields: append([]string{"Committed"}, ids...)},
 		{APIKey: codec.KeyProduce, Fields: []string{"TransactionalId", "Name", "TopicId", "Index", "PartitionIndex",
 			"Records", "producerId", "producerEpoch", "recordsCount", "attributes"}},
@@ -86,11 +78,11 @@ func (t *Transactions) Add(e *model.Entry) {
 	}
 	req := txnRequest{key: m.APIKey}
 	switch m.APIKey {
-	case keyInitProducerID:
+	case codec.KeyInitProducerID:
 		req.id = str(b, "TransactionalId")
-	case keyAddPartitionsToTxn:
+	case codec.KeyAddPartitionsToTxn:
 		t.addPartitions(e, b)
-	case keyAddOffsetsToTxn, keyTxnOffsetCommit:
+	case codec.KeyAddOffsetsToTxn, codec.KeyTxnOffsetCommit:
 		req.id = str(b, "TransactionalId")
 		if req.id != "" {
 			req.row = t.begin(req.id, b, "ProducerId", "ProducerEpoch", e.Time)
@@ -123,7 +115,7 @@ func (t *Transactions) response(e *model.Entry, b []*codec.Node) {
 		return
 	}
 	switch req.key {
-	case keyInitProducerID, codec.KeyEndTxn:
+	case codec.KeyInitProducerID, codec.KeyEndTxn:
 		// EndTxn's response names the producer's next epoch since v5 (KIP-890).
 		if id, ok := num(b, "ProducerId"); ok {
 			s := t.state(req.id)

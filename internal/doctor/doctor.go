@@ -133,9 +133,6 @@ func (d *Doctor) Reads() []analysis.Read {
 	return reads
 }
 
-// keyMetadata is the API key of Metadata, which package codec does not name.
-const keyMetadata int16 = 3
-
 // Add is told of each message shown, in the order shown; it keeps nothing of e.
 func (d *Doctor) Add(e *model.Entry) {
 	d.producers.Add(e)
@@ -166,7 +163,7 @@ func (d *Doctor) request(e *model.Entry) {
 		}
 		d.conns[k].add(e.Frame, e.Stream, e.Time)
 	}
-	if m.APIKey == keyMetadata {
+	if m.APIKey == codec.KeyMetadata {
 		if d.metadata[client] == nil {
 			d.metadata[client] = &Evidence{}
 		}

@@ -47,8 +47,8 @@ func TestChecks(t *testing.T) {
 	throttle := &codec.Node{Name: "ThrottleTimeMs", Value: int64(250)}
 	var storm, calm, churn []*model.Entry
 	for i := range MetadataStormMin {
-		storm = append(storm, request(1+i*10, 0, keyMetadata, int32(i), "app")) // 100 per second
-		calm = append(calm, request(1+i*2000, 0, keyMetadata, int32(i), "app")) // 1 every 2 seconds
+		storm = append(storm, request(1+i*10, 0, codec.KeyMetadata, int32(i), "app")) // 100 per second
+		calm = append(calm, request(1+i*2000, 0, codec.KeyMetadata, int32(i), "app")) // 1 every 2 seconds
 	}
 	for i := range ChurnMin {
 		churn = append(churn, request(1+i, i, codec.KeyApiVersions, 0, "app"))
@@ -172,13 +172,13 @@ func heartbeats(gap time.Duration, leave bool) []event {
 		return e
 	}
 	later := 1 + int(gap.Milliseconds())
-	unknown := response(later+1, 0, keyHeartbeat, 3)
+	unknown := response(later+1, 0, codec.KeyHeartbeat, 3)
 	unknown.Facts = &codec.Facts{Errors: []int16{25}}
-	es := []*model.Entry{member(request(1, 0, keyHeartbeat, 1, "c")), response(2, 0, keyHeartbeat, 1)}
+	es := []*model.Entry{member(request(1, 0, codec.KeyHeartbeat, 1, "c")), response(2, 0, codec.KeyHeartbeat, 1)}
 	if leave {
-		es = append(es, member(request(3, 0, keyLeaveGroup, 2, "c")), response(4, 0, keyLeaveGroup, 2))
+		es = append(es, member(request(3, 0, codec.KeyLeaveGroup, 2, "c")), response(4, 0, codec.KeyLeaveGroup, 2))
 	}
-	return entries(append(es, member(request(later, 0, keyHeartbeat, 3, "c")), unknown)...)
+	return entries(append(es, member(request(later, 0, codec.KeyHeartbeat, 3, "c")), unknown)...)
 }
 
 // ownership is a KIP-848 group where member a gets partitions 0 and 1 (frames 1, 2), then
@@ -189,7 +189,7 @@ func ownership(took time.Duration) []event {
 		return &codec.Node{Name: name, Value: v, Children: kids}
 	}
 	heartbeat := func(frame, stream int, corr int32, member string, epoch int64) *model.Entry {
-		e := request(frame, stream, keyConsumerGroupHeartbeat, corr, member)
+		e := request(frame, stream, codec.KeyConsumerGroupHeartbeat, corr, member)
 		e.Msg.Fields = []*codec.Node{n("GroupId", "g"), n("MemberId", member), n("MemberEpoch", epoch)}
 		return e
 	}
@@ -198,16 +198,13 @@ func ownership(took time.Duration) []event {
 		for _, p := range partitions {
 			ps = append(ps, n("", p))
 		}
-		return response(frame, stream, keyConsumerGroupHeartbeat, corr, n("MemberId", member), n("MemberEpoch", epoch),
+		return response(frame, stream, codec.KeyConsumerGroupHeartbeat, corr, n("MemberId", member), n("MemberEpoch", epoch),
 			n("Assignment", nil, n("TopicPartitions", nil, n("", nil, n("Partitions", nil, ps...)))))
 	}
 	later := 4 + int(took.Milliseconds())
 	return entries(heartbeat(1, 0, 1, "a", 0), answer(2, 0, 1, "a", 1, 0, 1), heartbeat(3, 0, 2, "a", 1), answer(4, 0, 2, "a", 1, 0),
 		heartbeat(later, 1, 1, "b", 0), answer(later+1, 1, 1, "b", 2, 1))
 }
-
-// keyConsumerGroupHeartbeat is the API key of ConsumerGroupHeartbeat (KIP-848).
-const keyConsumerGroupHeartbeat int16 = 68
 
 // fetches is a consumer's Fetch requests of partition 0 of topic t at offsets, each answered
 // at once with the high watermark of hws: request and response in frames 1 and 2, 3 and 4...
@@ -352,5 +349,3 @@ func TestChecksTable(t *testing.T) {
 	}
 }
 
-// keyHeartbeat is the API key of Heartbeat (classic groups).
-const keyHeartbeat int16 = 12

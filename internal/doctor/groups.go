@@ -115,9 +115,6 @@ type memberRemoved struct {
 // JoinGroup, Heartbeat, LeaveGroup, SyncGroup, and the heartbeats of KIP-848 and its kin.
 var memberAPIs = []int16{8, 11, 12, 13, 14, 68, 76, 88}
 
-// keyLeaveGroup is the API key of LeaveGroup.
-const keyLeaveGroup int16 = 13
-
 // removedErrors are the answers a coordinator gives a member it no longer has.
 var removedErrors = []string{"UNKNOWN_MEMBER_ID", "FENCED_MEMBER_EPOCH"}
 
@@ -131,7 +128,7 @@ func (ms *members) request(e *model.Entry) {
 		return
 	}
 	at := analysis.FrameRef{Frame: e.Frame, Stream: e.Stream, Time: e.Time}
-	leaving := e.Msg.APIKey == keyLeaveGroup || leavingEpoch(e.Msg)
+	leaving := e.Msg.APIKey == codec.KeyLeaveGroup || leavingEpoch(e.Msg)
 	for i, member := range e.Facts.Members {
 		k := memberKey{e.Facts.Groups[0], member}
 		s := ms.seen[k]

@@ -19,7 +19,7 @@ import (
 // fetch.max.wait.ms) or for the other members of a group (JoinGroup, SyncGroup): their latency
 // says little of the broker's speed, even when the latency analysis does not count them as
 // waits.
-var waitingAPIs = []int16{codec.KeyFetch, codec.KeyJoinGroup, codec.KeySyncGroup, 78}
+var waitingAPIs = []int16{codec.KeyFetch, codec.KeyJoinGroup, codec.KeySyncGroup, codec.KeyShareFetch}
 
 // brokerP50s returns the median latency of each API and broker with enough answers to say it.
 func (d *Doctor) brokerP50s(minCount int) map[int16][]analysis.BrokerLatency {
