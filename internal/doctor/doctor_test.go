@@ -348,4 +348,3 @@ func TestChecksTable(t *testing.T) {
 		ids[c.ID] = true
 	}
 }
-
