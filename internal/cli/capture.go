@@ -123,8 +123,8 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	}
 	// The analyses and the doctor are made before the codec, which keeps the fields they read.
 	o.stats = Analyses(o.Select.Stats)
-	needs := o.findingsPlan()
-	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), o.Keep...))
+	needs, reads := o.findingsPlan()
+	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), reads...))
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}

@@ -35,9 +35,6 @@ type Common struct {
 	Capture string
 	// MaxMessages is how many messages a page holds (html).
 	MaxMessages int
-	// Keep names the fields the doctor reads beyond the facts (--findings: findingsPlan), given
-	// to CodecPlan with the analyses' (dissect.Asks.Keep).
-	Keep []analysis.Read
 }
 
 // Codec builds the codec from the built-in definitions and --schema-dir, whose notices (files

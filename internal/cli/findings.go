@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kdissect/kdissect/dissect"
+	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
@@ -14,22 +15,21 @@ import (
 // doctor command (the findings alone). It is all here; Run calls these.
 
 // findingsPlan is what the run's plan needs for the doctor, beyond the format's: the facts
-// (errors), and the fields the doctor reads (Common.Keep) in the tree, which must then be
-// kept until the message is shown (a plan that lends frames releases trees once the facts
-// are taken). It is nil without --findings.
-func (o *Capture) findingsPlan() *render.Needs {
+// (errors), and the fields the doctor reads (reads) in the tree, which must then be kept until
+// the message is shown (a plan that lends frames releases trees once the facts are taken).
+// needs is nil without --findings.
+func (o *Capture) findingsPlan() (needs *render.Needs, reads []analysis.Read) {
 	if !o.Findings {
-		return nil
+		return nil, nil
 	}
 	f, err := o.LookupFormat()
 	if err != nil {
-		return nil // Output reports it
+		return nil, nil // Output reports it
 	}
 	o.doctor = doctor.New()
-	o.Keep = o.doctor.Reads()
-	needs := f.Needs
-	needs.Facts, needs.Tree = true, true
-	return &needs
+	n := f.Needs
+	n.Facts, n.Tree = true, true
+	return &n, o.doctor.Reads()
 }
 
 // feedDoctor makes the pipeline of cfg tell the doctor what it shows: every message
