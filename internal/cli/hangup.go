@@ -11,13 +11,23 @@ import (
 type Hangups struct {
 	signals chan os.Signal
 	quit    chan struct{}
-	done    chan struct{}
+	// done is closed when the goroutine Serve starts has returned; nil before Serve.
+	done chan struct{}
 }
 
-// CatchHangups calls fn at each SIGHUP, on a goroutine of its own.
-func CatchHangups(fn func()) *Hangups {
-	h := &Hangups{signals: make(chan os.Signal, 1), quit: make(chan struct{}), done: make(chan struct{})}
+// CatchHangups starts catching SIGHUP. One caught before Serve is kept for it: a program
+// catches them before it creates the first file a SIGHUP would close, and serves them once
+// it can close it, so that none sent meanwhile is lost (nor kills the program).
+func CatchHangups() *Hangups {
+	h := &Hangups{signals: make(chan os.Signal, 1), quit: make(chan struct{})}
 	signal.Notify(h.signals, syscall.SIGHUP)
+	return h
+}
+
+// Serve calls fn at each SIGHUP caught, on a goroutine of its own, until Release. Call it
+// once.
+func (h *Hangups) Serve(fn func()) {
+	h.done = make(chan struct{})
 	go func() {
 		defer close(h.done)
 		for {
@@ -29,12 +39,13 @@ func CatchHangups(fn func()) *Hangups {
 			}
 		}
 	}()
-	return h
 }
 
 // Release stops catching SIGHUP and waits for a call of fn under way. Call it once.
 func (h *Hangups) Release() {
 	signal.Stop(h.signals)
 	close(h.quit)
-	<-h.done
+	if h.done != nil {
+		<-h.done
+	}
 }
