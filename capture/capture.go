@@ -139,7 +139,20 @@ type Reader struct {
 	streaming bool
 	pipe      *pipeReader
 	stopped   atomic.Bool
+	// tap is shown every packet read (SetTap).
+	tap Tap
 }
+
+// Tap sees the packets of a capture as they are read, before they are decoded: every one, TCP
+// or not. Data is the capture's own buffer, valid only during the call: a Tap that keeps a
+// packet copies it.
+type Tap interface {
+	Packet(ci gopacket.CaptureInfo, lt layers.LinkType, data []byte)
+}
+
+// SetTap makes Next show t every packet it reads from now on, before it decodes it: the
+// flight recorder's ring and the rotating pcapng files of a live capture or a pipe.
+func (r *Reader) SetTap(t Tap) { r.tap = t }
 
 // Overlong reports the pcap records read so far whose captured length exceeds the packet's
 // original length, which some capture tools write (tshark warns "Frame length is less than
@@ -326,6 +339,9 @@ func (r *Reader) Next() (*Segment, error) {
 		r.stats.Packets++
 		num := r.stats.Packets
 		ci.AncillaryData = nil
+		if r.tap != nil {
+			r.tap.Packet(ci, lt, data)
+		}
 
 		seg, truncated, err := r.dec.decode(data, lt, ci.CaptureLength < ci.Length)
 		if err != nil {

@@ -9,9 +9,6 @@ import (
 	"sort"
 	"strings"
 	"syscall"
-
-	"github.com/gopacket/gopacket"
-	"github.com/gopacket/gopacket/layers"
 )
 
 // LiveOptions tune a live capture.
@@ -28,12 +25,6 @@ type LiveOptions struct {
 	// Warn, if not nil, is told when the interface goes away (down, or deleted) and when the
 	// capture, which waits for it, starts again.
 	Warn func(error)
-}
-
-// Tap sees the packets of a live capture as they are read. Data is the capture's own buffer,
-// valid only during the call: a Tap that keeps a packet copies it.
-type Tap interface {
-	Packet(ci gopacket.CaptureInfo, lt layers.LinkType, data []byte)
 }
 
 // KernelStats are the counters of a live capture's socket.

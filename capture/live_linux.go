@@ -47,7 +47,6 @@ type liveSource struct {
 	tp   *afpacket.TPacket
 	lt   layers.LinkType
 	ng   *pcapgo.NgWriter
-	tap  Tap
 	warn func(error)
 	// bind, sockType and filter make the socket again after the interface went away.
 	bind     string
@@ -71,7 +70,7 @@ func openLive(iface string, opt LiveOptions) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &liveSource{name: iface, lt: lt, tap: opt.Tap, warn: opt.Warn, bind: bind, sockType: sockType, filter: filter}
+	s := &liveSource{name: iface, lt: lt, warn: opt.Warn, bind: bind, sockType: sockType, filter: filter}
 	if err := s.open(); err != nil {
 		return nil, err
 	}
@@ -82,7 +81,7 @@ func openLive(iface string, opt LiveOptions) (*Reader, error) {
 			return nil, err
 		}
 	}
-	return &Reader{name: iface, src: s, closer: s, streaming: true}, nil
+	return &Reader{name: iface, src: s, closer: s, streaming: true, tap: opt.Tap}, nil
 }
 
 // liveDevice says what to bind the socket of a capture on iface to ("" for every interface),
@@ -282,9 +281,6 @@ func (s *liveSource) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 			if err := s.ng.WritePacket(w, data); err != nil {
 				return nil, gopacket.CaptureInfo{}, 0, fmt.Errorf("writing the capture: %w", err)
 			}
-		}
-		if s.tap != nil {
-			s.tap.Packet(ci, s.lt, data)
 		}
 		return data, ci, s.lt, nil
 	}

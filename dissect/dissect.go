@@ -77,6 +77,9 @@ type Config struct {
 	Progress func(read, size int64, packets int)
 	// OnShow, when set, is told of each message shown, before Out writes it (Save.Note).
 	OnShow func(e *model.Entry)
+	// Tap, when set, is shown every packet of the captures read, as it is read (the rotating
+	// pcapng files of a capture read from a pipe); a live capture's Reader has its own.
+	Tap capture.Tap
 }
 
 // Pipeline shows what the decoders find.

@@ -48,6 +48,9 @@ func (p *Pipeline) Read(r *capture.Reader, name string) (packets int, err error)
 	if r.Streaming() {
 		p.seen.Streamed = append(p.seen.Streamed, name)
 	}
+	if p.cfg.Tap != nil {
+		r.SetTap(p.cfg.Tap)
+	}
 	p.run.reading.Store(r)
 	defer p.run.reading.Store(nil)
 	if p.run.stopped.Load() {

@@ -141,24 +141,22 @@ func (a *alwaysOnOptions) needs(n render.Needs) render.Needs {
 }
 
 // rotating sets the capture command's files of periods (--rotate, --rotate-size), which are
-// for a capture that arrives as it is made: a pipe's output goes to them instead of one file.
+// for a capture that arrives as it is made: a pipe's output (-o DIR/) and the packets it
+// brings (-w DIR/) go to them instead of one file each.
 func (o *captureOptions) rotating(files []string, stdin io.Reader, stderr io.Writer) error {
 	if name := fileAmong(files, stdin); name != "" {
 		return fmt.Errorf("--rotate, --rotate-size, --keep and --keep-size are for captures that arrive as they are made (kdissect live, or a pipe: tcpdump -U -w - ... | kdissect --rotate 1h -o DIR/ -): %s is a file (without them, -o DIR/ writes one file per capture)", name)
 	}
-	if o.OutPath == "" {
-		return fmt.Errorf("--rotate, --rotate-size, --keep and --keep-size write files in a directory: give -o DIR/")
-	}
-	if o.Write != "" {
-		return fmt.Errorf("-w with --rotate or --rotate-size: files of packets per period are kdissect live's; from a pipe, -w writes one file, at the end")
-	}
 	a := alwaysOnOptions{rotation: o.rotation, dir: o.OutPath}
-	always, err := a.build(&o.Common, "", stderr)
+	always, err := a.build(&o.Common, o.Write, stderr)
 	if err != nil {
 		return err
 	}
-	if always.New == nil {
+	if o.OutPath != "" && always.New == nil {
 		return fmt.Errorf("--format %s writes no file to rotate", o.Format)
+	}
+	if always.Packets != "" {
+		o.Write = "" // the packets go to the files of periods, every one as it is read
 	}
 	o.Always, o.OutPath = always, ""
 	return nil

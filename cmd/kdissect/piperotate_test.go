@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/pcapgo"
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/kdissect/kdissect/internal/rotate"
@@ -149,8 +152,8 @@ func TestPipeRotateParquet(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut.String())
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still running 10 s after the pipe was closed")
+	case <-time.After(time.Minute):
+		t.Fatal("still running a minute after the pipe was closed")
 	}
 	files := periodFiles(t, dir, ".parquet")
 	if len(files) != 2 {
@@ -187,7 +190,8 @@ func halfOfPcap(t *testing.T, data []byte) int {
 // the run, which ends on done, goes on.
 func waitEntries(t *testing.T, dir string, n int, done chan int, stderr *bytes.Buffer) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	// The minute guards against a hang; it is no bound: the files come in milliseconds.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if entries, _ := os.ReadDir(dir); len(entries) >= n {
 			return
 		}
@@ -197,7 +201,7 @@ func waitEntries(t *testing.T, dir string, n int, done chan int, stderr *bytes.B
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: no %d files after 10 s", dir, n)
+			t.Fatalf("%s: no %d files after a minute", dir, n)
 		}
 	}
 }
@@ -217,6 +221,86 @@ func readRows[T any](t *testing.T, name string) []T {
 
 // TestRotateBadUse: the rotation flags are usage errors where there is nothing to rotate: a
 // capture file, no directory, -w, a format that writes no file.
+// TestPipeRotatePackets: -w DIR/ with --rotate-size writes the packets read from a pipe to
+// pcapng files of periods, as live does: every packet, in order, each file whole, while the
+// messages go to stdout as without it.
+func TestPipeRotatePackets(t *testing.T) {
+	const name = "kgo-produce-fetch.pcap"
+	data := readCapture(t, name)
+	want, errOut, code := pipeRun(t, data, true, "--format", "json", "-p", pcaps.Ports, "-")
+	if code != 0 {
+		t.Fatalf("without -w: exit %d: %s", code, errOut)
+	}
+	dir := filepath.Join(t.TempDir(), "packets") + "/"
+	got, errOut, code := pipeRun(t, data, true, "--format", "json", "-p", pcaps.Ports, "--rotate-size", "2KB", "-w", dir, "-")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if got != want {
+		t.Errorf("stdout with -w DIR/ is not as without it: %d bytes, %d without", len(got), len(want))
+	}
+	files := periodFiles(t, dir, ".pcapng")
+	if len(files) < 3 {
+		t.Fatalf("%d files: 2KB should make several", len(files))
+	}
+	var written []packetRecord
+	for _, f := range files {
+		written = append(written, packetRecords(t, f)...)
+	}
+	read := packetRecords(t, pcap(name))
+	if len(written) != len(read) {
+		t.Fatalf("%d packets in the files, %d in the capture", len(written), len(read))
+	}
+	for i := range read {
+		if !read[i].equal(written[i]) {
+			t.Fatalf("packet %d: written %v, read %v", i+1, written[i].ci, read[i].ci)
+		}
+	}
+	if !strings.Contains(errOut, "of packets to "+dir) {
+		t.Errorf("stderr does not say where the packets went:\n%s", errOut)
+	}
+}
+
+// packetRecord is one packet of a capture file, as pcapgo reads it.
+type packetRecord struct {
+	ci   gopacket.CaptureInfo
+	data []byte
+}
+
+func (p packetRecord) equal(q packetRecord) bool {
+	return p.ci.Timestamp.Equal(q.ci.Timestamp) && p.ci.Length == q.ci.Length && bytes.Equal(p.data, q.data)
+}
+
+// packetRecords reads every packet of a pcap or pcapng file.
+func packetRecords(t *testing.T, path string) []packetRecord {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var src gopacket.PacketDataSource
+	if strings.HasSuffix(path, ".pcapng") {
+		src, err = pcapgo.NewNgReader(f, pcapgo.DefaultNgReaderOptions)
+	} else {
+		src, err = pcapgo.NewReader(f)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []packetRecord
+	for {
+		data, ci, err := src.ReadPacketData()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("%s: packet %d: %v", path, len(out)+1, err)
+		}
+		out = append(out, packetRecord{ci, slices.Clone(data)})
+	}
+}
+
 func TestRotateBadUse(t *testing.T) {
 	data := readCapture(t, "kgo-produce-fetch.pcap")
 	dir := t.TempDir() + "/"
@@ -230,7 +314,7 @@ func TestRotateBadUse(t *testing.T) {
 		{"stdin file", false, []string{"--rotate-size", "1MB", "-o", dir, "-"}, "stdin (-) is a file"},
 		{"no dir", true, []string{"--rotate", "1h", "-"}, "give -o DIR/"},
 		{"keep alone", true, []string{"--keep", "2", "-o", dir, "-"}, "go with --rotate"},
-		{"write", true, []string{"--rotate", "1h", "-o", dir, "-w", dir + "x.pcapng", "-"}, "-w with --rotate"},
+		{"write a file", true, []string{"--rotate", "1h", "-o", dir, "-w", dir + "x.pcapng", "-"}, "-w: no directory"},
 		{"none", true, []string{"--rotate", "1h", "--format", "none", "--stats", "-o", dir, "-"}, "writes no file"},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
 	"github.com/kdissect/kdissect/internal/flight"
 	"github.com/kdissect/kdissect/internal/plural"
@@ -74,13 +75,20 @@ func (a *AlwaysOn) tap(lopt *capture.LiveOptions) *alwaysOn {
 	return on
 }
 
-// begin begins an AlwaysOn (nil when a is) whose packets are not tapped: a capture read from a
-// pipe, whose output alone goes to files of periods.
+// begin begins an AlwaysOn (nil when a is) of a capture read from a pipe: its packets go to
+// the taps through the pipeline (see pipe).
 func (a *AlwaysOn) begin() *alwaysOn {
 	if a == nil {
 		return nil
 	}
 	return &alwaysOn{cfg: a}
+}
+
+// pipe makes the pipeline of cfg show the taps every packet it reads from the pipe: -w DIR/.
+func (on *alwaysOn) pipe(cfg *dissect.Config) {
+	if on != nil && on.packets != nil {
+		cfg.Tap = &on.taps
+	}
 }
 
 // start begins the files of a capture on iface whose messages go to out; it returns the
@@ -91,6 +99,7 @@ func (on *alwaysOn) start(iface string, out render.Renderer, stderr io.Writer) r
 	}
 	a := on.cfg
 	on.stderr = stderr
+	hangups := CatchHangups() // before the first file: a SIGHUP from then on closes it
 	warn := func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
 	host, _ := os.Hostname()
 	prefix := rotate.Prefix(host)
@@ -115,7 +124,8 @@ func (on *alwaysOn) start(iface string, out render.Renderer, stderr io.Writer) r
 			}}, out)
 		out = on.rec
 	}
-	on.hangups = CatchHangups(on.rotate)
+	on.hangups = hangups
+	hangups.Serve(on.rotate)
 	return out
 }
 

@@ -95,6 +95,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	}
 	o.on = o.Always.begin()
 	cfg.Out = o.on.start("stdin", cfg.Out, stderr)
+	o.on.pipe(&cfg)
 	run := newRunner(&cfg, stdin, save, progress)
 	o.feedDoctor(&cfg)
 	if run.p, err = dissect.New(cfg); err != nil {
@@ -137,17 +138,18 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	}
 	TuneGC(c.Shallow, len(c.Keep) > 0)
 	cfg := dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
-		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch && o.Always == nil}
+		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch && (o.Always == nil || o.Always.New == nil)}
 	if o.stats != nil {
 		cfg.Stats = o.stats // not a nil Set in an interface
 	}
 	return f, cfg, ExitOK
 }
 
-// output is the run's format and the renderer of its messages; with files of periods, the
-// renderer is a placeholder that Run replaces with theirs (alwaysOn.start), each file's own.
+// output is the run's format and the renderer of its messages; with files of periods of
+// messages, the renderer is a placeholder that Run replaces with theirs (alwaysOn.start), each
+// file's own.
 func (o *Capture) output(stdout, stderr io.Writer) (render.Format, render.Renderer, error) {
-	if o.Always != nil {
+	if o.Always != nil && o.Always.New != nil {
 		f, err := o.LookupFormat()
 		return f, render.Discard{}, err
 	}
