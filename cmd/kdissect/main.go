@@ -66,7 +66,7 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	o.rotation.register(fs)
 	fs.BoolVar(&o.Lean, "no-fields", false, "parquet: leave the field tree out (the fields column is null), for smaller files written faster")
 	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
-	fs.StringVarP(&o.Write, "write", "w", "", "also write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file")
+	fs.StringVarP(&o.Write, "write", "w", "", "also write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file; from a pipe with --rotate or --rotate-size, every packet read, to pcapng files of periods in this directory (DIR/)")
 	fs.BoolVar(&o.Findings, "findings", false, "after the messages, print what kdissect doctor finds wrong: findings, worst first, with their frames")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.Ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
