@@ -196,12 +196,22 @@ func TestEveryResponsePaired(t *testing.T) {
 				t.Errorf("%d of %d responses unpaired", unpaired, responses)
 			}
 			// A client may close a connection while the broker still holds its long-poll Fetch:
-			// only such requests may go unanswered.
+			// only such requests may go unanswered, but in kgo-unanswered.pcap, whose broker
+			// never answers one ListGroups request.
 			ends := connectionEnds(t, file)
+			skipped := 0
 			for _, m := range lines {
-				if m["kind"] == "request" && m["no_response"] != true && !answered[m["frame"].(float64)] && !longPollCut(t, m, ends) {
-					t.Errorf("packet %v: %v request without a response", m["frame"], m["api_name"])
+				if m["kind"] != "request" || m["no_response"] == true || answered[m["frame"].(float64)] || longPollCut(t, m, ends) {
+					continue
 				}
+				if base == "kgo-unanswered.pcap" && m["api_name"] == "ListGroups" {
+					skipped++
+					continue
+				}
+				t.Errorf("packet %v: %v request without a response", m["frame"], m["api_name"])
+			}
+			if want := map[string]int{"kgo-unanswered.pcap": 1}[base]; skipped != want {
+				t.Errorf("%d requests the broker skipped, want %d", skipped, want)
 			}
 		})
 	}

@@ -62,18 +62,20 @@ func (f finding) key() string {
 
 // messageLine is what the tests read of a line of kdissect --format json.
 type messageLine struct {
-	Kind       string
-	Frame      int
-	Time       time.Time
-	Stream     int
-	Src, Dst   string
-	ClientID   string `json:"client_id"`
-	APIName    string `json:"api_name"`
-	LatencyUs  int64  `json:"latency_us"`
-	Errors     []string
-	NoResponse bool `json:"no_response"`
-	Text       string
-	Fields     []fieldNode
+	Kind      string
+	Frame     int
+	Time      time.Time
+	Stream    int
+	Src, Dst  string
+	ClientID  string `json:"client_id"`
+	APIName   string `json:"api_name"`
+	LatencyUs int64  `json:"latency_us"`
+	// RequestFrame is the frame of a response's request.
+	RequestFrame int `json:"request_frame"`
+	Errors       []string
+	NoResponse   bool `json:"no_response"`
+	Text         string
+	Fields       []fieldNode
 }
 
 type fieldNode struct {
@@ -99,6 +101,8 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 		return slowestInWindows(msgs, 50*time.Millisecond), true
 	case "producer-sequence-gap":
 		return gapFrames(msgs), true
+	case "unanswered":
+		return skippedFrames(msgs), true
 	}
 	_, code, isError := strings.Cut(key, "/")
 	seen := map[string]bool{}
@@ -182,6 +186,26 @@ func gapFrames(msgs []messageLine) []int {
 				frames = append(frames, m.Frame)
 			}
 			next[k] = max(next[k], seq+delta+1)
+		}
+	}
+	return frames
+}
+
+// skippedFrames are the requests (acks=0 Produce requests aside) without a response on a
+// connection whose later request has one.
+func skippedFrames(msgs []messageLine) []int {
+	answered := map[int]bool{}
+	lastAnswered := map[int]int{} // stream: the frame of its last request answered
+	for _, m := range msgs {
+		if m.Kind == "response" && m.RequestFrame > 0 {
+			answered[m.RequestFrame] = true
+			lastAnswered[m.Stream] = max(lastAnswered[m.Stream], m.RequestFrame)
+		}
+	}
+	var frames []int
+	for _, m := range msgs {
+		if m.Kind == "request" && !m.NoResponse && !answered[m.Frame] && m.Frame < lastAnswered[m.Stream] {
+			frames = append(frames, m.Frame)
 		}
 	}
 	return frames
@@ -337,6 +361,7 @@ func TestDoctorFindings(t *testing.T) {
 		{"kgo-churn.pcap", "", map[string]string{"connection-churn": "warning"}},
 		{"kgo-metadata-storm.pcap", "", map[string]string{"metadata-storm": "warning"}},
 		{"kgo-capture-loss.pcap", "", map[string]string{"capture-loss": "warning", "producer-sequence-gap": "error"}},
+		{"kgo-unanswered.pcap", "", map[string]string{"unanswered": "warning"}},
 	} {
 		t.Run(c.capture+"+"+c.keylog, func(t *testing.T) {
 			args := []string{pcap(c.capture)}
@@ -380,13 +405,13 @@ func TestDoctorFindings(t *testing.T) {
 // cannot tell from Kafka's, and cannot decrypt), kgo-latency-stall and kgo-broker-outlier
 // (brokers made slow), kgo-throttled (a consumer throttled), kgo-churn (a client per
 // record), kgo-metadata-storm (metadata refreshed every 100 ms), kgo-capture-loss (a
-// Produce request cut out of the capture). kgo-small-batches is clean: a batch per record is
+// Produce request cut out of the capture), kgo-unanswered (a request the broker skipped). kgo-small-batches is clean: a batch per record is
 // only worth an info.
 func cleanCaptures(t *testing.T) [][]string {
 	t.Helper()
 	notClean := []string{"kgo-produce-retry.pcap", "kgo-filters.pcap", "other-tls.pcap",
 		"kgo-latency-stall.pcap", "kgo-broker-outlier.pcap", "kgo-throttled.pcap", "kgo-churn.pcap",
-		"kgo-metadata-storm.pcap", "kgo-capture-loss.pcap"}
+		"kgo-metadata-storm.pcap", "kgo-capture-loss.pcap", "kgo-unanswered.pcap"}
 	var out [][]string
 	for _, f := range captures(t) {
 		if slices.Contains(notClean, filepath.Base(f)) {

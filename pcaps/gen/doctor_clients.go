@@ -12,7 +12,7 @@ import (
 )
 
 // The scenarios of kdissect doctor's findings of clients' habits and of brokers that throttle
-// or do not answer. Each has a broker port of its own, 19400-19404, which pcaps.Ports lists.
+// or do not answer. Each has a broker port of its own, 19400-19405, which pcaps.Ports lists.
 
 // smallRecords makes n small records with fixed keys, values and timestamps, to partition 0.
 func smallRecords(prefix string, n int) []*kgo.Record {

@@ -84,6 +84,7 @@ var scenarios = []scenario{
 	{file: "kgo-churn.pcap", run: kgoChurn},
 	{file: "kgo-metadata-storm.pcap", run: kgoMetadataStorm},
 	{file: "kgo-capture-loss.pcap", run: kgoCaptureLoss},
+	{file: "kgo-unanswered.pcap", run: kgoUnanswered},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
