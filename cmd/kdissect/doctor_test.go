@@ -7,6 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/internal/doctor"
 )
 
 // finding is a line of kdissect doctor --format json.
@@ -58,13 +62,20 @@ func (f finding) key() string {
 
 // messageLine is what the tests read of a line of kdissect --format json.
 type messageLine struct {
-	Kind       string
-	Frame      int
-	APIName    string `json:"api_name"`
-	Errors     []string
-	NoResponse bool `json:"no_response"`
-	Text       string
-	Fields     []fieldNode
+	Kind      string
+	Frame     int
+	Time      time.Time
+	Stream    int
+	Src, Dst  string
+	ClientID  string `json:"client_id"`
+	APIName   string `json:"api_name"`
+	LatencyUs int64  `json:"latency_us"`
+	// RequestFrame is the frame of a response's request.
+	RequestFrame int `json:"request_frame"`
+	Errors       []string
+	NoResponse   bool `json:"no_response"`
+	Text         string
+	Fields       []fieldNode
 }
 
 type fieldNode struct {
@@ -74,8 +85,25 @@ type fieldNode struct {
 }
 
 // expectedFrames computes, from the JSON lines of a capture, the frames a finding's evidence
-// must name, by its key; ok is false for keys the test does not compute.
+// must name, by its key (the first analysis.MaxFrames of them); ok is false for keys the test
+// does not compute.
 func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
+	switch key {
+	case "connection-churn":
+		return firstFrames(churnFrames(msgs)), true
+	case "metadata-storm":
+		return firstFrames(metadataStormFrames(msgs)), true
+	case "producer-small-batches":
+		return firstFrames(smallBatchFrames(msgs)), true
+	case "latency-stall":
+		return slowestInWindows(msgs, 100*time.Millisecond), true
+	case "latency-broker-outlier":
+		return slowestInWindows(msgs, 50*time.Millisecond), true
+	case "producer-sequence-gap":
+		return gapFrames(msgs), true
+	case "unanswered":
+		return skippedFrames(msgs), true
+	}
 	_, code, isError := strings.Cut(key, "/")
 	seen := map[string]bool{}
 	for _, m := range msgs {
@@ -87,12 +115,17 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 			hit = m.Kind == "request" && m.NoResponse
 		case key == "tls-undecrypted":
 			hit = m.Kind == "notice" && strings.Contains(m.Text, ": encrypted; ")
+		case key == "capture-loss":
+			hit = m.Kind == "notice" && strings.Contains(m.Text, " lost (not captured)")
+		case key == "throttled":
+			hit = m.Kind == "response" && topField(m, "ThrottleTimeMs") > 0
 		case key == "producer-retries":
 			// A batch of a producer id whose partition and first sequence were sent before.
 			if m.Kind == "request" && m.APIName == "Produce" {
 				for _, b := range batches(m.Fields, nil) {
-					hit = hit || seen[b]
-					seen[b] = true
+					k := fmt.Sprint(b.producer, "/", b.partition, "/", b.sequence)
+					hit = hit || seen[k]
+					seen[k] = true
 				}
 			}
 		default:
@@ -105,29 +138,206 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 	return frames, true
 }
 
-// batches names the record batches of a Produce request's fields: producer id, partition and
-// base sequence.
-func batches(nodes []fieldNode, partition any) []string {
-	var out []string
+// batch is what the tests read of a record batch of a Produce request.
+type batch struct {
+	producer, partition, sequence, lastOffsetDelta any
+}
+
+// batches returns the record batches of a Produce request's fields.
+func batches(nodes []fieldNode, partition any) []batch {
+	var out []batch
 	for _, n := range nodes {
 		if n.Name == "Index" || n.Name == "PartitionIndex" {
 			partition = n.Value
 		}
 	}
-	var producer, sequence any
+	b := batch{partition: partition}
 	for _, n := range nodes {
 		switch n.Name {
 		case "producerId":
-			producer = n.Value
+			b.producer = n.Value
 		case "baseSequence":
-			sequence = n.Value
+			b.sequence = n.Value
+		case "lastOffsetDelta":
+			b.lastOffsetDelta = n.Value
 		}
 		out = append(out, batches(n.Children, partition)...)
 	}
-	if producer != nil && sequence != nil {
-		out = append(out, fmt.Sprint(producer, "/", partition, "/", sequence))
+	if b.producer != nil && b.sequence != nil {
+		out = append(out, b)
 	}
 	return out
+}
+
+// gapFrames are the Produce requests with a batch starting past the sequence number that
+// follows the last batch of its producer id and partition.
+func gapFrames(msgs []messageLine) []int {
+	next := map[string]float64{}
+	var frames []int
+	for _, m := range msgs {
+		if m.Kind != "request" || m.APIName != "Produce" {
+			continue
+		}
+		for _, b := range batches(m.Fields, nil) {
+			k := fmt.Sprint(b.producer, "/", b.partition)
+			seq, _ := b.sequence.(float64)
+			delta, _ := b.lastOffsetDelta.(float64)
+			if n, ok := next[k]; ok && seq > n && !slices.Contains(frames, m.Frame) {
+				frames = append(frames, m.Frame)
+			}
+			next[k] = max(next[k], seq+delta+1)
+		}
+	}
+	return frames
+}
+
+// skippedFrames are the requests (acks=0 Produce requests aside) without a response on a
+// connection whose later request has one.
+func skippedFrames(msgs []messageLine) []int {
+	answered := map[int]bool{}
+	lastAnswered := map[int]int{} // stream: the frame of its last request answered
+	for _, m := range msgs {
+		if m.Kind == "response" && m.RequestFrame > 0 {
+			answered[m.RequestFrame] = true
+			lastAnswered[m.Stream] = max(lastAnswered[m.Stream], m.RequestFrame)
+		}
+	}
+	var frames []int
+	for _, m := range msgs {
+		if m.Kind == "request" && !m.NoResponse && !answered[m.Frame] && m.Frame < lastAnswered[m.Stream] {
+			frames = append(frames, m.Frame)
+		}
+	}
+	return frames
+}
+
+// firstFrames returns the first analysis.MaxFrames of frames, in order: the frames evidence
+// names.
+func firstFrames(frames []int) []int {
+	slices.Sort(frames)
+	return frames[:min(len(frames), analysis.MaxFrames)]
+}
+
+// topField returns the number of a message's field name at the top level, 0 without one.
+func topField(m messageLine, name string) float64 {
+	for _, f := range m.Fields {
+		if f.Name == name {
+			v, _ := f.Value.(float64)
+			return v
+		}
+	}
+	return 0
+}
+
+// churnFrames are the first requests of the connections of each client id to a broker it
+// opened doctor.ChurnMin connections or more to.
+func churnFrames(msgs []messageLine) []int {
+	opened := map[int]bool{}
+	byClient := map[[2]string][]int{}
+	for _, m := range msgs {
+		if m.Kind == "request" && !opened[m.Stream] {
+			opened[m.Stream] = true
+			k := [2]string{m.ClientID, m.Dst}
+			byClient[k] = append(byClient[k], m.Frame)
+		}
+	}
+	var frames []int
+	for _, fs := range byClient {
+		if len(fs) >= doctor.ChurnMin {
+			frames = append(frames, fs...)
+		}
+	}
+	return frames
+}
+
+// metadataStormFrames are the Metadata requests of each client id that sent
+// doctor.MetadataStormMin or more (the captures here send them at more than
+// doctor.MetadataStormRate per second).
+func metadataStormFrames(msgs []messageLine) []int {
+	byClient := map[string][]int{}
+	for _, m := range msgs {
+		if m.Kind == "request" && m.APIName == "Metadata" {
+			byClient[m.ClientID] = append(byClient[m.ClientID], m.Frame)
+		}
+	}
+	var frames []int
+	for _, fs := range byClient {
+		if len(fs) >= doctor.MetadataStormMin {
+			frames = append(frames, fs...)
+		}
+	}
+	return frames
+}
+
+// smallBatchFrames are the Produce requests of each producer id that sent
+// doctor.SmallBatchesMin batches or more, most of them of one record.
+func smallBatchFrames(msgs []messageLine) []int {
+	type sent struct {
+		frames         []int
+		batches, small int
+	}
+	byProducer := map[any]*sent{}
+	for _, m := range msgs {
+		if m.Kind != "request" || m.APIName != "Produce" {
+			continue
+		}
+		for _, b := range batches(m.Fields, nil) {
+			p := byProducer[b.producer]
+			if p == nil {
+				p = &sent{}
+				byProducer[b.producer] = p
+			}
+			p.batches++
+			if b.lastOffsetDelta == 0.0 {
+				p.small++
+			}
+			if !slices.Contains(p.frames, m.Frame) {
+				p.frames = append(p.frames, m.Frame)
+			}
+		}
+	}
+	var frames []int
+	for _, p := range byProducer {
+		if p.batches >= doctor.SmallBatchesMin && 2*p.small > p.batches {
+			frames = append(frames, p.frames...)
+		}
+	}
+	return frames
+}
+
+// slowestInWindows are the slowest Produce responses of each broker and 10 s of the clock
+// (analysis.LatencyWindowLength) whose Produce responses took minMean or more on average.
+func slowestInWindows(msgs []messageLine, minMean time.Duration) []int {
+	type window struct {
+		count      int
+		total, max int64
+		slowest    int
+	}
+	windows := map[string]*window{}
+	for _, m := range msgs {
+		if m.Kind != "response" || m.APIName != "Produce" {
+			continue
+		}
+		k := fmt.Sprint(m.Src, m.Time.Truncate(10*time.Second))
+		w := windows[k]
+		if w == nil {
+			w = &window{}
+			windows[k] = w
+		}
+		w.count++
+		w.total += m.LatencyUs
+		if m.LatencyUs > w.max {
+			w.max, w.slowest = m.LatencyUs, m.Frame
+		}
+	}
+	var frames []int
+	for _, w := range windows {
+		if time.Duration(w.total/int64(w.count))*time.Microsecond >= minMean {
+			frames = append(frames, w.slowest)
+		}
+	}
+	slices.Sort(frames)
+	return frames
 }
 
 // TestDoctorFindings: on real clients' captures, doctor gives the findings each shows, with
@@ -144,6 +354,14 @@ func TestDoctorFindings(t *testing.T) {
 		{"kgo-group-late-joiner.pcap", "", map[string]string{"errors/MEMBER_ID_REQUIRED": "info", "errors/REBALANCE_IN_PROGRESS": "info"}},
 		{"kgo-tls13.pcap", "", map[string]string{"tls-undecrypted": "warning"}},
 		{"kgo-tls13.pcap", "kgo-tls13.keylog", map[string]string{}},
+		{"kgo-latency-stall.pcap", "", map[string]string{"latency-stall": "warning"}},
+		{"kgo-broker-outlier.pcap", "", map[string]string{"latency-broker-outlier": "warning"}},
+		{"kgo-small-batches.pcap", "", map[string]string{"producer-small-batches": "info"}},
+		{"kgo-throttled.pcap", "", map[string]string{"throttled": "warning"}},
+		{"kgo-churn.pcap", "", map[string]string{"connection-churn": "warning"}},
+		{"kgo-metadata-storm.pcap", "", map[string]string{"metadata-storm": "warning"}},
+		{"kgo-capture-loss.pcap", "", map[string]string{"capture-loss": "warning", "producer-sequence-gap": "error"}},
+		{"kgo-unanswered.pcap", "", map[string]string{"unanswered": "warning"}},
 	} {
 		t.Run(c.capture+"+"+c.keylog, func(t *testing.T) {
 			args := []string{pcap(c.capture)}
@@ -184,10 +402,16 @@ func TestDoctorFindings(t *testing.T) {
 // they should against a healthy broker, read with their key logs when they are TLS. Not
 // clean: kgo-produce-retry (a produce timed out and was retried), kgo-filters (Produce
 // requests with acks=0, a topic that did not exist), other-tls (HTTPS: TLS that kdissect
-// cannot tell from Kafka's, and cannot decrypt).
+// cannot tell from Kafka's, and cannot decrypt), kgo-latency-stall and kgo-broker-outlier
+// (brokers made slow), kgo-throttled (a consumer throttled), kgo-churn (a client per
+// record), kgo-metadata-storm (metadata refreshed every 100 ms), kgo-capture-loss (a
+// Produce request cut out of the capture), kgo-unanswered (a request the broker skipped). kgo-small-batches is clean: a batch per record is
+// only worth an info.
 func cleanCaptures(t *testing.T) [][]string {
 	t.Helper()
-	notClean := []string{"kgo-produce-retry.pcap", "kgo-filters.pcap", "other-tls.pcap"}
+	notClean := []string{"kgo-produce-retry.pcap", "kgo-filters.pcap", "other-tls.pcap",
+		"kgo-latency-stall.pcap", "kgo-broker-outlier.pcap", "kgo-throttled.pcap", "kgo-churn.pcap",
+		"kgo-metadata-storm.pcap", "kgo-capture-loss.pcap", "kgo-unanswered.pcap"}
 	var out [][]string
 	for _, f := range captures(t) {
 		if slices.Contains(notClean, filepath.Base(f)) {

@@ -76,6 +76,15 @@ var scenarios = []scenario{
 	{file: "kgo-group-late-joiner.pcap", run: kgoGroupLateJoiner},
 	{file: "kgo-produce-retry.pcap", run: kgoProduceRetry},
 	{file: "kgo-group-848.pcap", run: kgoGroupNextGen},
+	// kdissect doctor's findings of brokers and clients (doctor_*.go).
+	{file: "kgo-latency-stall.pcap", run: kgoLatencyStall},
+	{file: "kgo-broker-outlier.pcap", run: kgoBrokerOutlier},
+	{file: "kgo-small-batches.pcap", run: kgoSmallBatches},
+	{file: "kgo-throttled.pcap", run: kgoThrottled},
+	{file: "kgo-churn.pcap", run: kgoChurn},
+	{file: "kgo-metadata-storm.pcap", run: kgoMetadataStorm},
+	{file: "kgo-capture-loss.pcap", run: kgoCaptureLoss},
+	{file: "kgo-unanswered.pcap", run: kgoUnanswered},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
