@@ -58,7 +58,7 @@ func TestReportScreenshots(t *testing.T) {
 	for _, shot := range []struct{ capture, section string }{
 		{"kgo-group-3brokers.pcap", "latency"},
 		{"kgo-lag.pcap", "lag"},
-		{"kgo-group-848.pcap", "timeline"},
+		{"kgo-group-3brokers.pcap", "timeline"},
 		{"kgo-group-3brokers.pcap", "throughput"},
 	} {
 		path := filepath.Join(t.TempDir(), "report.html")
