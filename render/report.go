@@ -34,7 +34,7 @@ const reportCSS = `body.report { max-width: 1100px; margin: 0 auto; padding: 0 1
 .report dl dt { font-weight: 600; margin-top: .5em; }
 .report dl dd { margin-left: 1.5em; }
 .report .empty { color: var(--dim); font-style: italic; }
-svg.plot { display: block; background: var(--box); border: 1px solid var(--line); margin: .3em 0; }
+svg.plot { display: block; max-width: 100%; height: auto; background: var(--box); border: 1px solid var(--line); margin: .3em 0; }
 svg.plot text { fill: var(--fg); font: 11px var(--sans); }
 svg.plot text.t { font-weight: 600; }
 svg.plot .axis { stroke: var(--dim); }
@@ -191,7 +191,7 @@ func (v valueAxis) y(value float64, top, bottom float64) float64 {
 // svgOpen starts a plot's SVG, height h, named plot for tests and readers, with its label.
 func svgOpen(b *strings.Builder, plot, label string, h int) {
 	fmt.Fprintf(b, "<svg class=\"plot\" data-plot=\"%s\" role=\"img\" aria-label=\"%s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-		plot, html.EscapeString(label), plotWidth, h, plotWidth, h)
+		plot, esc(label), plotWidth, h, plotWidth, h)
 }
 
 // timeTicks draws the time axis under y, with its grid from top, and its unit.

@@ -109,6 +109,7 @@ func TestReportInert(t *testing.T) {
 	run.series.Latency.Add(hostile, run.series.First, 1)
 	run.series.Events = append(run.series.Events, run.series.Events[0])
 	run.series.Events[len(run.series.Events)-1].Member = hostile
+	run.series.Events[len(run.series.Events)-1].Group = hostile
 	page := string(run.report(t, hostile))
 	for _, bad := range []string{"<script", `" onload`, "\x1b", "\u202e"} {
 		if strings.Contains(page, bad) {
