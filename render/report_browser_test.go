@@ -55,11 +55,15 @@ func TestReportScreenshots(t *testing.T) {
 	}
 	b := browsertest.Start(t)
 	var p *browsertest.Page
-	for _, shot := range []struct{ capture, section string }{
-		{"kgo-group-3brokers.pcap", "latency"},
-		{"kgo-lag.pcap", "lag"},
-		{"kgo-group-3brokers.pcap", "timeline"},
-		{"kgo-group-3brokers.pcap", "throughput"},
+	// Each as high as its section, so that the page scrolls it to the top.
+	for _, shot := range []struct {
+		capture, section string
+		height           int64
+	}{
+		{"kgo-group-3brokers.pcap", "latency", 660},
+		{"kgo-lag.pcap", "lag", 380},
+		{"kgo-group-3brokers.pcap", "timeline", 300},
+		{"kgo-group-3brokers.pcap", "throughput", 380},
 	} {
 		path := filepath.Join(t.TempDir(), "report.html")
 		if err := os.WriteFile(path, runDoctor(t, shot.capture).report(t, shot.capture), 0o644); err != nil {
@@ -71,9 +75,9 @@ func TestReportScreenshots(t *testing.T) {
 		} else {
 			p.Navigate(url)
 		}
-		p.Viewport(1040, 760)
+		p.Viewport(1040, shot.height)
 		p.Eval(`document.getElementById('`+shot.section+`').scrollIntoView(); true`, nil)
 		p.Check(onlyItself(url))
-		p.Screenshot(filepath.Join(dir, "doctor-"+shot.section+".png"), 1040, 760)
+		p.Screenshot(filepath.Join(dir, "doctor-"+shot.section+".png"), 1040, shot.height)
 	}
 }
