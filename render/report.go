@@ -1,7 +1,6 @@
 package render
 
 import (
-	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -297,6 +296,3 @@ func bucketNote(s *analysis.Series) string {
 	}
 	return fmt.Sprintf(" There were more than %d values: each mark holds those of one line in %s.", analysis.SeriesLimit, s.Width())
 }
-
-// Used by the plots to sort groups' rows.
-func compareTimes(a, b time.Time) int { return cmp.Compare(a.UnixNano(), b.UnixNano()) }

@@ -252,7 +252,7 @@ func timelineGroups(s doctor.Series) []*groupLanes {
 	for _, name := range names {
 		g := byName[name]
 		fs := firsts[name]
-		slices.SortStableFunc(fs, func(a, b seen) int { return compareTimes(a.at, b.at) })
+		slices.SortStableFunc(fs, func(a, b seen) int { return a.at.Compare(b.at) })
 		for _, f := range fs {
 			if !slices.Contains(g.members, f.member) {
 				g.members = append(g.members, f.member)
@@ -344,7 +344,7 @@ func generationBands(b *strings.Builder, g *groupLanes, s doctor.Series, x func(
 	slices.SortStableFunc(classic, func(a, b analysis.RebalanceSummary) int {
 		as, _ := spanOf(a, s.First, s.Last)
 		bs, _ := spanOf(b, s.First, s.Last)
-		return compareTimes(as, bs)
+		return as.Compare(bs)
 	})
 	for i, r := range classic {
 		start, end := spanOf(r, s.First, s.Last)
