@@ -40,7 +40,10 @@ func subcommands() []*cli.Command {
 			About: "Reads captures as the capture command does (same flags) and, instead of the messages,\n" +
 				"prints findings, worst first: errors, retries, throttling, lost packets, undecrypted TLS...\n" +
 				"each with its severity, the frames that show it (for -Y 'frame in [...]'), what it means\n" +
-				"and what to check. --format json writes them as JSON lines (\"kind\": \"finding\")."},
+				"and what to check. --format json writes them as JSON lines (\"kind\": \"finding\");\n" +
+				"--format html a self-contained report (-o report.html): the findings, and pictures of the\n" +
+				"latency per broker, the lag per partition, the consumer groups' timeline and the throughput\n" +
+				"per topic."},
 		{Name: "live", Short: "capture on a network interface (Linux; root or CAP_NET_RAW)", Usage: "kdissect live -i INTERFACE [flags]", Run: runLive, Flags: func() *flag.FlagSet { fs, _ := liveFlags(); return fs },
 			About: "Captures Kafka traffic on a network interface (Linux, AF_PACKET; needs root or\n" +
 				"CAP_NET_RAW) and prints each message as it completes. Ctrl-C stops."},

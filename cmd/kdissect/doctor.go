@@ -21,11 +21,11 @@ func runDoctor(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 		return cmd.UsageError(stderr, "- reads a capture from stdin, which is a terminal: pipe one in or name a file")
 	}
 	switch {
-	case !fs.Changed("format"):
-	case o.Format == "json":
-		o.FindingsJSON = true
+	case !fs.Changed("format") || o.Format == "table":
+	case o.Format == "json" || o.Format == "html":
+		o.FindingsAs = o.Format
 	default:
-		return cmd.UsageError(stderr, "doctor writes its findings as a table, or as JSON lines with --format json")
+		return cmd.UsageError(stderr, "doctor writes its findings as a table (--format table, the default), as JSON lines (--format json), or as a report with pictures (--format html)")
 	}
 	o.Format, o.Findings, o.DoctorOnly = "none", true, true
 	return o.dissect(cmd, files, stdin, stdout, stderr)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -471,5 +472,30 @@ func TestDoctorUnreadable(t *testing.T) {
 		if out != "" || code != 1 || !strings.Contains(errOut, filepath.Base(args[len(args)-1])) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, the file named", args, code, out, errOut)
 		}
+	}
+}
+
+// TestDoctorFormats: doctor --format html writes the report to stdout, or to the file -o
+// names; --format table is the default's table; any other format is a usage error that names
+// the three.
+func TestDoctorFormats(t *testing.T) {
+	name := pcap("kgo-group-3brokers.pcap")
+	page, errOut, code := kdissect(t, "doctor", "--format", "html", name)
+	if code != 0 || !strings.HasPrefix(page, "<!DOCTYPE html>") || !strings.Contains(page, `data-plot="timeline"`) {
+		t.Fatalf("--format html: exit %d, stderr %q, stdout begins %.200q", code, errOut, page)
+	}
+	file := filepath.Join(t.TempDir(), "report.html")
+	out, errOut, code := kdissect(t, "doctor", "--format", "html", "-o", file, name)
+	written, err := os.ReadFile(file)
+	if err != nil || code != 0 || out != "" || string(written) != page {
+		t.Errorf("-o %s: exit %d, stdout %q, stderr %q, %v; the file is the page written to stdout: %v", file, code, out, errOut, err, string(written) == page)
+	}
+	table, _, _ := kdissect(t, "doctor", name)
+	if named, _, _ := kdissect(t, "doctor", "--format", "table", name); named != table || table == "" {
+		t.Errorf("--format table:\n%s\nthe default:\n%s", named, table)
+	}
+	out, errOut, code = kdissect(t, "doctor", "--format", "summary", name)
+	if code != 2 || out != "" || !strings.Contains(errOut, "--format json") || !strings.Contains(errOut, "--format html") {
+		t.Errorf("--format summary: exit %d, stdout %q, stderr %q; want a usage error naming the formats", code, out, errOut)
 	}
 }

@@ -35,6 +35,10 @@ type Groups struct {
 	// unowned holds the spans that partitions of heartbeat-protocol groups had no owner,
 	// ended.
 	unowned []UnownedSpan
+	// events are the members' joins and leaves, the first SeriesLimit; dropped counts the
+	// others.
+	events  []MemberEvent
+	dropped int
 }
 
 // NewGroups returns an empty Groups.
@@ -184,9 +188,17 @@ func (g *Groups) request(e *model.Entry, b []*codec.Node) {
 				r.assignment[member] = assignedPartitions(child(a.Children, "Assignment"))
 			}
 		}
+	case codec.KeyLeaveGroup:
+		g.event(req.group, req.member, e.Time, true)
+		for _, m := range elems(b, "Members") {
+			g.event(req.group, str(m.Children, "MemberId"), e.Time, true)
+		}
 	case codec.KeyConsumerGroupHeartbeat, codec.KeyShareGroupHeartbeat, codec.KeyStreamsGroupHeartbeat:
 		req.generation, req.hasGen = num(b, "MemberEpoch")
 		req.assignor = str(b, "ServerAssignor")
+		if req.hasGen && req.generation < 0 {
+			g.event(req.group, req.member, e.Time, true)
+		}
 	}
 	if !e.NoResponse {
 		g.held.hold(e, req)
@@ -228,6 +240,7 @@ func (g *Groups) joinResponse(gs *groupState, req groupRequest, at time.Time, b 
 	r.protocol = first(str(b, "ProtocolName"), r.protocol)
 	r.leader = first(str(b, "Leader"), r.leader)
 	r.members = addStrings(r.members, first(str(b, "MemberId"), req.member))
+	g.event(gs.name, first(str(b, "MemberId"), req.member), req.at, false)
 	for _, m := range elems(b, "Members") {
 		r.members = addStrings(r.members, str(m.Children, "MemberId"))
 	}
@@ -274,6 +287,9 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 	epoch, ok := num(b, "MemberEpoch")
 	if !ok {
 		return
+	}
+	if req.hasGen && req.generation == 0 && epoch > 0 {
+		g.event(gs.name, id, req.at, false)
 	}
 	if parts, given := heartbeatPartitions(b); given {
 		switch {
@@ -554,6 +570,8 @@ type RebalanceSummary struct {
 	// protocols); Member names the member of those.
 	Generation int64
 	Member     string
+	// Members are the members the rebalance gave the generation (epoch) to, or saw in it.
+	Members []string
 	// Start and End are when the rebalance began and ended; either is zero when the capture
 	// does not show it.
 	Start, End time.Time
@@ -566,8 +584,8 @@ type RebalanceSummary struct {
 func (g *Groups) Rebalances() []RebalanceSummary {
 	out := make([]RebalanceSummary, 0, len(g.rows))
 	for _, r := range g.rows {
-		out = append(out, RebalanceSummary{Group: r.group, Generation: r.generation, Member: r.member, Start: r.start, End: r.end,
-			Errors: slices.Clone(r.errs), Frames: slices.Clone(r.frames)})
+		out = append(out, RebalanceSummary{Group: r.group, Generation: r.generation, Member: r.member, Members: slices.Clone(r.members),
+			Start: r.start, End: r.end, Errors: slices.Clone(r.errs), Frames: slices.Clone(r.frames)})
 	}
 	return out
 }
@@ -623,3 +641,28 @@ func (g *Groups) Unowned() []UnownedSpan {
 	slices.SortFunc(open, func(a, b UnownedSpan) int { return cmp.Compare(a.Group, b.Group) })
 	return append(out, open...)
 }
+
+// MemberEvent is a member joining or leaving its group (Groups.Events): a JoinGroup answered
+// with a generation (at its request), a first heartbeat answered with an epoch, a LeaveGroup,
+// or a heartbeat with a negative epoch.
+type MemberEvent struct {
+	Group, Member string
+	Time          time.Time
+	Leave         bool
+}
+
+// event notes a member joining (leave false) or leaving its group at t.
+func (g *Groups) event(group, member string, t time.Time, leave bool) {
+	if member == "" {
+		return
+	}
+	if len(g.events) >= SeriesLimit {
+		g.dropped++
+		return
+	}
+	g.events = append(g.events, MemberEvent{Group: group, Member: member, Time: t, Leave: leave})
+}
+
+// Events returns the members' joins and leaves in the order seen, the first SeriesLimit, and
+// how many more there were.
+func (g *Groups) Events() (events []MemberEvent, more int) { return slices.Clone(g.events), g.dropped }

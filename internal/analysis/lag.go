@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -27,11 +28,13 @@ type Lag struct {
 	rows     map[lagKey]*lagRow
 	// lso is scratch for response: the last stable offsets of the response being read.
 	lso map[partKey]int64
+	// series is the lag over time, a line per client id and partition (Series).
+	series *Series
 }
 
 // NewLag returns a Lag that has seen no message.
 func NewLag() *Lag {
-	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}, lso: map[partKey]int64{}}
+	return &Lag{sessions: map[sessionKey]map[partKey]position{}, rows: map[lagKey]*lagRow{}, lso: map[partKey]int64{}, series: NewSeries(SeriesLimit)}
 }
 
 // sessionKey is a fetch session's stream and id.
@@ -215,7 +218,17 @@ func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64, at FrameRef)
 	}
 	r.lag, r.lastLagAt, r.hasLag = lag, at, true
 	r.max = max(r.max, lag)
+	l.series.Add(lagLine(k.client, k.part.topic, k.part.partition), at.Time, float64(lag))
 }
+
+// lagLine names the line of a client id's partition in the lag series: "client" topic[3].
+func lagLine(clientID, topic string, partition int32) string {
+	return fmt.Sprintf("%q %s[%d]", clientID, topic, partition)
+}
+
+// Series returns the lag (records) over time, at the Fetch responses that measured it, a line
+// per client id and partition ("client" topic[3]).
+func (l *Lag) Series() *Series { return l.series }
 
 // Tables returns the lag table, by client id, topic and partition.
 func (l *Lag) Tables() []model.Table {

@@ -29,6 +29,8 @@ type Latency struct {
 	slowest   []slowPair
 	// windows holds, per API and broker, the answers of each LatencyWindow (Windows).
 	windows map[windowKey]*LatencyWindow
+	// answers and waits are the latencies over time, per broker (Series).
+	answers, waits *Series
 }
 
 // windowKey is an API, a broker, and the start of a LatencyWindow.
@@ -82,7 +84,7 @@ const slowestKept = 10
 // NewLatency returns the analysis of the tables "latency" and "slowest".
 func NewLatency() *Latency {
 	return &Latency{groups: map[latencyKey]*latencyGroup{}, asked: map[[2]int]asked{}, clientIDs: map[int]string{},
-		windows: map[windowKey]*LatencyWindow{}}
+		windows: map[windowKey]*LatencyWindow{}, answers: NewSeries(SeriesLimit), waits: NewSeries(SeriesLimit)}
 }
 
 // Reads names the request fields that tell a wait: Fetch's MaxWaitMs, and SyncGroup's
@@ -144,7 +146,11 @@ func (l *Latency) Add(e *model.Entry) {
 			g.latencies = append(g.latencies, e.Latency)
 		}
 	}
-	if !wait {
+	ms := float64(e.Latency) / float64(time.Millisecond)
+	if wait {
+		l.waits.Add(e.Src, e.Time, ms)
+	} else {
+		l.answers.Add(e.Src, e.Time, ms)
 		l.window(e)
 		l.slow(slowPair{frame: e.Frame, requestFrame: e.RequestFrame, stream: e.Stream, api: m.APIName, broker: e.Src,
 			clientID: a.clientID, topics: topics, latency: e.Latency})
@@ -325,3 +331,11 @@ func (l *Latency) Brokers() []BrokerLatency {
 	})
 	return out
 }
+
+// SeriesLimit is how many marks a series of the analyses keeps for a plot (Series): past it,
+// they are buckets of time.
+const SeriesLimit = 2000
+
+// Series returns the latencies (ms) of the answers over time, each line a broker, at the
+// responses' times: those that are not waits, and the waits.
+func (l *Latency) Series() (answers, waits *Series) { return l.answers, l.waits }

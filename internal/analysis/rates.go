@@ -115,3 +115,26 @@ func (r *Rates) Tables() []model.Table {
 	}
 	return []model.Table{t}
 }
+
+// Throughput returns the bytes carried per topic over time, a line per topic, in buckets of a
+// second or wider: those Produce requests carried (produced) and those Fetch responses did
+// (fetched). A bucket's Sum is its bytes.
+func (r *Rates) Throughput() (produced, fetched *Series) {
+	produced, fetched = NewBucketed(SeriesLimit, time.Second), NewBucketed(SeriesLimit, time.Second)
+	for _, name := range slices.Sorted(maps.Keys(r.topics)) {
+		t := r.topics[name]
+		for _, sec := range slices.Sorted(maps.Keys(t.seconds)) {
+			s, at := t.seconds[sec], time.Unix(sec, 0)
+			if s[producedRecords] > 0 || s[producedBytes] > 0 {
+				produced.Add(name, at, float64(s[producedBytes]))
+			}
+			if s[fetchedRecords] > 0 || s[fetchedBytes] > 0 {
+				fetched.Add(name, at, float64(s[fetchedBytes]))
+			}
+		}
+	}
+	return produced, fetched
+}
+
+// Span returns the times of the first and last messages shown (zero without any).
+func (r *Rates) Span() (first, last time.Time) { return r.first, r.last }

@@ -39,9 +39,11 @@ type Capture struct {
 	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
 	CPUProfile, MemProfile string
 	// Findings is --findings: after the messages, what the doctor finds (package doctor);
-	// DoctorOnly (the doctor command) shows the findings alone, FindingsJSON as JSON lines.
-	Findings, DoctorOnly, FindingsJSON bool
-	doctor                             *doctor.Doctor
+	// DoctorOnly (the doctor command) shows the findings alone, as FindingsAs says: "json"
+	// (JSON lines), "html" (the report, with the pictures), or a table ("").
+	Findings, DoctorOnly bool
+	FindingsAs           string
+	doctor               *doctor.Doctor
 	// Always, when set, writes the output of a capture read from a pipe to files of periods in
 	// a directory (-o DIR/ with --rotate, --rotate-size), as live's; on is it under way.
 	Always *AlwaysOn
@@ -212,7 +214,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 		}
 	}
 	if p.Err() == nil && p.Seen().Files > 0 { // no findings of captures that could not be read
-		if err := o.writeFindings(f, o.statsTo(f, stdout)); err != nil {
+		if err := o.writeFindings(f, o.statsTo(f, stdout), files); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
@@ -53,14 +54,18 @@ func (o *Capture) feedDoctor(cfg *dissect.Config) {
 	}
 }
 
-// writeFindings writes the findings after the messages (and statistics): JSON lines after
-// JSON lines (or with FindingsJSON), a table otherwise.
-func (o *Capture) writeFindings(f render.Format, w io.Writer) error {
+// writeFindings writes the findings of the captures files after the messages (and
+// statistics): JSON lines after JSON lines (or with FindingsAs "json"), the report with
+// FindingsAs "html", a table otherwise.
+func (o *Capture) writeFindings(f render.Format, w io.Writer, files []string) error {
 	if o.doctor == nil {
 		return nil
 	}
 	fs := o.doctor.Findings()
-	if o.FindingsJSON || f.Name == "json" {
+	switch {
+	case o.FindingsAs == "html":
+		return render.Report(w, strings.Join(files, ", "), fs, o.doctor.Series())
+	case o.FindingsAs == "json" || f.Name == "json":
 		return render.FindingsJSON(w, fs)
 	}
 	if !f.Silent {

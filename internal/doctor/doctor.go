@@ -88,6 +88,7 @@ type Doctor struct {
 	groups    *analysis.Groups
 	lag       *analysis.Lag
 	latency   *analysis.Latency
+	rates     *analysis.Rates
 	errors    map[int16]*Evidence
 	throttled Evidence
 	// maxThrottle is the longest throttle time a response asked for.
@@ -116,7 +117,7 @@ type pendingRequest struct {
 
 // New returns a Doctor that has seen nothing.
 func New() *Doctor {
-	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), latency: analysis.NewLatency(), errors: map[int16]*Evidence{},
+	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), latency: analysis.NewLatency(), rates: analysis.NewRates(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
 		streams: map[int]bool{}, members: newMembers()}
 }
@@ -139,6 +140,7 @@ func (d *Doctor) Add(e *model.Entry) {
 	d.groups.Add(e)
 	d.lag.Add(e)
 	d.latency.Add(e)
+	d.rates.Add(e)
 	if e.Request {
 		d.members.request(e)
 		d.request(e)
@@ -251,4 +253,33 @@ func (d *Doctor) Findings() []Finding {
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int { return cmp.Compare(a.Severity, b.Severity) })
 	return out
+}
+
+// Series is what the doctor's analyses measured over time: the pictures of a capture beside
+// its findings (render.Report). Each series is bounded (analysis.SeriesLimit).
+type Series struct {
+	// First and Last are the times of the first and last messages.
+	First, Last time.Time
+	// Latency and Waits are the latencies (ms) per broker: the answers, and those that wait
+	// by design (analysis.Latency).
+	Latency, Waits *analysis.Series
+	// Lag is the lag (records) per client id and partition.
+	Lag *analysis.Series
+	// Produced and Fetched are the bytes per topic, in buckets of time.
+	Produced, Fetched *analysis.Series
+	// Rebalances and Events are the groups' rebalances and their members' joins and leaves
+	// (the first analysis.SeriesLimit: MoreEvents counts the others).
+	Rebalances []analysis.RebalanceSummary
+	Events     []analysis.MemberEvent
+	MoreEvents int
+}
+
+// Series returns what the doctor's analyses measured over time, once every message was added.
+func (d *Doctor) Series() Series {
+	s := Series{Lag: d.lag.Series(), Rebalances: d.groups.Rebalances()}
+	s.First, s.Last = d.rates.Span()
+	s.Latency, s.Waits = d.latency.Series()
+	s.Produced, s.Fetched = d.rates.Throughput()
+	s.Events, s.MoreEvents = d.groups.Events()
+	return s
 }
