@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // finding is a line of kdissect doctor --format json.
@@ -58,13 +60,16 @@ func (f finding) key() string {
 
 // messageLine is what the tests read of a line of kdissect --format json.
 type messageLine struct {
-	Kind       string
-	Frame      int
-	APIName    string `json:"api_name"`
-	Errors     []string
-	NoResponse bool `json:"no_response"`
-	Text       string
-	Fields     []fieldNode
+	Kind         string
+	Frame        int
+	Time         time.Time
+	APIName      string `json:"api_name"`
+	ClientID     string `json:"client_id"`
+	RequestFrame int    `json:"request_frame"`
+	Errors       []string
+	NoResponse   bool `json:"no_response"`
+	Text         string
+	Fields       []fieldNode
 }
 
 type fieldNode struct {
@@ -73,11 +78,31 @@ type fieldNode struct {
 	Children []fieldNode `json:"fields"`
 }
 
-// expectedFrames computes, from the JSON lines of a capture, the frames a finding's evidence
+// expectedFrames computes, from the JSON lines of a capture, the frames finding f's evidence
 // must name, by its key; ok is false for keys the test does not compute.
-func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
+func expectedFrames(msgs []messageLine, f finding) (frames []int, ok bool) {
+	key := f.key()
 	_, code, isError := strings.Cut(key, "/")
+	client := titleClient(f.Title)
 	seen := map[string]bool{}
+	switch key {
+	case "member-left-timeout":
+		return removedMemberFrames(msgs), true
+	case "consumer-lag-growing":
+		// The first and the last Fetch responses to the client that give a high watermark.
+		var withHW []int
+		for _, m := range msgs {
+			if m.Kind == "response" && m.APIName == "Fetch" && m.ClientID == client && len(fieldValues(m.Fields, "HighWatermark")) > 0 {
+				withHW = append(withHW, m.Frame)
+			}
+		}
+		if len(withHW) == 0 {
+			return nil, true
+		}
+		return []int{withHW[0], withHW[len(withHW)-1]}, true
+	case "consumer-stalled":
+		return stalledFrames(msgs, client), true
+	}
 	for _, m := range msgs {
 		var hit bool
 		switch {
@@ -103,6 +128,91 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 		}
 	}
 	return frames, true
+}
+
+// stalledFrames returns the Fetch responses to client, which fetches one partition only, but
+// those closing a fetch session (a request of epoch -1 fetches nothing).
+func stalledFrames(msgs []messageLine, client string) []int {
+	closing := map[int]bool{}
+	var frames []int
+	for _, m := range msgs {
+		if m.APIName != "Fetch" || m.ClientID != client {
+			continue
+		}
+		if m.Kind == "request" && slices.Equal(fieldValues(m.Fields, "SessionEpoch"), []string{"-1"}) {
+			closing[m.Frame] = true
+		}
+		if m.Kind == "response" && !closing[m.RequestFrame] {
+			frames = append(frames, m.Frame)
+		}
+	}
+	return frames
+}
+
+// titleClientRE finds the client id a finding's title names.
+var titleClientRE = regexp.MustCompile(`client id "([^"]*)"`)
+
+func titleClient(title string) string {
+	if m := titleClientRE.FindStringSubmatch(title); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// removedMemberFrames finds the members the coordinator removed: a response UNKNOWN_MEMBER_ID
+// or FENCED_MEMBER_EPOCH to a request naming a member id whose previous request was 6 s or
+// more before, with no LeaveGroup (or heartbeat of a negative epoch) naming it before. It returns the frames of that previous
+// request, the request and the response, in order.
+func removedMemberFrames(msgs []messageLine) []int {
+	byFrame := map[int]messageLine{}
+	for _, m := range msgs {
+		byFrame[m.Frame] = m
+	}
+	var frames []int
+	for _, resp := range msgs {
+		if resp.Kind != "response" || !slices.ContainsFunc(resp.Errors, func(e string) bool {
+			return e == "UNKNOWN_MEMBER_ID" || e == "FENCED_MEMBER_EPOCH"
+		}) {
+			continue
+		}
+		req := byFrame[resp.RequestFrame]
+		member := fieldValues(req.Fields, "MemberId")
+		if len(member) == 0 {
+			continue
+		}
+		var prev *messageLine
+		left := false
+		for i := range msgs {
+			m := &msgs[i]
+			if m.Kind == "request" && m.Frame < req.Frame && slices.Contains(fieldValues(m.Fields, "MemberId"), member[0]) {
+				prev = m
+				epoch := fieldValues(m.Fields, "MemberEpoch")
+				left = left || m.APIName == "LeaveGroup" || len(epoch) > 0 && strings.HasPrefix(epoch[0], "-")
+			}
+		}
+		if prev == nil || left || req.Time.Sub(prev.Time) < 6*time.Second {
+			continue
+		}
+		for _, fr := range []int{prev.Frame, req.Frame, resp.Frame} {
+			if !slices.Contains(frames, fr) {
+				frames = append(frames, fr)
+			}
+		}
+	}
+	slices.Sort(frames)
+	return frames
+}
+
+// fieldValues returns the values of the fields named name, at any depth, as text.
+func fieldValues(nodes []fieldNode, name string) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Name == name && n.Value != nil {
+			out = append(out, fmt.Sprint(n.Value))
+		}
+		out = append(out, fieldValues(n.Children, name)...)
+	}
+	return out
 }
 
 // batches names the record batches of a Produce request's fields: producer id, partition and
@@ -144,6 +254,15 @@ func TestDoctorFindings(t *testing.T) {
 		{"kgo-group-late-joiner.pcap", "", map[string]string{"errors/MEMBER_ID_REQUIRED": "info", "errors/REBALANCE_IN_PROGRESS": "info"}},
 		{"kgo-tls13.pcap", "", map[string]string{"tls-undecrypted": "warning"}},
 		{"kgo-tls13.pcap", "kgo-tls13.keylog", map[string]string{}},
+		{"kgo-member-removed.pcap", "", map[string]string{"member-left-timeout": "warning", "errors/UNKNOWN_MEMBER_ID": "warning",
+			"errors/MEMBER_ID_REQUIRED": "info"}},
+		{"kgo-rebalance-storm.pcap", "", map[string]string{"rebalance-storm": "warning", "errors/REBALANCE_IN_PROGRESS": "info",
+			"errors/MEMBER_ID_REQUIRED": "info"}},
+		{"kgo-rebalance-slow.pcap", "", map[string]string{"rebalance-slow": "warning", "errors/REBALANCE_IN_PROGRESS": "info",
+			"errors/MEMBER_ID_REQUIRED": "info"}},
+		{"kgo-partitions-unowned.pcap", "", map[string]string{"partitions-unowned": "warning", "rebalance-slow": "warning"}},
+		{"kgo-lag-growing.pcap", "", map[string]string{"consumer-lag-growing": "warning"}},
+		{"kgo-consumer-stalled.pcap", "", map[string]string{"consumer-stalled": "warning"}},
 	} {
 		t.Run(c.capture+"+"+c.keylog, func(t *testing.T) {
 			args := []string{pcap(c.capture)}
@@ -171,7 +290,7 @@ func TestDoctorFindings(t *testing.T) {
 				msgs = append(msgs, m)
 			}
 			for _, f := range fs {
-				want, ok := expectedFrames(msgs, f.key())
+				want, ok := expectedFrames(msgs, f)
 				if ok && !slices.Equal(f.Evidence.Frames, want) {
 					t.Errorf("%s: frames %v, want %v", f.key(), f.Evidence.Frames, want)
 				}
@@ -184,10 +303,17 @@ func TestDoctorFindings(t *testing.T) {
 // they should against a healthy broker, read with their key logs when they are TLS. Not
 // clean: kgo-produce-retry (a produce timed out and was retried), kgo-filters (Produce
 // requests with acks=0, a topic that did not exist), other-tls (HTTPS: TLS that kdissect
-// cannot tell from Kafka's, and cannot decrypt).
+// cannot tell from Kafka's, and cannot decrypt), and the captures made to show the group and
+// consumer findings: kgo-member-removed (a member removed when its session ran out),
+// kgo-rebalance-storm (a member restarting in a loop), kgo-rebalance-slow (a member slow to
+// rejoin), kgo-partitions-unowned (a member slow to give up revoked partitions),
+// kgo-lag-growing (a consumer falling behind), kgo-consumer-stalled (a consumer seeking back
+// to a record it fails on).
 func cleanCaptures(t *testing.T) [][]string {
 	t.Helper()
-	notClean := []string{"kgo-produce-retry.pcap", "kgo-filters.pcap", "other-tls.pcap"}
+	notClean := []string{"kgo-produce-retry.pcap", "kgo-filters.pcap", "other-tls.pcap",
+		"kgo-member-removed.pcap", "kgo-rebalance-storm.pcap", "kgo-rebalance-slow.pcap", "kgo-partitions-unowned.pcap",
+		"kgo-lag-growing.pcap", "kgo-consumer-stalled.pcap"}
 	var out [][]string
 	for _, f := range captures(t) {
 		if slices.Contains(notClean, filepath.Base(f)) {
