@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kdissect/kdissect/internal/doctor"
 )
 
 // finding is a line of kdissect doctor --format json.
@@ -102,6 +104,8 @@ func expectedFrames(msgs []messageLine, f finding) (frames []int, ok bool) {
 		return []int{withHW[0], withHW[len(withHW)-1]}, true
 	case "consumer-stalled":
 		return stalledFrames(msgs, client), true
+	case "partitions-unowned":
+		return unownedFrames(msgs), true
 	}
 	for _, m := range msgs {
 		var hit bool
@@ -147,6 +151,68 @@ func stalledFrames(msgs []messageLine, client string) []int {
 		}
 	}
 	return frames
+}
+
+// unownedFrames reads a KIP-848 group's ConsumerGroupHeartbeat responses (one group per
+// capture): each member owns the partitions of its last assignment, none once it left (epoch
+// -1). While they own fewer than the most they owned, partitions have no owner; it returns the
+// responses that changed the count during such spans of doctor.PartitionsUnownedMax or more,
+// from the one that began the span to the one that ended it.
+func unownedFrames(msgs []messageLine) []int {
+	owned := map[string]int{}
+	total, most := 0, 0
+	var span []int
+	var start time.Time
+	var frames []int
+	for _, m := range msgs {
+		if m.Kind != "response" || m.APIName != "ConsumerGroupHeartbeat" {
+			continue
+		}
+		member := fieldValues(m.Fields, "MemberId")
+		if len(member) == 0 {
+			continue
+		}
+		n, ok := assigned(m.Fields)
+		if epoch := fieldValues(m.Fields, "MemberEpoch"); len(epoch) > 0 && strings.HasPrefix(epoch[0], "-") {
+			n, ok = 0, true
+		}
+		if !ok || n == owned[member[0]] {
+			continue
+		}
+		total += n - owned[member[0]]
+		owned[member[0]] = n
+		switch {
+		case total < most && span == nil:
+			span, start = []int{m.Frame}, m.Time
+		case span != nil:
+			span = append(span, m.Frame)
+			if total >= most {
+				if m.Time.Sub(start) >= doctor.PartitionsUnownedMax {
+					frames = append(frames, span...)
+				}
+				span = nil
+			}
+		}
+		most = max(most, total)
+	}
+	return frames
+}
+
+// assigned counts the partitions of a heartbeat response's assignment; ok is false when it
+// has none (null: the member's is unchanged).
+func assigned(fields []fieldNode) (n int, ok bool) {
+	for _, f := range fields {
+		if f.Name != "Assignment" || slices.Equal(fieldValues(f.Children, "present"), []string{"-1"}) {
+			continue
+		}
+		for _, c := range fieldValues(f.Children, "Partitions") {
+			var k int
+			fmt.Sscan(c, &k)
+			n += k
+		}
+		return n, true
+	}
+	return 0, false
 }
 
 // titleClientRE finds the client id a finding's title names.
