@@ -215,6 +215,49 @@ func assigned(fields []fieldNode) (n int, ok bool) {
 	return 0, false
 }
 
+// groupAPIs are the APIs of the messages that make a group's rebalances.
+var groupAPIs = []string{"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "ConsumerGroupHeartbeat"}
+
+// rebalanceEvidence checks what can be told of the rebalance findings' evidence without
+// following rebalances as the doctor does: the frames are group messages; a slow rebalance's
+// span RebalanceSlow or more; a storm's more than RebalanceStormPerMinute generations (or
+// member epochs) within a minute.
+func rebalanceEvidence(msgs []messageLine, f finding) error {
+	if f.ID != "rebalance-slow" && f.ID != "rebalance-storm" {
+		return nil
+	}
+	byFrame := map[int]messageLine{}
+	for _, m := range msgs {
+		byFrame[m.Frame] = m
+	}
+	gens := map[string]bool{}
+	var first, last time.Time
+	for _, fr := range f.Evidence.Frames {
+		m, ok := byFrame[fr]
+		if !ok || !slices.Contains(groupAPIs, m.APIName) {
+			return fmt.Errorf("frame %d is no group message", fr)
+		}
+		for _, name := range []string{"GenerationId", "MemberEpoch"} {
+			for _, g := range fieldValues(m.Fields, name) {
+				if !strings.HasPrefix(g, "-") {
+					gens[g] = true
+				}
+			}
+		}
+		if first.IsZero() {
+			first = m.Time
+		}
+		last = m.Time
+	}
+	switch took := last.Sub(first); {
+	case f.ID == "rebalance-slow" && took < doctor.RebalanceSlow:
+		return fmt.Errorf("they span %v", took)
+	case f.ID == "rebalance-storm" && (took >= time.Minute || len(gens) <= doctor.RebalanceStormPerMinute):
+		return fmt.Errorf("they span %v and name %d generations", took, len(gens))
+	}
+	return nil
+}
+
 // titleClientRE finds the client id a finding's title names.
 var titleClientRE = regexp.MustCompile(`client id "([^"]*)"`)
 
@@ -359,6 +402,9 @@ func TestDoctorFindings(t *testing.T) {
 				want, ok := expectedFrames(msgs, f)
 				if ok && !slices.Equal(f.Evidence.Frames, want) {
 					t.Errorf("%s: frames %v, want %v", f.key(), f.Evidence.Frames, want)
+				}
+				if err := rebalanceEvidence(msgs, f); err != nil {
+					t.Errorf("%s: frames %v: %v", f.key(), f.Evidence.Frames, err)
 				}
 			}
 		})
