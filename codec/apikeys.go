@@ -20,6 +20,7 @@ const (
 const (
 	KeyMetadata               int16 = 3
 	KeyOffsetCommit           int16 = 8
+	KeyOffsetFetch            int16 = 9
 	KeyHeartbeat              int16 = 12
 	KeyLeaveGroup             int16 = 13
 	KeyInitProducerID         int16 = 22

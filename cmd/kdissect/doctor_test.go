@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,16 +64,15 @@ func (f finding) key() string {
 
 // messageLine is what the tests read of a line of kdissect --format json.
 type messageLine struct {
-	Kind      string
-	Frame     int
-	Time      time.Time
-	Stream    int
-	Src, Dst  string
-	ClientID  string `json:"client_id"`
-	APIName   string `json:"api_name"`
-	LatencyUs int64  `json:"latency_us"`
-	// RequestFrame is the frame of a response's request.
-	RequestFrame int `json:"request_frame"`
+	Kind         string
+	Frame        int
+	Time         time.Time
+	Stream       int
+	Src, Dst     string
+	ClientID     string `json:"client_id"`
+	APIName      string `json:"api_name"`
+	LatencyUs    int64  `json:"latency_us"`
+	RequestFrame int    `json:"request_frame"` // a response's request
 	Errors       []string
 	NoResponse   bool `json:"no_response"`
 	Text         string
@@ -85,10 +85,11 @@ type fieldNode struct {
 	Children []fieldNode `json:"fields"`
 }
 
-// expectedFrames computes, from the JSON lines of a capture, the frames a finding's evidence
+// expectedFrames computes, from the JSON lines of a capture, the frames finding f's evidence
 // must name, by its key (the first analysis.MaxFrames of them); ok is false for keys the test
 // does not compute.
-func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
+func expectedFrames(msgs []messageLine, f finding) (frames []int, ok bool) {
+	key := f.key()
 	switch key {
 	case "connection-churn":
 		return firstFrames(churnFrames(msgs)), true
@@ -106,7 +107,28 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 		return skippedFrames(msgs), true
 	}
 	_, code, isError := strings.Cut(key, "/")
+	client := titleClient(f.Title)
 	seen := map[string]bool{}
+	switch key {
+	case "member-left-timeout":
+		return removedMemberFrames(msgs), true
+	case "consumer-lag-growing":
+		// The first and the last Fetch responses to the client that give a high watermark.
+		var withHW []int
+		for _, m := range msgs {
+			if m.Kind == "response" && m.APIName == "Fetch" && m.ClientID == client && len(fieldValues(m.Fields, "HighWatermark")) > 0 {
+				withHW = append(withHW, m.Frame)
+			}
+		}
+		if len(withHW) == 0 {
+			return nil, true
+		}
+		return []int{withHW[0], withHW[len(withHW)-1]}, true
+	case "consumer-stalled":
+		return stalledFrames(msgs, client), true
+	case "partitions-unowned":
+		return unownedFrames(msgs), true
+	}
 	for _, m := range msgs {
 		var hit bool
 		switch {
@@ -137,6 +159,196 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 		}
 	}
 	return frames, true
+}
+
+// stalledFrames returns the Fetch responses to client, which fetches one partition only, but
+// those closing a fetch session (a request of epoch -1 fetches nothing).
+func stalledFrames(msgs []messageLine, client string) []int {
+	closing := map[int]bool{}
+	var frames []int
+	for _, m := range msgs {
+		if m.APIName != "Fetch" || m.ClientID != client {
+			continue
+		}
+		if m.Kind == "request" && slices.Equal(fieldValues(m.Fields, "SessionEpoch"), []string{"-1"}) {
+			closing[m.Frame] = true
+		}
+		if m.Kind == "response" && !closing[m.RequestFrame] {
+			frames = append(frames, m.Frame)
+		}
+	}
+	return frames
+}
+
+// unownedFrames reads a KIP-848 group's ConsumerGroupHeartbeat responses (one group per
+// capture): each member owns the partitions of its last assignment, none once it left (epoch
+// -1). While they own fewer than the most they owned, partitions have no owner; it returns the
+// responses that changed the count during such spans of doctor.PartitionsUnownedMax or more,
+// from the one that began the span to the one that ended it.
+func unownedFrames(msgs []messageLine) []int {
+	owned := map[string]int{}
+	total, most := 0, 0
+	var span []int
+	var start time.Time
+	var frames []int
+	for _, m := range msgs {
+		if m.Kind != "response" || m.APIName != "ConsumerGroupHeartbeat" {
+			continue
+		}
+		member := fieldValues(m.Fields, "MemberId")
+		if len(member) == 0 {
+			continue
+		}
+		n, ok := assigned(m.Fields)
+		if epoch := fieldValues(m.Fields, "MemberEpoch"); len(epoch) > 0 && strings.HasPrefix(epoch[0], "-") {
+			n, ok = 0, true
+		}
+		if !ok || n == owned[member[0]] {
+			continue
+		}
+		total += n - owned[member[0]]
+		owned[member[0]] = n
+		switch {
+		case total < most && span == nil:
+			span, start = []int{m.Frame}, m.Time
+		case span != nil:
+			span = append(span, m.Frame)
+			if total >= most {
+				if m.Time.Sub(start) >= doctor.PartitionsUnownedMax {
+					frames = append(frames, span...)
+				}
+				span = nil
+			}
+		}
+		most = max(most, total)
+	}
+	return frames
+}
+
+// assigned counts the partitions of a heartbeat response's assignment; ok is false when it
+// has none (null: the member's is unchanged).
+func assigned(fields []fieldNode) (n int, ok bool) {
+	for _, f := range fields {
+		if f.Name != "Assignment" || slices.Equal(fieldValues(f.Children, "present"), []string{"-1"}) {
+			continue
+		}
+		for _, c := range fieldValues(f.Children, "Partitions") {
+			var k int
+			fmt.Sscan(c, &k)
+			n += k
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// groupAPIs are the APIs of the messages that make a group's rebalances.
+var groupAPIs = []string{"JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup", "ConsumerGroupHeartbeat"}
+
+// rebalanceEvidence checks what can be told of the rebalance findings' evidence without
+// following rebalances as the doctor does: the frames are group messages; a slow rebalance's
+// span RebalanceSlow or more; a storm's more than RebalanceStormPerMinute generations (or
+// member epochs) within a minute.
+func rebalanceEvidence(msgs []messageLine, f finding) error {
+	if f.ID != "rebalance-slow" && f.ID != "rebalance-storm" {
+		return nil
+	}
+	byFrame := map[int]messageLine{}
+	for _, m := range msgs {
+		byFrame[m.Frame] = m
+	}
+	gens := map[string]bool{}
+	var first, last time.Time
+	for _, fr := range f.Evidence.Frames {
+		m, ok := byFrame[fr]
+		if !ok || !slices.Contains(groupAPIs, m.APIName) {
+			return fmt.Errorf("frame %d is no group message", fr)
+		}
+		for _, name := range []string{"GenerationId", "MemberEpoch"} {
+			for _, g := range fieldValues(m.Fields, name) {
+				if !strings.HasPrefix(g, "-") {
+					gens[g] = true
+				}
+			}
+		}
+		if first.IsZero() {
+			first = m.Time
+		}
+		last = m.Time
+	}
+	switch took := last.Sub(first); {
+	case f.ID == "rebalance-slow" && took < doctor.RebalanceSlow:
+		return fmt.Errorf("they span %v", took)
+	case f.ID == "rebalance-storm" && (took >= time.Minute || len(gens) <= doctor.RebalanceStormPerMinute):
+		return fmt.Errorf("they span %v and name %d generations", took, len(gens))
+	}
+	return nil
+}
+
+// titleClientRE finds the client id a finding's title names.
+var titleClientRE = regexp.MustCompile(`client id "([^"]*)"`)
+
+func titleClient(title string) string {
+	if m := titleClientRE.FindStringSubmatch(title); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// removedMemberFrames finds the members the coordinator removed: a response UNKNOWN_MEMBER_ID
+// or FENCED_MEMBER_EPOCH to a request naming a member id whose previous request was 6 s or
+// more before, with no LeaveGroup (or heartbeat of a negative epoch) naming it before. It returns the frames of that previous
+// request, the request and the response, in order.
+func removedMemberFrames(msgs []messageLine) []int {
+	byFrame := map[int]messageLine{}
+	for _, m := range msgs {
+		byFrame[m.Frame] = m
+	}
+	var frames []int
+	for _, resp := range msgs {
+		if resp.Kind != "response" || !slices.ContainsFunc(resp.Errors, func(e string) bool {
+			return e == "UNKNOWN_MEMBER_ID" || e == "FENCED_MEMBER_EPOCH"
+		}) {
+			continue
+		}
+		req := byFrame[resp.RequestFrame]
+		member := fieldValues(req.Fields, "MemberId")
+		if len(member) == 0 {
+			continue
+		}
+		var prev *messageLine
+		left := false
+		for i := range msgs {
+			m := &msgs[i]
+			if m.Kind == "request" && m.Frame < req.Frame && slices.Contains(fieldValues(m.Fields, "MemberId"), member[0]) {
+				prev = m
+				epoch := fieldValues(m.Fields, "MemberEpoch")
+				left = left || m.APIName == "LeaveGroup" || len(epoch) > 0 && strings.HasPrefix(epoch[0], "-")
+			}
+		}
+		if prev == nil || left || req.Time.Sub(prev.Time) < 6*time.Second {
+			continue
+		}
+		for _, fr := range []int{prev.Frame, req.Frame, resp.Frame} {
+			if !slices.Contains(frames, fr) {
+				frames = append(frames, fr)
+			}
+		}
+	}
+	slices.Sort(frames)
+	return frames
+}
+
+// fieldValues returns the values of the fields named name, at any depth, as text.
+func fieldValues(nodes []fieldNode, name string) []string {
+	var out []string
+	for _, n := range nodes {
+		if n.Name == name && n.Value != nil {
+			out = append(out, fmt.Sprint(n.Value))
+		}
+		out = append(out, fieldValues(n.Children, name)...)
+	}
+	return out
 }
 
 // batch is what the tests read of a record batch of a Produce request.
@@ -363,6 +575,15 @@ func TestDoctorFindings(t *testing.T) {
 		{"kgo-metadata-storm.pcap", "", map[string]string{"metadata-storm": "warning"}},
 		{"kgo-capture-loss.pcap", "", map[string]string{"capture-loss": "warning", "producer-sequence-gap": "error"}},
 		{"kgo-unanswered.pcap", "", map[string]string{"unanswered": "warning"}},
+		{"kgo-member-removed.pcap", "", map[string]string{"member-left-timeout": "warning", "errors/UNKNOWN_MEMBER_ID": "warning",
+			"errors/MEMBER_ID_REQUIRED": "info"}},
+		{"kgo-rebalance-storm.pcap", "", map[string]string{"rebalance-storm": "warning", "errors/REBALANCE_IN_PROGRESS": "info",
+			"errors/MEMBER_ID_REQUIRED": "info"}},
+		{"kgo-rebalance-slow.pcap", "", map[string]string{"rebalance-slow": "warning", "errors/REBALANCE_IN_PROGRESS": "info",
+			"errors/MEMBER_ID_REQUIRED": "info"}},
+		{"kgo-partitions-unowned.pcap", "", map[string]string{"partitions-unowned": "warning", "rebalance-slow": "warning"}},
+		{"kgo-lag-growing.pcap", "", map[string]string{"consumer-lag-growing": "warning"}},
+		{"kgo-consumer-stalled.pcap", "", map[string]string{"consumer-stalled": "warning"}},
 	} {
 		t.Run(c.capture+"+"+c.keylog, func(t *testing.T) {
 			args := []string{pcap(c.capture)}
@@ -390,9 +611,12 @@ func TestDoctorFindings(t *testing.T) {
 				msgs = append(msgs, m)
 			}
 			for _, f := range fs {
-				want, ok := expectedFrames(msgs, f.key())
+				want, ok := expectedFrames(msgs, f)
 				if ok && !slices.Equal(f.Evidence.Frames, want) {
 					t.Errorf("%s: frames %v, want %v", f.key(), f.Evidence.Frames, want)
+				}
+				if err := rebalanceEvidence(msgs, f); err != nil {
+					t.Errorf("%s: frames %v: %v", f.key(), f.Evidence.Frames, err)
 				}
 			}
 		})
@@ -403,14 +627,21 @@ func TestDoctorFindings(t *testing.T) {
 // they should against a healthy broker, read with their key logs when they are TLS. Not
 // clean: kgo-produce-retry (a produce timed out and was retried), kgo-filters (Produce
 // requests with acks=0, a topic that did not exist), other-tls (HTTPS: TLS that kdissect
-// cannot tell from Kafka's, and cannot decrypt), kgo-latency-stall and kgo-broker-outlier
-// (brokers made slow), kgo-throttled (a consumer throttled), kgo-churn (a client per
-// record), kgo-metadata-storm (metadata refreshed every 100 ms), kgo-capture-loss (a
-// Produce request cut out of the capture), kgo-unanswered (a request the broker skipped). kgo-small-batches is clean: a batch per record is
-// only worth an info.
+// cannot tell from Kafka's, and cannot decrypt), and the captures made to show findings:
+// kgo-member-removed (a member removed when its session ran out), kgo-rebalance-storm (a
+// member restarting in a loop), kgo-rebalance-slow (a member slow to rejoin),
+// kgo-partitions-unowned (a member slow to give up revoked partitions), kgo-lag-growing (a
+// consumer falling behind), kgo-consumer-stalled (a consumer seeking back to a record it fails
+// on), kgo-latency-stall and kgo-broker-outlier (brokers made slow), kgo-throttled (a consumer
+// throttled), kgo-churn (a client per record), kgo-metadata-storm (metadata refreshed every
+// 100 ms), kgo-capture-loss (a Produce request cut out of the capture), kgo-unanswered (a
+// request the broker skipped). kgo-small-batches is clean: a batch per record is only worth an
+// info.
 func cleanCaptures(t *testing.T) [][]string {
 	t.Helper()
 	notClean := []string{"kgo-produce-retry.pcap", "kgo-filters.pcap", "other-tls.pcap",
+		"kgo-member-removed.pcap", "kgo-rebalance-storm.pcap", "kgo-rebalance-slow.pcap", "kgo-partitions-unowned.pcap",
+		"kgo-lag-growing.pcap", "kgo-consumer-stalled.pcap",
 		"kgo-latency-stall.pcap", "kgo-broker-outlier.pcap", "kgo-throttled.pcap", "kgo-churn.pcap",
 		"kgo-metadata-storm.pcap", "kgo-capture-loss.pcap", "kgo-unanswered.pcap"}
 	var out [][]string

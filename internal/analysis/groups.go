@@ -68,9 +68,9 @@ type memberState struct {
 	epoch      int64
 	partitions int64
 	assigned   bool
-	// revoked is when the coordinator first took partitions from the member since its last
-	// epoch; errs the errors its heartbeats got since then.
-	revoked time.Time
+	// revoked is the response by which the coordinator first took partitions from the member
+	// since its last epoch (zero: none); errs the errors its heartbeats got since then.
+	revoked FrameRef
 	errs    []string
 	// row is the member's last rebalance: partitions given at its epoch later end it later.
 	row *rebalance
@@ -293,8 +293,8 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 	}
 	if parts, given := heartbeatPartitions(b); given {
 		switch {
-		case m.assigned && parts < m.partitions && m.revoked.IsZero():
-			m.revoked = at
+		case m.assigned && parts < m.partitions && m.revoked.Time.IsZero():
+			m.revoked = g.current
 		case parts > m.partitions && epoch == m.epoch && m.row != nil:
 			// Partitions that were still another member's when the epoch came.
 			m.row.end, m.row.assignment[id] = at, parts
@@ -315,8 +315,9 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 	r := &rebalance{group: gs.name, protocolType: heartbeatProtocols[req.key], protocol: req.assignor,
 		generation: epoch, member: id, start: req.at, end: at, errs: m.errs, assignment: map[string]int64{},
 		frames: []FrameRef{req.frame, g.current}}
-	if !m.revoked.IsZero() {
-		r.start = m.revoked
+	if !m.revoked.Time.IsZero() {
+		// The rebalance began with the revocation: its evidence too.
+		r.start, r.frames = m.revoked.Time, []FrameRef{m.revoked, req.frame, g.current}
 	}
 	if m.assigned {
 		r.assignment[id] = m.partitions
@@ -327,7 +328,7 @@ func (g *Groups) heartbeatResponse(gs *groupState, req groupRequest, at time.Tim
 			r.members = append(r.members, other)
 		}
 	}
-	m.revoked, m.errs, m.row = time.Time{}, nil, r
+	m.revoked, m.errs, m.row = FrameRef{}, nil, r
 	gs.latest = r
 	g.rows = append(g.rows, r)
 }

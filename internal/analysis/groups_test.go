@@ -137,6 +137,7 @@ func compare(t *testing.T, name string, tab model.Table, want [][]any) {
 // joins late (a revocation).
 var groupCaptures = []string{"kgo-group-3brokers.pcap", "sarama-produce-consume.pcap", "kafkago-produce-consume.pcap",
 	"kgo-group-late-joiner.pcap", "kgo-txn-groups.pcap", "kgo-group-848.pcap", "kgo-filters.pcap",
+	"kgo-member-removed.pcap", "kgo-rebalance-storm.pcap", "kgo-rebalance-slow.pcap", "kgo-partitions-unowned.pcap",
 	// kgo-group-late-joiner.pcap cut in the middle of its second rebalance (editcap -r 1-90).
 	"testdata/late-joiner-cut.pcap"}
 

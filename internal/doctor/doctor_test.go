@@ -80,10 +80,11 @@ func TestChecks(t *testing.T) {
 			fmt.Sprintf("rebalance-storm warning %v", generationFrames(RebalanceStormPerMinute+1, 5*time.Second))},
 		{"rebalances a minute apart", generations(RebalanceStormPerMinute+1, 6*time.Second), ""},
 		// Two findings: the error, then what it means.
-		{"a member removed", heartbeats(MemberGapMin, false), fmt.Sprintf("errors warning [%[1]d] member-left-timeout warning [1 %[2]d %[1]d]",
+		{"a member removed", heartbeats(MemberGapMin, -1), fmt.Sprintf("errors warning [%[1]d] member-left-timeout warning [1 %[2]d %[1]d]",
 			2+MemberGapMin.Milliseconds(), 1+MemberGapMin.Milliseconds())},
-		{"a member unknown sooner", heartbeats(MemberGapMin-time.Millisecond, false), fmt.Sprintf("errors warning [%d]", 1+MemberGapMin.Milliseconds())},
-		{"a member unknown after leaving", heartbeats(MemberGapMin, true), fmt.Sprintf("errors warning [%d]", 2+MemberGapMin.Milliseconds())},
+		{"a member unknown sooner", heartbeats(MemberGapMin-time.Millisecond, -1), fmt.Sprintf("errors warning [%d]", 1+MemberGapMin.Milliseconds())},
+		{"a member unknown after leaving", heartbeats(MemberGapMin, codec.KeyLeaveGroup), fmt.Sprintf("errors warning [%d]", 2+MemberGapMin.Milliseconds())},
+		{"a member heard of by its OffsetFetch", heartbeats(MemberGapMin, codec.KeyOffsetFetch), fmt.Sprintf("errors warning [%d]", 2+MemberGapMin.Milliseconds())},
 		{"partitions without an owner", ownership(PartitionsUnownedMax - time.Millisecond),
 			fmt.Sprintf("partitions-unowned warning [4 %d]", 4+PartitionsUnownedMax.Milliseconds())},
 		{"partitions given again in time", ownership(PartitionsUnownedMax - 2*time.Millisecond), ""},
@@ -165,8 +166,9 @@ func generationFrames(n int, every time.Duration) []int {
 }
 
 // heartbeats is a member's Heartbeat (frame 1) answered, then after gap (from frame 1) another
-// answered UNKNOWN_MEMBER_ID; with leave, a LeaveGroup request (frame 2) between them.
-func heartbeats(gap time.Duration, leave bool) []event {
+// answered UNKNOWN_MEMBER_ID; with between an API key (not -1), a request of the member of that
+// API (frame 3) between them.
+func heartbeats(gap time.Duration, between int16) []event {
 	member := func(e *model.Entry) *model.Entry {
 		e.Facts = &codec.Facts{Groups: []string{"g"}, Members: []string{"m"}}
 		return e
@@ -175,8 +177,8 @@ func heartbeats(gap time.Duration, leave bool) []event {
 	unknown := response(later+1, 0, codec.KeyHeartbeat, 3)
 	unknown.Facts = &codec.Facts{Errors: []int16{25}}
 	es := []*model.Entry{member(request(1, 0, codec.KeyHeartbeat, 1, "c")), response(2, 0, codec.KeyHeartbeat, 1)}
-	if leave {
-		es = append(es, member(request(3, 0, codec.KeyLeaveGroup, 2, "c")), response(4, 0, codec.KeyLeaveGroup, 2))
+	if between >= 0 {
+		es = append(es, member(request(3, 0, between, 2, "c")), response(4, 0, between, 2))
 	}
 	return entries(append(es, member(request(later, 0, codec.KeyHeartbeat, 3, "c")), unknown)...)
 }

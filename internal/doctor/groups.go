@@ -112,8 +112,10 @@ type memberRemoved struct {
 }
 
 // memberAPIs are the requests a group member sends under its member id: OffsetCommit,
-// JoinGroup, Heartbeat, LeaveGroup, SyncGroup, and the heartbeats of KIP-848 and its kin.
-var memberAPIs = []int16{8, 11, 12, 13, 14, 68, 76, 88}
+// OffsetFetch (v9 on), JoinGroup, Heartbeat, LeaveGroup, SyncGroup, TxnOffsetCommit (v3 on),
+// and the heartbeats of KIP-848 and its kin. Each tells the coordinator the member is alive.
+var memberAPIs = []int16{codec.KeyOffsetCommit, codec.KeyOffsetFetch, codec.KeyJoinGroup, codec.KeyHeartbeat, codec.KeyLeaveGroup,
+	codec.KeySyncGroup, codec.KeyTxnOffsetCommit, codec.KeyConsumerGroupHeartbeat, codec.KeyShareGroupHeartbeat, codec.KeyStreamsGroupHeartbeat}
 
 // removedErrors are the answers a coordinator gives a member it no longer has.
 var removedErrors = []string{"UNKNOWN_MEMBER_ID", "FENCED_MEMBER_EPOCH"}

@@ -76,6 +76,13 @@ var scenarios = []scenario{
 	{file: "kgo-group-late-joiner.pcap", run: kgoGroupLateJoiner},
 	{file: "kgo-produce-retry.pcap", run: kgoProduceRetry},
 	{file: "kgo-group-848.pcap", run: kgoGroupNextGen},
+	// The doctor's group and consumer findings, one capture each.
+	{file: "kgo-member-removed.pcap", run: kgoMemberRemoved},
+	{file: "kgo-rebalance-storm.pcap", run: kgoRebalanceStorm},
+	{file: "kgo-rebalance-slow.pcap", run: kgoRebalanceSlow},
+	{file: "kgo-partitions-unowned.pcap", run: kgoPartitionsUnowned},
+	{file: "kgo-lag-growing.pcap", run: kgoLagGrowing},
+	{file: "kgo-consumer-stalled.pcap", run: kgoConsumerStalled},
 	// kdissect doctor's findings of brokers and clients (doctor_*.go).
 	{file: "kgo-latency-stall.pcap", run: kgoLatencyStall},
 	{file: "kgo-broker-outlier.pcap", run: kgoBrokerOutlier},
