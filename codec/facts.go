@@ -150,9 +150,11 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
-	w.f.Partitions = make(map[string][]int32, len(w.topics))
-	for _, t := range w.topics {
-		w.f.Partitions[t.key] = t.partitions
+	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
+		w.f.Partitions = make(map[string][]int32, len(w.topics))
+		for _, t := range w.topics {
+			w.f.Partitions[t.key] = t.partitions
+		}
 	}
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
@@ -786,7 +788,10 @@ func (t *TopicNames) Resolve(f *Facts) {
 		key, _ := id.AppendText(buf[:0]) // looked up without making a string
 		if p, ok := f.Partitions[string(key)]; ok {
 			delete(f.Partitions, string(key))
-			f.Partitions[name] = append(f.Partitions[name], p...)
+			if q, ok := f.Partitions[name]; ok {
+				p = append(q, p...)
+			}
+			f.Partitions[name] = p
 		}
 		if !slices.Contains(f.Topics, name) {
 			f.Topics = append(f.Topics, name)
