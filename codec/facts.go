@@ -147,12 +147,14 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	// What the facts keep (the lists, the partitions of each topic) is made anew for each
 	// message; the walk's own state is reused.
 	clear(w.topics)
-	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0]}
+	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
-	w.f.Partitions = make(map[string][]int32, len(w.topics))
-	for _, t := range w.topics {
-		w.f.Partitions[t.key] = t.partitions
+	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
+		w.f.Partitions = make(map[string][]int32, len(w.topics))
+		for _, t := range w.topics {
+			w.f.Partitions[t.key] = t.partitions
+		}
 	}
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
@@ -286,6 +288,25 @@ type factsWalk struct {
 	topics []topicPartitions
 	cur    int
 	index  map[string]int
+	// ids keeps the strings of the topic ids met, from one message to the next: consumers
+	// name the same few ids in every fetch. Emptied when it holds maxIDs.
+	ids map[UUID]string
+}
+
+// maxIDs bounds factsWalk.ids: a capture can name any number of ids.
+const maxIDs = 1024
+
+// idKey is id as Kafka prints it, made once while the walker keeps it.
+func (w *factsWalk) idKey(id UUID) string {
+	if k, ok := w.ids[id]; ok {
+		return k
+	}
+	if w.ids == nil || len(w.ids) >= maxIDs {
+		w.ids = make(map[UUID]string)
+	}
+	k := id.String()
+	w.ids[id] = k
+	return k
 }
 
 // topicPartitions is the partitions a message names for one topic.
@@ -346,7 +367,7 @@ func (w *factsWalk) topicIndex(key string) int {
 
 // walk gathers the facts of nodes, inside scope s, and of the nodes below them.
 func (w *factsWalk) walk(nodes []*Node, s factsScope) {
-	s = s.inside(nodes)
+	s = w.inside(s, nodes)
 	for _, n := range nodes {
 		w.leaf(n, &s)
 		switch {
@@ -368,7 +389,7 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 
 // inside returns the scope of a struct's fields: its own topic and partition fields set the
 // scope of all its children.
-func (s factsScope) inside(nodes []*Node) factsScope {
+func (w *factsWalk) inside(s factsScope, nodes []*Node) factsScope {
 	topic, id := s.topic, s.id
 	for _, n := range nodes {
 		switch v := n.Value.(type) {
@@ -391,7 +412,7 @@ func (s factsScope) inside(nodes []*Node) factsScope {
 		case s.topic != "":
 			s.key = s.topic
 		case s.id != (UUID{}):
-			s.key = s.id.String()
+			s.key = w.idKey(s.id)
 		default:
 			s.key = ""
 		}
@@ -742,7 +763,11 @@ func (t *TopicNames) ResolveSession(s *SessionStep) {
 			}
 		}
 	}
-	s.Partitions = sortedPartitions(s.Partitions) // by name, now that the names are known
+	// By name, now that the names are known; most steps are in order already (their names
+	// were known when the session was, or a response's step shares its request's partitions).
+	if !slices.IsSortedFunc(s.Partitions, comparePartitions) {
+		s.Partitions = sortedPartitions(s.Partitions)
+	}
 }
 
 // Resolve replaces topic ids by the names learnt for them in f.
@@ -763,7 +788,10 @@ func (t *TopicNames) Resolve(f *Facts) {
 		key, _ := id.AppendText(buf[:0]) // looked up without making a string
 		if p, ok := f.Partitions[string(key)]; ok {
 			delete(f.Partitions, string(key))
-			f.Partitions[name] = append(f.Partitions[name], p...)
+			if q, ok := f.Partitions[name]; ok {
+				p = append(q, p...)
+			}
+			f.Partitions[name] = p
 		}
 		if !slices.Contains(f.Topics, name) {
 			f.Topics = append(f.Topics, name)

@@ -284,3 +284,20 @@ func TestMessageErrors(t *testing.T) {
 		t.Errorf("%v allocations", n)
 	}
 }
+
+// TestFactsWalkerIDKeys checks the strings the facts walker keeps for topic ids: Kafka's
+// printing of each id, and never more than maxIDs of them however many ids a capture names.
+func TestFactsWalkerIDKeys(t *testing.T) {
+	var w factsWalk
+	for i := range 3 * maxIDs {
+		id := UUID{byte(i), byte(i >> 8), 7}
+		for range 2 { // the second time from what the walker keeps
+			if got, want := w.idKey(id), id.String(); got != want {
+				t.Fatalf("id %d: key %q, want %q", i, got, want)
+			}
+		}
+		if len(w.ids) > maxIDs {
+			t.Fatalf("after %d ids the walker keeps %d strings, more than %d", i+1, len(w.ids), maxIDs)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -94,8 +95,12 @@ type SessionStep struct {
 
 // fetchSession is what a conversation knows of one session.
 type fetchSession struct {
-	epoch    int32 // the epoch of the last request the broker accepted
-	set      map[sessionKey]SessionPartition
+	epoch int32 // the epoch of the last request the broker accepted
+	set   map[sessionKey]SessionPartition
+	// sorted is set's partitions in order (sortedPartitions), once an incremental fetch asked
+	// for them: most fetches leave the set as it is, and their steps copy it rather than sort.
+	// Never written once made, like set.
+	sorted   []SessionPartition
 	followed bool
 }
 
@@ -184,31 +189,35 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 			warn("fetch session %d: epoch %d was used already, the next is %d (the broker will answer INVALID_FETCH_SESSION_EPOCH)", st.ID, st.Epoch, want)
 		}
 	}
-	next := &fetchSession{epoch: cur.epoch, set: cur.set, followed: cur.followed}
-	if len(forgotten) > 0 || !holdsAll(cur.set, listed) {
-		// A session's set is never changed once made: the next one is a copy, changed, unless
-		// it would be the same (the usual fetch, listing only partitions of the session).
-		next.set = make(map[sessionKey]SessionPartition, len(cur.set)+len(listed))
+	next := &fetchSession{epoch: cur.epoch, set: cur.set, sorted: cur.sorted, followed: cur.followed}
+	if len(forgotten) == 0 && holdsAll(cur.set, listed) {
+		// The usual fetch, listing only partitions of the session as they are: it updates
+		// them all and leaves the session as it was.
+		st.Updated = listed
+	} else {
+		// A session's set is never changed once made: the next one is a copy, changed.
+		next.set, next.sorted = make(map[sessionKey]SessionPartition, len(cur.set)+len(listed)), nil
 		for k, p := range cur.set {
 			next.set[k] = p
 		}
-	}
-	for _, p := range listed {
-		if _, ok := next.set[p.key()]; ok {
-			st.Updated = append(st.Updated, p)
-		} else {
-			st.Added = append(st.Added, p)
-		}
-		if next.set[p.key()] != p {
+		for _, p := range listed {
+			if _, ok := next.set[p.key()]; ok {
+				st.Updated = append(st.Updated, p)
+			} else {
+				st.Added = append(st.Added, p)
+			}
 			next.set[p.key()] = p
 		}
-	}
-	for _, p := range forgotten {
-		delete(next.set, p.key())
+		for _, p := range forgotten {
+			delete(next.set, p.key())
+		}
 	}
 	st.Forgotten = forgotten
 	st.Followed = cur.followed
-	st.Partitions = sortedPartitions(slicesOf(next.set))
+	if next.sorted == nil {
+		next.sorted = sortedPartitions(slicesOf(next.set))
+	}
+	st.Partitions = slices.Clone(next.sorted) // the step's own: the names are filled in later
 	return next
 }
 
@@ -347,8 +356,22 @@ func slicesOf(m map[sessionKey]SessionPartition) []SessionPartition {
 // on map order.
 func sortedPartitions(ps []SessionPartition) []SessionPartition {
 	out := slices.Clone(ps)
-	slices.SortFunc(out, func(a, b SessionPartition) int {
-		return cmp.Or(cmp.Compare(a.TopicKey(), b.TopicKey()), cmp.Compare(a.Partition, b.Partition))
-	})
+	slices.SortFunc(out, comparePartitions)
 	return out
+}
+
+// comparePartitions orders partitions by TopicKey, then number, without making the strings of
+// topic ids (a sort compares each partition several times).
+func comparePartitions(a, b SessionPartition) int {
+	var ka, kb [64]byte
+	return cmp.Or(bytes.Compare(a.appendTopicKey(ka[:0]), b.appendTopicKey(kb[:0])), cmp.Compare(a.Partition, b.Partition))
+}
+
+// appendTopicKey appends TopicKey to b.
+func (p SessionPartition) appendTopicKey(b []byte) []byte {
+	if p.Topic != "" {
+		return append(b, p.Topic...)
+	}
+	b, _ = p.TopicID.AppendText(b)
+	return b
 }

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -116,4 +117,60 @@ func sessionString(s *SessionStep) string {
 		out += " closed"
 	}
 	return out
+}
+
+// TestSessionStepsOwnPartitions checks that incremental fetches that leave their session as it
+// was, which share the session's sorted partitions, each get a list of their own (the names of
+// topic ids are filled into it later, elsewhere), in the order sortedPartitions gives.
+func TestSessionStepsOwnPartitions(t *testing.T) {
+	a, b := UUID{1}, UUID{2}
+	set := map[sessionKey]SessionPartition{}
+	for _, p := range []SessionPartition{{TopicID: b, Partition: 1}, {TopicID: a, Partition: 2}, {TopicID: a, Partition: 0}} {
+		set[p.key()] = p
+	}
+	s := &sessionState{open: map[int32]*fetchSession{7: {set: set, followed: true}}, closed: map[int32]string{}}
+	warn := func(format string, args ...any) { t.Errorf("warning: "+format, args...) }
+	var steps []*SessionStep
+	for epoch := int32(1); epoch <= 3; epoch++ {
+		st := &SessionStep{ID: 7, Epoch: epoch, Action: SessionIncremental}
+		next := s.incremental(st, []SessionPartition{{TopicID: a, Partition: 0}}, nil, warn)
+		s.fetchResponse(&Message{}, st, next)
+		steps = append(steps, st)
+	}
+	want := fmt.Sprint(steps[2].Partitions)
+	steps[0].Partitions[0].Topic = "renamed"
+	for i, st := range steps[1:] {
+		if got := fmt.Sprint(st.Partitions); got != want {
+			t.Errorf("step %d shares its partitions with step 1: %s, want %s", i+2, got, want)
+		}
+	}
+	if got := sortedPartitions(slicesOf(set)); fmt.Sprint(got) != fmt.Sprint(steps[2].Partitions) {
+		t.Errorf("partitions %v, want %v", steps[2].Partitions, got)
+	}
+	if len(steps[2].Updated) != 1 || len(steps[2].Added) != 0 {
+		t.Errorf("updated %v, added %v: want one updated", steps[2].Updated, steps[2].Added)
+	}
+}
+
+// TestComparePartitions checks that comparePartitions orders as TopicKey's strings do, topic
+// names and ids mixed, names longer than its buffers among them.
+func TestComparePartitions(t *testing.T) {
+	long := strings.Repeat("t", 100)
+	ps := []SessionPartition{
+		{Topic: "orders", Partition: 1}, {Topic: "orders", Partition: 0}, {Topic: "Orders"},
+		{Topic: long, Partition: 3}, {Topic: long + "a"}, {Topic: "_"}, {Topic: "-"},
+		{TopicID: UUID{0xff}, Partition: 2}, {TopicID: UUID{0xff}}, {TopicID: UUID{0x01, 0x02}}, {TopicID: UUID{}},
+		{Topic: UUID{0xff}.String()},
+	}
+	for _, a := range ps {
+		for _, b := range ps {
+			want := strings.Compare(a.TopicKey(), b.TopicKey())
+			if want == 0 {
+				want = cmp.Compare(a.Partition, b.Partition)
+			}
+			if got := comparePartitions(a, b); got != want {
+				t.Errorf("comparePartitions(%v, %v) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
 }

@@ -28,7 +28,7 @@ type Summary struct {
 
 // NewSummary writes to w, with times as t says (TimeDefault: since the first packet).
 func NewSummary(w io.Writer, t TimeFormat) *Summary {
-	s := &Summary{w: bufio.NewWriter(w), clock: clock{format: t}}
+	s := &Summary{w: bufio.NewWriterSize(w, 64<<10), clock: clock{format: t}}
 	s.out = inert.NewWriter(s.w)
 	if t == TimeDefault {
 		s.clock.format = TimeRel

@@ -11,9 +11,11 @@ import (
 
 // TuneGC sets the collector for what a run holds; GOGC and GOMEMLIMIT in the environment take
 // precedence. Summaries and statistics (shallow) hold little (a few MiB of frames and shallow
-// trees), so the heap may grow to three times that, up to a soft limit of 48 MiB: fewer
-// collections. Formats that write field trees hold frames and one records field at a time
-// (codec.Codec.LazyRecords), but a big message makes much garbage quickly: a soft limit of
+// trees), so the heap may grow to three times that, up to a soft limit of 44 MiB: fewer
+// collections, and a peak RSS under 64 MB (62 MB on the 200 MB benchmark capture; with 48 MiB,
+// 66 MB for 8 collections instead of 11). Formats that write field trees hold frames and one
+// records field at a time (codec.Codec.LazyRecords), but a big message makes much garbage
+// quickly: a soft limit of
 // 80 MiB keeps the heap near what they hold, where GOGC alone lets it double (on a capture
 // whose largest message is 9 MB: 89 instead of 121 MiB peak RSS, the same CPU). Over the limit
 // (a message larger than it), the runtime bounds the collector's share of the CPU. Shallow
@@ -26,7 +28,7 @@ func TuneGC(shallow, keeps bool) {
 	}
 	if shallow {
 		debug.SetGCPercent(200)
-		debug.SetMemoryLimit(48 << 20)
+		debug.SetMemoryLimit(44 << 20)
 		if keeps {
 			debug.SetMemoryLimit(64 << 20)
 		}
