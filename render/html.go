@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/model"
 )
@@ -39,6 +40,8 @@ type HTML struct {
 	err     error
 	// tables are those of --stats, written in a panel at the end of the page.
 	tables []model.Table
+	// findings are the doctor's (FindingsData), for the findings panel; nil: no panel.
+	findings []byte
 }
 
 // NewHTML writes a page to w.
@@ -88,6 +91,9 @@ func (h *HTML) File(name string) error {
 // Tables has the page show tables (those of --stats) in a panel below the messages.
 func (h *HTML) Tables(ts []model.Table) { h.tables = ts }
 
+// Findings has the page show the doctor's findings in its findings panel.
+func (h *HTML) Findings(fs []doctor.Finding) { h.findings = FindingsData(fs) }
+
 // Flush writes out what is buffered (the page is complete only after Close).
 func (h *HTML) Flush() error { return h.w.Flush() }
 
@@ -96,6 +102,7 @@ func (h *HTML) Close() error {
 	h.begin()
 	h.w.WriteString("]</script>\n")
 	writeMeta(h.w, PageMeta{Limit: h.opt.MaxMessages, LeftOut: h.left, Notices: h.notices})
+	writeFindingsData(h.w, h.findings)
 	writeTablesPanel(h.w, h.tables)
 	h.w.WriteString(pageFoot())
 	if h.left > 0 && h.opt.Warn != nil {
@@ -122,6 +129,8 @@ type PageMeta struct {
 	Token     string          `json:"token,omitempty"`
 	// Tables are shown in a panel below the messages (those of --stats).
 	Tables []model.Table `json:"-"`
+	// Findings are the doctor's, encoded by FindingsData, for the findings panel (nil: none).
+	Findings []byte `json:"-"`
 }
 
 type noticeJSON struct {
@@ -166,6 +175,7 @@ func WritePage(w io.Writer, title string, msgs [][]byte, meta PageMeta, connect 
 	if err := writeMeta(bw, meta); err != nil {
 		return err
 	}
+	writeFindingsData(bw, meta.Findings)
 	writeTablesPanel(bw, meta.Tables)
 	bw.WriteString(pageFoot())
 	return bw.Flush()
