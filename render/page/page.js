@@ -779,7 +779,7 @@
     if (!findings) return;
     var s = fd.appendChild(el('summary')), worst = findings[0];
     s.textContent = !findings.length ? 'Findings: the doctor found nothing wrong' :
-      plural(findings.length, 'finding') + ', the worst: ' + worst.severity + ' ' + worst.id + ': ' + worst.title;
+      plural(findings.length, 'finding') + '; the worst (' + worst.severity + ', ' + worst.id + '): ' + worst.title;
     if (meta.live) fd.appendChild(el('div', 'meta', 'As the page was loaded: reload it for those of the messages since.'));
     for (var i = 0; i < findings.length; i++) fd.appendChild(finding(findings[i]));
   }
@@ -795,7 +795,7 @@
     var all = p.appendChild(el('button', 'ev', ev.frames.length === 1 ? 'select its message' : 'select its ' + plural(ev.frames.length, 'frame')));
     all.setAttribute('data-role', 'evidence');
     all.onclick = function () { showEvidence(f, ev.frames[0]); };
-    p.appendChild(el('span', 'meta', ' frames'));
+    p.appendChild(el('span', 'meta', 'frames: '));
     for (var k = 0; k < ev.frames.length; k++) {
       var b = p.appendChild(el('button', 'frame', '#' + ev.frames[k]));
       b.setAttribute('data-frame', ev.frames[k]);
