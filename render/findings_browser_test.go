@@ -23,9 +23,9 @@ import (
 )
 
 // doctoredPage writes the page of a capture with the doctor's findings in its panel, the
-// doctor told of every message shown as a run of --format html tells it, and returns its path
-// and the findings.
-func doctoredPage(t *testing.T, capture string, isServerPort func(uint16) bool) (string, []doctor.Finding) {
+// doctor told of every message shown as a run of --format html tells it, then extra; it
+// returns its path and the findings.
+func doctoredPage(t *testing.T, capture string, isServerPort func(uint16) bool, extra ...doctor.Finding) (string, []doctor.Finding) {
 	t.Helper()
 	set, err := schema.Embedded()
 	if err != nil {
@@ -48,7 +48,7 @@ func doctoredPage(t *testing.T, capture string, isServerPort func(uint16) bool) 
 	if _, err := p.File(capture); err != nil {
 		t.Fatal(err)
 	}
-	fs := d.Findings()
+	fs := append(d.Findings(), extra...)
 	out.(render.FindingsPage).Findings(fs)
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
