@@ -123,8 +123,8 @@ type FindingsPage interface {
 }
 
 // FindingsData encodes findings for the workshop page's script: a JSON array of the JSON
-// lines' objects, safe inside a script element (package serve sends it with an upload's
-// messages).
+// lines' objects, safe inside a script element (json.Marshal escapes <, > and &, U+2028 and
+// U+2029). Package serve sends it with an upload's messages too.
 func FindingsData(fs []doctor.Finding) []byte {
 	objs := make([]findingJSON, len(fs))
 	for i, f := range fs {
@@ -134,7 +134,7 @@ func FindingsData(fs []doctor.Finding) []byte {
 	if err != nil {
 		return []byte("[]") // strings and numbers only: it cannot fail
 	}
-	return escapeForScript(b, 0)
+	return b
 }
 
 // writeFindingsData writes the page's #kd-findings element: the findings of a page the doctor

@@ -23,7 +23,8 @@ const DefaultMaxMessages = 5000
 
 // HTML writes the workshop page: one self-contained file (style, script and data inline, no
 // request leaving it) with the message list, and for the selected message its wire diagram,
-// field tree and hex dumps, linked both ways. Messages are embedded compactly as they come
+// field tree and hex dumps, linked both ways; given the doctor's findings (FindingsPage), a
+// panel of them whose evidence selects its messages. Messages are embedded compactly as they come
 // (see PageMessage) and drawn by the page's script when selected, so a page of thousands of
 // messages opens quickly; past MaxMessages, messages are counted and left out, and the page
 // and Warn say so.
@@ -114,7 +115,8 @@ func (h *HTML) Close() error {
 // PageMeta is what a page says beside its messages: its limit and how many it left out, the
 // notices, tables, and for a served page where to listen for more (Live, an event stream's URL, from
 // message number After on), how many to keep and how many were dropped already, where to upload captures and their limit,
-// where to ask which messages a display filter keeps (Filter), and the token to pass on.
+// where to ask which messages a display filter keeps (Filter), the token to pass on, and the
+// doctor's findings.
 type PageMeta struct {
 	Limit     int             `json:"limit"`
 	LeftOut   int             `json:"left_out"`

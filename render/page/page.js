@@ -821,9 +821,13 @@
     evFrames = set;
     $('ev-text').textContent = 'The list shows the messages of the frames of ' + f.id + ': ' + f.title;
     $('evbar').hidden = false;
+    // The message of first is made the selection before the list is redrawn, which then keeps
+    // it rather than select another, and it is drawn once.
+    var at = -1;
+    for (var j = 0; j < msgs.length && at < 0; j++) if (msgs[j].frame === first) at = j;
+    if (at >= 0) cur = at;
     relist();
-    var at = firstOf(first);
-    if (at >= 0) select(at);
+    if (at >= 0 && shown.indexOf(at) >= 0) select(at);
   }
   // showFrame selects the message of frame in the list as it is, or, when the list's filters
   // hide it, with every message shown.
