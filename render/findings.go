@@ -94,20 +94,57 @@ func FindingsJSON(w io.Writer, fs []doctor.Finding) error {
 	enc := json.NewEncoder(&inertJSON{w: w})
 	enc.SetEscapeHTML(false)
 	for _, f := range fs {
-		ev := evidenceJSON{Frames: f.Evidence.Frames, Streams: f.Evidence.Streams, Count: f.Evidence.Count,
-			First: jsonTime(f.Evidence.First), Last: jsonTime(f.Evidence.Last)}
-		if ev.Frames == nil {
-			ev.Frames = []int{}
-		}
-		if ev.Streams == nil {
-			ev.Streams = []int{}
-		}
-		if err := enc.Encode(findingJSON{Kind: "finding", ID: f.ID, Severity: f.Severity.String(), Title: f.Title,
-			Evidence: ev, Why: f.Why, Advice: f.Advice}); err != nil {
+		if err := enc.Encode(findingObject(f)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// findingObject is f as the JSON lines write it.
+func findingObject(f doctor.Finding) findingJSON {
+	ev := evidenceJSON{Frames: f.Evidence.Frames, Streams: f.Evidence.Streams, Count: f.Evidence.Count,
+		First: jsonTime(f.Evidence.First), Last: jsonTime(f.Evidence.Last)}
+	if ev.Frames == nil {
+		ev.Frames = []int{}
+	}
+	if ev.Streams == nil {
+		ev.Streams = []int{}
+	}
+	return findingJSON{Kind: "finding", ID: f.ID, Severity: f.Severity.String(), Title: f.Title,
+		Evidence: ev, Why: f.Why, Advice: f.Advice}
+}
+
+// A FindingsPage is an output that shows the doctor's findings on its page (the workshop
+// page's findings panel) rather than after it: it is given them before it is closed.
+type FindingsPage interface {
+	Renderer
+	Findings(fs []doctor.Finding)
+}
+
+// FindingsData encodes findings for the workshop page's script: a JSON array of the JSON
+// lines' objects, safe inside a script element (json.Marshal escapes <, > and &, U+2028 and
+// U+2029). Package serve sends it with an upload's messages too.
+func FindingsData(fs []doctor.Finding) []byte {
+	objs := make([]findingJSON, len(fs))
+	for i, f := range fs {
+		objs[i] = findingObject(f)
+	}
+	b, err := json.Marshal(objs)
+	if err != nil {
+		return []byte("[]") // strings and numbers only: it cannot fail
+	}
+	return b
+}
+
+// writeFindingsData writes the page's #kd-findings element: the findings of a page the doctor
+// read (data, of FindingsData), none for a page it did not (nil), whose panel is then hidden.
+func writeFindingsData(w io.Writer, data []byte) error {
+	if data == nil {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"kd-findings\">%s</script>\n", data)
+	return err
 }
 
 // jsonTime is t as the JSON lines write times, "" for none.

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/browsertest"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/hostile"
 	"github.com/kdissect/kdissect/render"
 )
@@ -26,14 +28,31 @@ func TestHostilePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	on9092 := func(port uint16) bool { return port == 9092 }
-	page := dissectFile(t, capture, "html", render.Options{MaxBytes: 64}, dissect.CodecOptions{}, on9092)
-	path := filepath.Join(t.TempDir(), "hostile.html")
-	if err := os.WriteFile(path, page, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// A finding whose words carry the strings, as a title names a client id or a group.
+	evil := doctor.Finding{ID: "hostile", Title: hostile.String("finding title"), Why: hostile.String("finding why"),
+		Advice: hostile.String("finding advice"), Evidence: doctor.Evidence{Frames: []int{4}, Streams: []int{0}, Count: 1}}
+	path, fs := doctoredPage(t, capture, on9092, evil)
 	url := "file://" + path
 	p := b.Open(t, url)
 	hostile.CheckPage(t, p, len(jsonLinesOf(t, capture, on9092)))
+	var panel string
+	p.Eval(`(function () {
+	  var f = document.getElementById('findings');
+	  f.open = true;
+	  f.querySelectorAll('.finding').forEach(function (d) { d.open = true; });
+	  return f.innerText;
+	})()`, &panel)
+	for _, place := range []string{"finding title", "finding why", "finding advice"} {
+		if !strings.Contains(panel, place+": ") {
+			t.Errorf("the panel does not show the %s", place)
+		}
+	}
+	if n := strings.Count(panel, "<img src=x onerror=alert(2)>"); n != 3 {
+		t.Errorf("the panel shows the markup of %d of the finding's 3 strings as text", n)
+	}
+	if len(fs) < 2 {
+		t.Errorf("the panel has %d findings: the doctor found none in the hostile capture", len(fs))
+	}
 	p.Check(onlyItself(url))
 }
 

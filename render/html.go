@@ -12,6 +12,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/model"
 )
@@ -22,7 +23,8 @@ const DefaultMaxMessages = 5000
 
 // HTML writes the workshop page: one self-contained file (style, script and data inline, no
 // request leaving it) with the message list, and for the selected message its wire diagram,
-// field tree and hex dumps, linked both ways. Messages are embedded compactly as they come
+// field tree and hex dumps, linked both ways; given the doctor's findings (FindingsPage), a
+// panel of them whose evidence selects its messages. Messages are embedded compactly as they come
 // (see PageMessage) and drawn by the page's script when selected, so a page of thousands of
 // messages opens quickly; past MaxMessages, messages are counted and left out, and the page
 // and Warn say so.
@@ -39,6 +41,8 @@ type HTML struct {
 	err     error
 	// tables are those of --stats, written in a panel at the end of the page.
 	tables []model.Table
+	// findings are the doctor's (FindingsData), for the findings panel; nil: no panel.
+	findings []byte
 }
 
 // NewHTML writes a page to w.
@@ -88,6 +92,9 @@ func (h *HTML) File(name string) error {
 // Tables has the page show tables (those of --stats) in a panel below the messages.
 func (h *HTML) Tables(ts []model.Table) { h.tables = ts }
 
+// Findings has the page show the doctor's findings in its findings panel.
+func (h *HTML) Findings(fs []doctor.Finding) { h.findings = FindingsData(fs) }
+
 // Flush writes out what is buffered (the page is complete only after Close).
 func (h *HTML) Flush() error { return h.w.Flush() }
 
@@ -96,6 +103,7 @@ func (h *HTML) Close() error {
 	h.begin()
 	h.w.WriteString("]</script>\n")
 	writeMeta(h.w, PageMeta{Limit: h.opt.MaxMessages, LeftOut: h.left, Notices: h.notices})
+	writeFindingsData(h.w, h.findings)
 	writeTablesPanel(h.w, h.tables)
 	h.w.WriteString(pageFoot())
 	if h.left > 0 && h.opt.Warn != nil {
@@ -107,7 +115,8 @@ func (h *HTML) Close() error {
 // PageMeta is what a page says beside its messages: its limit and how many it left out, the
 // notices, tables, and for a served page where to listen for more (Live, an event stream's URL, from
 // message number After on), how many to keep and how many were dropped already, where to upload captures and their limit,
-// where to ask which messages a display filter keeps (Filter), and the token to pass on.
+// where to ask which messages a display filter keeps (Filter), the token to pass on, and the
+// doctor's findings.
 type PageMeta struct {
 	Limit     int             `json:"limit"`
 	LeftOut   int             `json:"left_out"`
@@ -122,6 +131,8 @@ type PageMeta struct {
 	Token     string          `json:"token,omitempty"`
 	// Tables are shown in a panel below the messages (those of --stats).
 	Tables []model.Table `json:"-"`
+	// Findings are the doctor's, encoded by FindingsData, for the findings panel (nil: none).
+	Findings []byte `json:"-"`
 }
 
 type noticeJSON struct {
@@ -166,6 +177,7 @@ func WritePage(w io.Writer, title string, msgs [][]byte, meta PageMeta, connect 
 	if err := writeMeta(bw, meta); err != nil {
 		return err
 	}
+	writeFindingsData(bw, meta.Findings)
 	writeTablesPanel(bw, meta.Tables)
 	bw.WriteString(pageFoot())
 	return bw.Flush()

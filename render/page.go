@@ -67,6 +67,8 @@ const pageFile = `<header>
 <pre id="y-msg"></pre></div>
 <div id="bar" class="bar"></div>
 <details id="notices" class="notices" hidden></details>
+<details id="findings" class="notices findings" data-role="findings" hidden></details>
+<div id="evbar" class="bar" hidden><span id="ev-text"></span> <button id="ev-all">show every message</button></div>
 <div id="main">
 <nav id="list"><table><thead><tr><th>frame</th><th>time</th><th></th><th>API</th><th>corr</th><th>ms</th><th>size</th><th>client id</th><th>addresses</th></tr></thead><tbody id="rows"></tbody></table></nav>
 <section id="ladder" class="pn" data-role="ladder" hidden></section>

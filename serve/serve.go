@@ -30,6 +30,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/filter"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
@@ -73,6 +74,11 @@ type Config struct {
 	Hosts []string
 	// Warn is told of problems with uploads and of dropped slow pages (nil: nobody).
 	Warn func(error)
+	// Doctor, when set, is told of every message and notice the server is given, those past
+	// MaxMessages or Keep too, and the page shows its findings as they are when it is loaded,
+	// as do uploads theirs (a doctor of their own). The codec must keep the fields it reads
+	// (Doctor.Reads). Nil: no findings panel.
+	Doctor *doctor.Doctor
 }
 
 // Server holds the messages of its captures or of its live capture, and serves them.
@@ -165,6 +171,9 @@ func (f *feed) Message(e *model.Entry) error {
 	s := (*Server)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.Doctor != nil {
+		s.cfg.Doctor.Add(e)
+	}
 	if !s.live && s.cfg.MaxMessages > 0 && len(s.msgs) >= s.cfg.MaxMessages {
 		s.left++
 		return nil
@@ -201,6 +210,9 @@ func (f *feed) Notice(n *model.Notice) error {
 	s := (*Server)(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.Doctor != nil {
+		s.cfg.Doctor.Notice(n)
+	}
 	c := *n
 	s.notices = append(s.notices, &c)
 	if len(s.notices) > s.cfg.Keep {
@@ -376,7 +388,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 	next := s.next
 	meta := render.PageMeta{Limit: s.cfg.MaxMessages, LeftOut: s.left, Notices: append([]*model.Notice(nil), s.notices...), Token: s.cfg.Token,
-		Tables: s.tables}
+		Tables: s.tables, Findings: s.findings()}
 	s.mu.Unlock()
 	if s.live {
 		meta.Limit, meta.Keep, meta.Dropped = 0, s.cfg.Keep, meta.LeftOut
@@ -394,6 +406,15 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	render.WritePage(w, "kdissect", msgs, meta, "'self'")
+}
+
+// findings are the doctor's findings so far, encoded for the page (nil: no doctor). The
+// caller holds s.mu: the findings share the doctor's evidence, which the next message changes.
+func (s *Server) findings() []byte {
+	if s.cfg.Doctor == nil {
+		return nil
+	}
+	return render.FindingsData(s.cfg.Doctor.Findings())
 }
 
 func tokenURL(u, token string) string {
@@ -657,6 +678,8 @@ type uploadResult struct {
 	Messages []json.RawMessage `json:"messages"`
 	LeftOut  int               `json:"left_out"`
 	Error    string            `json:"error,omitempty"`
+	// Findings are the doctor's over the capture, for the page's panel, when the server has one.
+	Findings json.RawMessage `json:"findings,omitempty"`
 }
 
 // upload dissects the capture in the request's body, held in memory and bounded by
@@ -683,6 +706,7 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		res.Messages = append(res.Messages, h.page)
 	}
 	res.LeftOut = out.left
+	res.Findings = out.findings()
 	status := http.StatusOK
 	if err != nil {
 		res.Error = err.Error()
@@ -763,6 +787,11 @@ func (s *Server) dissect(data []byte, name string, hold holding) (out *Server, e
 	needs := Needs()
 	if hold == holdPages {
 		needs = uploadNeeds()
+		if s.cfg.Doctor != nil {
+			// The panel shows the upload's findings: the doctor reads its errors (facts).
+			out.cfg.Doctor = doctor.New()
+			needs.Facts = true
+		}
 	}
 	f := render.PageFormat()
 	f.Needs = needs

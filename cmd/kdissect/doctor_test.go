@@ -730,3 +730,28 @@ func TestDoctorFormats(t *testing.T) {
 		t.Errorf("--format summary: exit %d, stdout %q, stderr %q; want a usage error naming the formats", code, out, errOut)
 	}
 }
+
+// TestFindingsOnPage: the workshop page (--format html) carries, for its findings panel, the
+// findings doctor gives of the capture, with or without --findings, and nothing after the page.
+func TestFindingsOnPage(t *testing.T) {
+	name := pcap("kgo-produce-retry.pcap")
+	want := doctorFindings(t, name)
+	page, errOut, code := kdissect(t, "--format", "html", name)
+	if code != 0 || !strings.HasSuffix(page, "</html>\n") {
+		t.Fatalf("exit %d, stderr %s, the page ends %q", code, errOut, page[max(0, len(page)-100):])
+	}
+	const start = `<script type="application/json" id="kd-findings">`
+	_, data, ok := strings.Cut(page, start)
+	data, _, _ = strings.Cut(data, "</script>")
+	var got []finding
+	if err := json.Unmarshal([]byte(data), &got); !ok || err != nil {
+		t.Fatalf("the page has no findings data (%v): %.200s", err, data)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(want) == 0 {
+		t.Errorf("the page's findings\n%v\ndoctor's\n%v", got, want)
+	}
+	with, _, _ := kdissect(t, "--format", "html", "--findings", name)
+	if with != page {
+		t.Errorf("--findings --format html: not the page alone; it ends %q", with[max(0, len(with)-300):])
+	}
+}

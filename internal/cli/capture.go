@@ -187,6 +187,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 	p := run.p
 	stats := o.stats
 	paged := stats != nil && TablesOnPage(run.out, stats)
+	foundOnPage := o.findingsOnPage(run.out)
 	p.Close()
 	o.on.close()
 	followed(p, stderr)
@@ -213,7 +214,8 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}
-	if p.Err() == nil && p.Seen().Files > 0 { // no findings of captures that could not be read
+	// No findings of captures that could not be read; a page shows them in its panel.
+	if !foundOnPage && p.Err() == nil && p.Seen().Files > 0 {
 		if err := o.writeFindings(f, o.statsTo(f, stdout), files); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}

@@ -12,20 +12,22 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-// The doctor's part of a capture run: --findings (after the messages, as --stats) and the
-// doctor command (the findings alone). It is all here; Run calls these.
+// The doctor's part of a capture run: --findings (after the messages, as --stats), the
+// findings panel of the workshop page (--format html: always, for it costs the page little),
+// and the doctor command (the findings alone). It is all here; Run calls these.
 
 // findingsPlan is what the run's plan needs for the doctor, beyond the format's: the facts
 // (errors), and the fields the doctor reads (reads) in the tree, which must then be kept until
 // the message is shown (a plan that lends frames releases trees once the facts are taken).
-// needs is nil without --findings.
+// needs is nil without a doctor: without --findings, and for a page, with files of periods
+// (--rotate), whose findings would be of every period before.
 func (o *Capture) findingsPlan() (needs *render.Needs, reads []analysis.Read) {
-	if !o.Findings {
-		return nil, nil
-	}
 	f, err := o.LookupFormat()
 	if err != nil {
 		return nil, nil // Output reports it
+	}
+	if !o.Findings && (f.Name != render.PageFormat().Name || o.Always != nil) {
+		return nil, nil
 	}
 	o.doctor = doctor.New()
 	n := f.Needs
@@ -52,6 +54,16 @@ func (o *Capture) feedDoctor(cfg *dissect.Config) {
 		}
 		d.Add(e)
 	}
+}
+
+// findingsOnPage gives the findings to an output that shows them on its page (the workshop
+// page), before it is closed; it reports whether it did.
+func (o *Capture) findingsOnPage(out render.Renderer) bool {
+	p, ok := out.(render.FindingsPage)
+	if ok && o.doctor != nil {
+		p.Findings(o.doctor.Findings())
+	}
+	return ok
 }
 
 // writeFindings writes the findings of the captures files after the messages (and

@@ -21,6 +21,7 @@ import (
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly/tlsdec"
 	"github.com/kdissect/kdissect/serve"
@@ -144,10 +145,12 @@ func (o *Serve) setup(cmd *Command, stderr io.Writer) (*serving, int) {
 		o.Token = hex.EncodeToString(b)
 	}
 	needs := serve.Needs()
-	// The page of captures shows the tables of --stats, always; the analyses are made before
-	// the codec, which keeps the fields they read.
+	// The page of captures shows the tables of --stats, always, and every page the doctor's
+	// findings; the analyses and the doctor are made before the codec, which keeps the fields
+	// they read.
 	stats := Analyses(true)
-	c, plan, err := o.CodecPlan(stderr, o.Select, &needs, stats.Reads())
+	doc := doctor.New()
+	c, plan, err := o.CodecPlan(stderr, o.Select, &needs, append(stats.Reads(), doc.Reads()...))
 	if err != nil {
 		return nil, cmd.Report(stderr, err)
 	}
@@ -169,7 +172,7 @@ func (o *Serve) setup(cmd *Command, stderr io.Writer) (*serving, int) {
 	s := &serving{o: o, codec: c, plan: plan, ports: ports, keys: keys, host: host, loopback: serve.Loopback(host),
 		warn: func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }, stats: stats}
 	cfg := serve.Config{Codec: c, Select: o.Select, MaxMessages: o.MaxMessages, Keep: o.Keep, MaxUpload: maxUpload,
-		MaxBytes: o.MaxBytes, Token: o.Token, Warn: s.warn}
+		MaxBytes: o.MaxBytes, Token: o.Token, Warn: s.warn, Doctor: doc}
 	if s.loopback {
 		cfg.Hosts = []string{"localhost"}
 	}

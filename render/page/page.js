@@ -33,6 +33,9 @@
   // The display filter (-Y): the expression applied ('' none); for captures and uploads, the
   // indexes of msgs it keeps (null: every one). A live page's stream sends only what it keeps.
   var yApplied = '', yMatch = null, upFile = null, es = null;
+  // The doctor's findings (#kd-findings, null: the page has none) and the frames of the one
+  // whose evidence narrows the list (null: none does).
+  var findings = readJSON('kd-findings', null), evFrames = null;
 
   // Decoding a message's compact tree (see render.PageMessages).
   function decode(m) {
@@ -94,6 +97,7 @@
   }
   function matches(m, i) {
     if (yMatch && !yMatch[i]) return false;
+    if (evFrames && !evFrames[m.frame]) return false;
     var kind = $('f-kind').value, api = $('f-api').value, text = $('f-text').value.toLowerCase();
     var stream = $('f-stream').value;
     if (kind && m.kind !== kind) return false;
@@ -597,6 +601,7 @@
   document.addEventListener('keydown', function (ev) {
     var tag = (ev.target.tagName || '').toLowerCase();
     if (tag === 'input' || tag === 'select' || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    if ((tag === 'button' || tag === 'summary') && (ev.key === 'Enter' || ev.key === ' ')) return; // theirs: press, open
     var pos = shown.indexOf(cur), n = view && view.pinned;
     switch (ev.key) {
       case 'ArrowDown': if (pos + 1 < shown.length) select(shown[pos + 1]); break;
@@ -760,6 +765,94 @@
     var no = meta.notices[ni];
     addNotice('#' + no.frame + '  ' + no.src + ' \u2192 ' + no.dst + '  stream ' + no.stream + '  ! ' + no.text, no.text);
   }
+
+  // The findings panel: the doctor's findings, worst first, in a closed list under the controls
+  // as the notices are. Each is a details element (its summary a severity badge, id and
+  // title) holding what it means, what to check, and its evidence: a button that narrows the
+  // list to the messages of its frames and selects the first, as a click on it would, and a
+  // button for each frame. A frame may hold no message on the page: a notice's (TLS, lost
+  // bytes), or a message left out past the limit or dropped by a live page.
+  function drawFindings() {
+    var fd = $('findings');
+    fd.textContent = '';
+    fd.hidden = !findings;
+    if (!findings) return;
+    var s = fd.appendChild(el('summary')), worst = findings[0];
+    s.textContent = !findings.length ? 'Findings: the doctor found nothing wrong' :
+      plural(findings.length, 'finding') + '; the worst (' + worst.severity + ', ' + worst.id + '): ' + worst.title;
+    if (meta.live) fd.appendChild(el('div', 'meta', 'As the page was loaded: reload it for those of the messages since.'));
+    for (var i = 0; i < findings.length; i++) fd.appendChild(finding(findings[i]));
+  }
+  function finding(f) {
+    var d = el('details', 'finding'), s = d.appendChild(el('summary'));
+    s.appendChild(el('span', 'sev ' + f.severity, f.severity));
+    s.appendChild(el('span', 'fid', f.id));
+    s.appendChild(el('span', '', f.title));
+    d.appendChild(el('div', 'why', f.why));
+    d.appendChild(el('div', 'advice', 'advice: ' + f.advice));
+    var ev = f.evidence, p = d.appendChild(el('div', 'evidence'));
+    if (!ev.frames.length) { p.appendChild(el('span', 'meta', 'no frames')); return d; }
+    var all = p.appendChild(el('button', 'ev', ev.frames.length === 1 ? 'select its message' : 'select its ' + plural(ev.frames.length, 'frame')));
+    all.setAttribute('data-role', 'evidence');
+    all.onclick = function () { showEvidence(f, ev.frames[0]); };
+    p.appendChild(el('span', 'meta', 'frames: '));
+    for (var k = 0; k < ev.frames.length; k++) {
+      var b = p.appendChild(el('button', 'frame', '#' + ev.frames[k]));
+      b.setAttribute('data-frame', ev.frames[k]);
+      b.onclick = (function (fr) { return function () { showFrame(fr); }; })(ev.frames[k]);
+    }
+    var more = (ev.count > ev.frames.length ? ' (' + ev.count + ' times in all)' : '') +
+      (ev.streams.length ? (ev.streams.length === 1 ? ' stream ' : ' streams ') + ev.streams.join(', ') : '');
+    if (more) p.appendChild(el('span', 'meta', more));
+    d.appendChild(el('div', 'note meta')).setAttribute('aria-live', 'polite');
+    return d;
+  }
+  // firstOf is the first message listed of frame (-1: none).
+  function firstOf(frame) {
+    for (var j = 0; j < shown.length; j++) if (msgs[shown[j]].frame === frame) return shown[j];
+    return -1;
+  }
+  // showEvidence narrows the list to the messages of f's frames and selects the one of first.
+  function showEvidence(f, first) {
+    var set = {}, any = false;
+    for (var k = 0; k < f.evidence.frames.length; k++) set[f.evidence.frames[k]] = true;
+    for (var i = 0; i < msgs.length && !any; i++) any = set[msgs[i].frame] === true;
+    if (!any) { noEvidence(f, 'No message of its frames is on this page: they are notices, or messages left out.'); return; }
+    evFrames = set;
+    $('ev-text').textContent = 'The list shows the messages of the frames of ' + f.id + ': ' + f.title;
+    $('evbar').hidden = false;
+    // The message of first is made the selection before the list is redrawn, which then keeps
+    // it rather than select another, and it is drawn once.
+    var at = -1;
+    for (var j = 0; j < msgs.length && at < 0; j++) if (msgs[j].frame === first) at = j;
+    if (at >= 0) cur = at;
+    relist();
+    if (at >= 0 && shown.indexOf(at) >= 0) select(at);
+  }
+  // showFrame selects the message of frame in the list as it is, or, when the list's filters
+  // hide it, with every message shown.
+  function showFrame(frame) {
+    var at = firstOf(frame);
+    if (at < 0 && evFrames) { clearEvidence(); at = firstOf(frame); }
+    if (at >= 0) { select(at); return; }
+    var f = null;
+    for (var i = 0; i < findings.length && !f; i++) if (findings[i].evidence.frames.indexOf(frame) >= 0) f = findings[i];
+    noEvidence(f, 'Frame ' + frame + ' holds no message listed: a notice, a message left out, or one the filters hide.');
+  }
+  function noEvidence(f, text) {
+    var notes = $('findings').querySelectorAll('.finding');
+    for (var i = 0; i < notes.length; i++) {
+      var n = notes[i].querySelector('.note');
+      if (findings[i] === f && n) n.textContent = text;
+    }
+  }
+  function clearEvidence() {
+    evFrames = null;
+    $('evbar').hidden = true;
+    relist();
+  }
+  $('ev-all').onclick = clearEvidence;
+  drawFindings();
 
   // A served page: messages pushed as they complete, pause and resume, uploads.
   function withParams(u, params) {
@@ -954,6 +1047,8 @@
         .then(function (r) { return r.ok ? r.json() : r.text().then(function (t) { throw new Error(t); }); })
         .then(function (res) {
           msgs = res.messages; cur = -1; t0 = null; yMatch = null; upFile = file;
+          findings = res.findings || null; evFrames = null; $('evbar').hidden = true;
+          drawFindings();
           $('bar').textContent = file.name + ': ' + plural(msgs.length, 'message') + (res.left_out ? ', ' + res.left_out + ' more left out' : '') + (res.error ? '; ' + res.error : '');
           $('f-api').length = 1;
           fillAPIs();
