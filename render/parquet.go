@@ -494,12 +494,18 @@ func (p *Parquet) writeBatches() {
 // ParquetRowGroupRows rows, or earlier when it holds much.
 func (p *Parquet) writeBatch(b *rowBatch) error {
 	// parquet-go ends a page only between the slices it is given (of 64 rows at most): rows
-	// are given in runs of about a page of field trees, so that a page holds little more.
+	// are given in runs of about a page of field trees, so that a page holds little more. A
+	// field tree bigger than a page ends the run before it: a page of one value is copied
+	// whole once more (its offsets are not taken as ordered), tens of MB for a big tree.
 	rows := b.rows[:b.n]
 	for len(rows) > 0 {
 		n, size := 1, len(rows[0].Fields)
-		for n < len(rows) && size+len(rows[n].Fields) <= parquetPageBytes {
-			size += len(rows[n].Fields)
+		for n < len(rows) {
+			next := len(rows[n].Fields)
+			if size+next > parquetPageBytes && (next <= parquetPageBytes || size >= parquetPageBytes) {
+				break
+			}
+			size += next
 			n++
 		}
 		if _, err := p.w.Write(rows[:n]); err != nil {

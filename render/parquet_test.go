@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -260,6 +261,50 @@ func TestParquetRowGroups(t *testing.T) {
 	for i, g := range f.RowGroups() {
 		if g.NumRows() > ParquetRowGroupRows {
 			t.Errorf("row group %d: %d rows, more than %d", i, g.NumRows(), ParquetRowGroupRows)
+		}
+	}
+}
+
+// TestParquetRowGroupBytes: a row group ends once its columns hold parquetRowGroupBytes, long
+// before ParquetRowGroupRows rows of large field trees (a live period's rows are never held
+// all at once): each holds little more than the bound, and the rows come back in order.
+func TestParquetRowGroupBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	value := make([]byte, 24<<10) // random bytes: written as hex, compressed to about their size
+	const n = 1200
+	var out bytes.Buffer
+	p := NewParquet(&out, true)
+	for i := range n {
+		for j := range value {
+			value[j] = byte(rng.Uint32())
+		}
+		m := &codec.Message{APIKey: 0, APIName: "Produce", Version: 9, Size: len(value), Fields: []*codec.Node{
+			{Name: "Value", Type: wire.Bytes, Value: bytes.Clone(value)}}}
+		if err := p.Message(&model.Entry{Frame: i + 1, FirstFrame: i + 1, Msg: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(out.Bytes()), int64(out.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := f.Metadata().RowGroups
+	if f.NumRows() != n || len(groups) < 3 {
+		t.Fatalf("%d rows in %d row groups, want %d in 3 or more", f.NumRows(), len(groups), n)
+	}
+	// A group ends after the run of rows (about a page of field trees) that passed the bound.
+	limit := int64(parquetRowGroupBytes + 2*parquetPageBytes)
+	for i, g := range groups {
+		if g.TotalCompressedSize > limit {
+			t.Errorf("row group %d: %d bytes, more than %d", i, g.TotalCompressedSize, limit)
+		}
+	}
+	for i, r := range readParquet(t, out.Bytes()) {
+		if r.Frame != int64(i+1) {
+			t.Fatalf("row %d is frame %d", i, r.Frame)
 		}
 	}
 }
