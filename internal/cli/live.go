@@ -63,9 +63,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 
 	cfg.Limit, cfg.Flush, cfg.Stop = l.Count, true, stop
-	// As a file's run: without a soft limit the heap doubles what it holds, and a capture
-	// that runs for days would keep that much for good (the rings come on top).
-	TuneGC(cfg.Codec.Shallow, len(cfg.Codec.Keep) > 0)
+	TuneGC(cfg.Codec.Shallow, len(cfg.Codec.Keep) > 0) // else the heap doubles what it holds, for days
 	stats := l.Stats
 	if stats != nil {
 		cfg.Stats = stats
