@@ -63,8 +63,9 @@ type Parquet struct {
 // rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
 // next. msgs are the messages whose field trees (and warnings, which come with the records
 // decoded for the tree) the rows are still to get; frames counts their bytes. fields holds
-// the JSON text of the field trees; built says when they are written. big: a row's field tree
-// was written at once (Parquet.bigTurn), into a slice of its own.
+// the JSON text of the field trees; built says when they are written. bigAt, when not 0, is
+// the row (counted from 1) whose field tree was written at once (Parquet.bigTurn), into a
+// slice of its own: the batch takes one row more, to share the tree's page, and is handed on.
 type rowBatch struct {
 	rows   []parquetRow
 	msgs   []*codec.Message
@@ -72,7 +73,7 @@ type rowBatch struct {
 	frames int
 	fields []byte
 	built  chan struct{}
-	big    bool
+	bigAt  int
 }
 
 // parquetBatch is how many rows are collected before they are handed on, unless their
@@ -262,8 +263,15 @@ func (r *parquetRow) setTime(t time.Time) {
 
 // Message adds a row.
 func (p *Parquet) Message(e *model.Entry) error {
-	r := p.next()
 	m := e.Msg
+	big := p.tree && m.Size > ParquetHoldsUpTo
+	if big && p.cur.bigAt > 0 {
+		// One big tree a batch: the last one's batch goes first, its token to be given back.
+		if err := p.handOn(); err != nil {
+			return err
+		}
+	}
+	r := p.next()
 	r.Frame, r.firstFrame, r.Stream = int64(e.Frame), int64(e.FirstFrame), int32(e.Stream)
 	r.setTime(e.Time)
 	r.FirstFrame = &r.firstFrame
@@ -306,12 +314,11 @@ func (p *Parquet) Message(e *model.Entry) error {
 		r.ClientSoftware = &r.software
 	}
 	switch {
-	case p.tree && m.Size > ParquetHoldsUpTo:
+	case big:
 		// Written now: the entry is let go of on return. The tree waits for the last one to
 		// be written, so that one at most is held.
 		p.bigTurn <- struct{}{}
-		p.cur.big = true
-		p.cur.frames += m.Size
+		p.cur.bigAt = p.cur.n
 		r.Fields = p.now.tree(make([]byte, 0, parquetTreeRatio*m.Size), m)
 		warnings(r, m)
 	case p.tree:
@@ -417,9 +424,10 @@ func (p *Parquet) Notice(n *model.Notice) error {
 	return p.written()
 }
 
-// written hands the batch on once it is full.
+// written hands the batch on once it is full, or has a row after its big one.
 func (p *Parquet) written() error {
-	if p.cur.n < len(p.cur.rows) && p.cur.frames < parquetBatchFrames {
+	b := p.cur
+	if b.n < len(b.rows) && b.frames < parquetBatchFrames && (b.bigAt == 0 || b.n == b.bigAt) {
 		return nil
 	}
 	return p.handOn()
@@ -478,10 +486,10 @@ func (p *Parquet) writeBatches() {
 		if cap(b.fields) > parquetBatchKeep {
 			b.fields = nil // a big message's: not kept for the batches of small ones
 		}
-		if b.big {
+		if b.bigAt > 0 {
 			<-p.bigTurn
 		}
-		b.n, b.frames, b.fields, b.big = 0, 0, b.fields[:0], false
+		b.n, b.frames, b.fields, b.bigAt = 0, 0, b.fields[:0], 0
 		p.free <- b
 	}
 	if err == nil {
@@ -494,14 +502,11 @@ func (p *Parquet) writeBatches() {
 // ParquetRowGroupRows rows, or earlier when it holds much.
 func (p *Parquet) writeBatch(b *rowBatch) error {
 	// parquet-go ends a page only between the slices it is given (of 64 rows at most): rows
-	// are given in runs of about a page of field trees, so that a page holds little more.
+	// are given in runs of about a page of field trees (pageRun), so that a page holds little
+	// more.
 	rows := b.rows[:b.n]
 	for len(rows) > 0 {
-		n, size := 1, len(rows[0].Fields)
-		for n < len(rows) && size+len(rows[n].Fields) <= parquetPageBytes {
-			size += len(rows[n].Fields)
-			n++
-		}
+		n := pageRun(rows)
 		if _, err := p.w.Write(rows[:n]); err != nil {
 			return err
 		}
@@ -514,6 +519,31 @@ func (p *Parquet) writeBatch(b *rowBatch) error {
 		}
 	}
 	return nil
+}
+
+// pageRun returns how many of rows go to parquet-go together: those whose field trees fit in a
+// page. A tree bigger than a page shares its page with a neighbour (a tree before it, else
+// one after it): parquet-go copies a page of one value whole once more (its offsets are not
+// taken as ordered), tens of MB for a big tree.
+func pageRun(rows []parquetRow) int {
+	n, size, values, big := 0, 0, 0, false
+	for n < len(rows) {
+		next := len(rows[n].Fields)
+		if n > 0 && size+next > parquetPageBytes {
+			joins := next > parquetPageBytes && !big // a big tree joins the rows before it
+			takes := big && values < 2               // or takes the next tree with it
+			if !joins && !takes {
+				break
+			}
+		}
+		size += next
+		if rows[n].Fields != nil {
+			values++
+		}
+		big = big || next > parquetPageBytes
+		n++
+	}
+	return n
 }
 
 // Flush hands on the rows collected so far; the file is readable only once closed.

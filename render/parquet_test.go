@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -260,6 +261,90 @@ func TestParquetRowGroups(t *testing.T) {
 	for i, g := range f.RowGroups() {
 		if g.NumRows() > ParquetRowGroupRows {
 			t.Errorf("row group %d: %d rows, more than %d", i, g.NumRows(), ParquetRowGroupRows)
+		}
+	}
+}
+
+// TestParquetRowGroupBytes: a row group ends once its columns hold parquetRowGroupBytes, long
+// before ParquetRowGroupRows rows of large field trees (a live period's rows are never held
+// all at once): each holds little more than the bound, and the rows come back in order.
+func TestParquetRowGroupBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	value := make([]byte, 24<<10) // random bytes: written as hex, compressed to about their size
+	const n = 1200
+	var out bytes.Buffer
+	p := NewParquet(&out, true)
+	for i := range n {
+		for j := range value {
+			value[j] = byte(rng.Uint32())
+		}
+		m := &codec.Message{APIKey: 0, APIName: "Produce", Version: 9, Size: len(value), Fields: []*codec.Node{
+			{Name: "Value", Type: wire.Bytes, Value: bytes.Clone(value)}}}
+		if err := p.Message(&model.Entry{Frame: i + 1, FirstFrame: i + 1, Msg: m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(out.Bytes()), int64(out.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := f.Metadata().RowGroups
+	if f.NumRows() != n || len(groups) < 3 {
+		t.Fatalf("%d rows in %d row groups, want %d in 3 or more", f.NumRows(), len(groups), n)
+	}
+	// A group ends after the run of rows (about a page of field trees) that passed the bound.
+	limit := int64(parquetRowGroupBytes + 2*parquetPageBytes)
+	for i, g := range groups {
+		if g.TotalCompressedSize > limit {
+			t.Errorf("row group %d: %d bytes, more than %d", i, g.TotalCompressedSize, limit)
+		}
+	}
+	for i, r := range readParquet(t, out.Bytes()) {
+		if r.Frame != int64(i+1) {
+			t.Fatalf("row %d is frame %d", i, r.Frame)
+		}
+	}
+}
+
+// TestParquetBigTreeShares: a big message's field tree (bigger than a page) shares its page with a neighbour
+// (parquet-go copies a page of one value whole once more, tens of MB for a big tree): the
+// rows before it, or when the tree before it is big too, the row after it. Rows: small, big,
+// big, small, small.
+func TestParquetBigTreeShares(t *testing.T) {
+	small := parquetEntries()[1]
+	big := &codec.Message{APIKey: 1, APIName: "Fetch", Response: true, Size: ParquetHoldsUpTo + 1, Fields: []*codec.Node{
+		{Name: "Value", Type: wire.Bytes, Value: bytes.Repeat([]byte{0xab}, ParquetHoldsUpTo/2)}}}
+	entries := []*model.Entry{small, {Frame: 8, FirstFrame: 8, Msg: big}, {Frame: 9, FirstFrame: 9, Msg: big}, small, small}
+	data := writeParquet(t, Options{}, entries)
+	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, ok := f.Schema().Lookup("fields")
+	if !ok {
+		t.Fatal("no fields column")
+	}
+	index, err := f.RowGroups()[0].ColumnChunks()[leaf.ColumnIndex].OffsetIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []int64
+	for i := range index.NumPages() {
+		first = append(first, index.FirstRowIndex(i))
+	}
+	if !slices.Equal(first, []int64{0, 2, 4}) { // small big, big small, small
+		t.Errorf("pages of the fields column begin at rows %v, want [0 2 4]", first)
+	}
+	rows := readParquet(t, data)
+	if len(rows) != 5 || len(rows[1].Fields) < 2*parquetPageBytes || !bytes.Equal(rows[1].Fields, rows[2].Fields) {
+		t.Fatalf("%d rows, the big ones with %d and %d bytes of fields", len(rows), len(rows[1].Fields), len(rows[2].Fields))
+	}
+	for i, r := range rows {
+		if want := int64(entries[i].Frame); r.Frame != want {
+			t.Errorf("row %d is frame %d, want %d", i, r.Frame, want)
 		}
 	}
 }
