@@ -27,6 +27,6 @@ func runDoctor(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr 
 	default:
 		return cmd.UsageError(stderr, "doctor writes its findings as a table, or as JSON lines with --format json")
 	}
-	o.Format, o.Findings, o.DoctorOnly = "none", true, true
+	o.Format, o.Findings = "none", true
 	return o.dissect(cmd, files, stdin, stdout, stderr)
 }

@@ -249,3 +249,34 @@ func TestDoctorUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingsFlagAsDoctor: --findings finds what the doctor command finds, notices included
+// (lost bytes, TLS not decrypted), on every capture in pcaps/, with or without its key log.
+func TestFindingsFlagAsDoctor(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("..", "..", "pcaps", "*.pcap*"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no captures in pcaps/: %v", err)
+	}
+	fromNotices := 0
+	for _, name := range names {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			doctor, errOut, code := kdissect(t, "doctor", name)
+			if code != 0 {
+				t.Fatalf("doctor: exit %d: %s", code, errOut)
+			}
+			flag, errOut, code := kdissect(t, "--format", "none", "--findings", name)
+			if code != 0 {
+				t.Fatalf("--findings: exit %d: %s", code, errOut)
+			}
+			if flag != doctor {
+				t.Errorf("--format none --findings:\n%s\ndoctor:\n%s", flag, doctor)
+			}
+			if strings.Contains(doctor, " capture-loss ") || strings.Contains(doctor, " tls-undecrypted ") {
+				fromNotices++
+			}
+		})
+	}
+	if fromNotices == 0 {
+		t.Errorf("no capture has a finding of notices: the test compares nothing that notices find")
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
-	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
@@ -39,9 +38,10 @@ type Capture struct {
 	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
 	CPUProfile, MemProfile string
 	// Findings is --findings: after the messages, what the doctor finds (package doctor);
-	// DoctorOnly (the doctor command) shows the findings alone, FindingsJSON as JSON lines.
-	Findings, DoctorOnly, FindingsJSON bool
-	doctor                             *doctor.Doctor
+	// FindingsJSON writes them as JSON lines (the doctor command's --format json). doctor is
+	// the run's (nil without), made by configure.
+	Findings, FindingsJSON bool
+	doctor                 *Findings
 	// Always, when set, writes the output of a capture read from a pipe to files of periods in
 	// a directory (-o DIR/ with --rotate, --rotate-size), as live's; on is it under way.
 	Always *AlwaysOn
@@ -96,7 +96,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	o.on = o.Always.begin()
 	cfg.Out = o.on.start("stdin", cfg.Out, stderr)
 	run := newRunner(&cfg, stdin, save, progress)
-	o.feedDoctor(&cfg)
+	o.doctor.Feed(&cfg)
 	if run.p, err = dissect.New(cfg); err != nil {
 		o.on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)
@@ -123,8 +123,16 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	}
 	// The analyses and the doctor are made before the codec, which keeps the fields they read.
 	o.stats = Analyses(o.Select.Stats)
-	needs, reads := o.findingsPlan()
-	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), reads...))
+	o.doctor = NewFindings(o.Findings)
+	if o.doctor != nil {
+		o.doctor.JSON = o.FindingsJSON
+	}
+	var needs *render.Needs
+	if f, err := o.LookupFormat(); err == nil && o.doctor != nil { // an unknown format: Output reports it
+		n := o.doctor.Needs(f.Needs)
+		needs = &n
+	}
+	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), o.doctor.Reads()...))
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}
@@ -210,7 +218,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 		}
 	}
 	if p.Err() == nil && p.Seen().Files > 0 { // no findings of captures that could not be read
-		if err := o.writeFindings(f, o.statsTo(f, stdout)); err != nil {
+		if err := o.doctor.Write(f, o.statsTo(f, stdout)); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

@@ -11,56 +11,73 @@ import (
 	"github.com/kdissect/kdissect/render"
 )
 
-// The doctor's part of a capture run: --findings (after the messages, as --stats) and the
-// doctor command (the findings alone). It is all here; Run calls these.
-
-// findingsPlan is what the run's plan needs for the doctor, beyond the format's: the facts
-// (errors), and the fields the doctor reads (reads) in the tree, which must then be kept until
-// the message is shown (a plan that lends frames releases trees once the facts are taken).
-// needs is nil without --findings.
-func (o *Capture) findingsPlan() (needs *render.Needs, reads []analysis.Read) {
-	if !o.Findings {
-		return nil, nil
-	}
-	f, err := o.LookupFormat()
-	if err != nil {
-		return nil, nil // Output reports it
-	}
-	o.doctor = doctor.New()
-	n := f.Needs
-	n.Facts, n.Tree = true, true
-	return &n, o.doctor.Reads()
+// Findings is the doctor's part of a run: --findings on captures and live (the findings after
+// the messages, as --stats), and the doctor command (the findings alone, its format none). It
+// is all here; the runs call these. A nil *Findings is a run without them: every method does
+// nothing.
+type Findings struct {
+	d *doctor.Doctor
+	// JSON writes them as JSON lines whatever the run's format (the doctor command's --format
+	// json).
+	JSON bool
 }
 
-// feedDoctor makes the pipeline of cfg tell the doctor what it shows: every message
-// (Config.OnShow, after what the runner set), and with the doctor command, whose output is
-// the findings alone, the notices too (the doctor is then the output).
-func (o *Capture) feedDoctor(cfg *dissect.Config) {
-	d := o.doctor
-	if d == nil {
+// NewFindings returns the doctor of a run with --findings (on), nil without. It must be made
+// before the codec, which keeps the fields it reads (Reads).
+func NewFindings(on bool) *Findings {
+	if !on {
+		return nil
+	}
+	return &Findings{d: doctor.New()}
+}
+
+// Needs adds to what a format needs (n) what the doctor reads beyond the fields it names
+// (Reads): the facts, errors among them, and the tree.
+func (fd *Findings) Needs(n render.Needs) render.Needs {
+	if fd != nil {
+		n.Facts, n.Tree = true, true
+	}
+	return n
+}
+
+// Reads names the fields the doctor reads, which the codec keeps.
+func (fd *Findings) Reads() []analysis.Read {
+	if fd == nil {
+		return nil
+	}
+	return fd.d.Reads()
+}
+
+// Feed makes the pipeline of cfg tell the doctor all it shows: every message (Config.OnShow)
+// and every notice (Config.OnNotice), after whoever the run set there before.
+func (fd *Findings) Feed(cfg *dissect.Config) {
+	if fd == nil {
 		return
 	}
-	if o.DoctorOnly {
-		cfg.Out = doctorOutput{d}
-		return
-	}
-	then := cfg.OnShow
+	d := fd.d
+	show, notice := cfg.OnShow, cfg.OnNotice
 	cfg.OnShow = func(e *model.Entry) {
-		if then != nil {
-			then(e)
+		if show != nil {
+			show(e)
 		}
 		d.Add(e)
 	}
+	cfg.OnNotice = func(n *model.Notice) {
+		if notice != nil {
+			notice(n)
+		}
+		d.Notice(n)
+	}
 }
 
-// writeFindings writes the findings after the messages (and statistics): JSON lines after
-// JSON lines (or with FindingsJSON), a table otherwise.
-func (o *Capture) writeFindings(f render.Format, w io.Writer) error {
-	if o.doctor == nil {
+// Write writes the findings after the messages (and statistics) of format f: JSON lines after
+// JSON lines (or with JSON), a table otherwise, after a blank line when the messages are shown.
+func (fd *Findings) Write(f render.Format, w io.Writer) error {
+	if fd == nil {
 		return nil
 	}
-	fs := o.doctor.Findings()
-	if o.FindingsJSON || f.Name == "json" {
+	fs := fd.d.Findings()
+	if fd.JSON || f.Name == "json" {
 		return render.FindingsJSON(w, fs)
 	}
 	if !f.Silent {
@@ -70,20 +87,3 @@ func (o *Capture) writeFindings(f render.Format, w io.Writer) error {
 	}
 	return render.FindingsTable(w, fs)
 }
-
-// doctorOutput is the output of the doctor command: it tells the doctor every message and
-// notice, and writes nothing.
-type doctorOutput struct{ d *doctor.Doctor }
-
-func (o doctorOutput) Message(e *model.Entry) error {
-	o.d.Add(e)
-	return nil
-}
-
-func (o doctorOutput) Notice(n *model.Notice) error {
-	o.d.Notice(n)
-	return nil
-}
-
-func (doctorOutput) Close() error { return nil }
-func (doctorOutput) Flush() error { return nil }
