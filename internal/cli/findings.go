@@ -32,10 +32,11 @@ func NewFindings(on bool) *Findings {
 }
 
 // Needs adds to what a format needs (n) what the doctor reads beyond the fields it names
-// (Reads): the facts, errors among them, and the tree.
+// (Reads): the facts, errors among them. Not the tree: the codec keeps the fields it names,
+// and their messages' trees until the doctor has read them (codec.Codec.Keeps).
 func (fd *Findings) Needs(n render.Needs) render.Needs {
 	if fd != nil {
-		n.Facts, n.Tree = true, true
+		n.Facts = true
 	}
 	return n
 }

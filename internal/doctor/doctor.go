@@ -122,15 +122,11 @@ func New() *Doctor {
 }
 
 // Reads names the fields the doctor reads beyond the facts: those of its analyses, and the
-// throttle time of Produce and Fetch responses, which byte-rate quotas throttle. (Other
-// responses' throttle times are read when the decode keeps them: the codec keeps no field by
-// name yet, so any field named makes it decode whole messages.)
+// throttle time of every response, which quotas throttle (byte rate: Produce and Fetch;
+// request rate: any).
 func (d *Doctor) Reads() []analysis.Read {
-	reads := slices.Concat(d.producers.Reads(), d.groups.Reads(), d.lag.Reads(), d.latency.Reads())
-	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
-		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
-	}
-	return reads
+	return slices.Concat(d.producers.Reads(), d.groups.Reads(), d.lag.Reads(), d.latency.Reads(),
+		[]analysis.Read{{APIKey: codec.EveryAPI, Response: true, Fields: []string{"ThrottleTimeMs"}}})
 }
 
 // Add is told of each message shown, in the order shown; it keeps nothing of e.
