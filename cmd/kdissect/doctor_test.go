@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -278,5 +279,36 @@ func TestFindingsFlagAsDoctor(t *testing.T) {
 	}
 	if fromNotices == 0 {
 		t.Errorf("no capture has a finding of notices: the test compares nothing that notices find")
+	}
+}
+
+// TestDoctorHelp: doctor --help shows the flags that choose and read the messages, and its own
+// --format, not the flags of the messages' output, which it does not show.
+func TestDoctorHelp(t *testing.T) {
+	out, errOut, code := kdissect(t, "doctor", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, flag := range []string{"--hex", "--explain", "--max-bytes", "--records", "--time", "--show-secrets",
+		"--max-messages", "--output", "--write", "--findings", "--stats", "--no-fields", "--rotate", "--version", "diagram"} {
+		if strings.Contains(out, flag) {
+			t.Errorf("doctor --help shows %s:\n%s", flag, out)
+		}
+	}
+	for _, flag := range []string{"--display-filter", "--tls-keylog", "--port", "--read", "--count", "--schema-dir"} {
+		if !strings.Contains(out, flag) {
+			t.Errorf("doctor --help lacks %s:\n%s", flag, out)
+		}
+	}
+	if !regexp.MustCompile(`--format string +how the findings are written: table \(.*\), or json \(.*\) \(default "table"\)`).MatchString(out) {
+		t.Errorf("doctor --help: --format is not the findings' table or json, table by default:\n%s", out)
+	}
+	for _, format := range []string{"table", "json"} {
+		if _, errOut, code := kdissect(t, "doctor", "--format", format, pcap("kgo-lag.pcap")); code != 0 {
+			t.Errorf("doctor --format %s: exit %d: %s", format, code, errOut)
+		}
+	}
+	if _, errOut, code := kdissect(t, "doctor", "--format", "summary", pcap("kgo-lag.pcap")); code != 2 || !strings.Contains(errOut, "table or json") {
+		t.Errorf("doctor --format summary: exit %d: %s", code, errOut)
 	}
 }

@@ -34,6 +34,7 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	// to files of periods (-o DIR/), as its hint says.
 	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), ", or ", true)
 	registerSelection(fs, &o.sel)
+	registerStats(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); filtered in the kernel")

@@ -38,10 +38,11 @@ type Capture struct {
 	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
 	CPUProfile, MemProfile string
 	// Findings is --findings: after the messages, what the doctor finds (package doctor);
-	// FindingsJSON writes them as JSON lines (the doctor command's --format json). doctor is
-	// the run's (nil without), made by configure.
-	Findings, FindingsJSON bool
-	doctor                 *Findings
+	// FindingsFormat writes them as one of FindingsFormats (the doctor command's --format).
+	// doctor is the run's (nil without), made by configure.
+	Findings       bool
+	FindingsFormat string
+	doctor         *Findings
 	// Always, when set, writes the output of a capture read from a pipe to files of periods in
 	// a directory (-o DIR/ with --rotate, --rotate-size), as live's; on is it under way.
 	Always *AlwaysOn
@@ -125,7 +126,7 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	o.stats = Analyses(o.Select.Stats)
 	o.doctor = NewFindings(o.Findings)
 	if o.doctor != nil {
-		o.doctor.JSON = o.FindingsJSON
+		o.doctor.Format = o.FindingsFormat
 	}
 	var needs *render.Needs
 	if f, err := o.LookupFormat(); err == nil && o.doctor != nil { // an unknown format: Output reports it

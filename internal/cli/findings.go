@@ -17,9 +17,33 @@ import (
 // nothing.
 type Findings struct {
 	d *doctor.Doctor
-	// JSON writes them as JSON lines whatever the run's format (the doctor command's --format
-	// json).
-	JSON bool
+	// Format, when set, is how they are written whatever the run's format (the doctor
+	// command's --format): a name of FindingsFormats.
+	Format string
+}
+
+// FindingsFormat is a way to write findings: a --format of the doctor command.
+type FindingsFormat struct {
+	Name, Help string
+	Write      func(w io.Writer, fs []doctor.Finding) error
+}
+
+// FindingsFormats are the doctor command's formats, its default first.
+func FindingsFormats() []FindingsFormat {
+	return []FindingsFormat{
+		{"table", "a table, then what each finding means and what to check", render.FindingsTable},
+		{"json", `JSON lines, one {"kind": "finding", ...} each`, render.FindingsJSON},
+	}
+}
+
+// LookupFindingsFormat returns the findings format named.
+func LookupFindingsFormat(name string) (FindingsFormat, bool) {
+	for _, f := range FindingsFormats() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return FindingsFormat{}, false
 }
 
 // NewFindings returns the doctor of a run with --findings (on), nil without. It must be made
@@ -71,20 +95,29 @@ func (fd *Findings) Feed(cfg *dissect.Config) {
 	}
 }
 
-// Write writes the findings after the messages (and statistics) of format f: JSON lines after
-// JSON lines (or with JSON), a table otherwise, after a blank line when the messages are shown.
+// Write writes the findings after the messages (and statistics) of format f: as Format says,
+// or JSON lines after JSON lines, a table otherwise, after a blank line when the messages are
+// shown.
 func (fd *Findings) Write(f render.Format, w io.Writer) error {
 	if fd == nil {
 		return nil
 	}
-	fs := fd.d.Findings()
-	if fd.JSON || f.Name == "json" {
-		return render.FindingsJSON(w, fs)
-	}
-	if !f.Silent {
-		if _, err := fmt.Fprintln(w); err != nil {
-			return err
+	name := fd.Format
+	switch {
+	case name != "":
+	case f.Name == "json":
+		name = "json"
+	default:
+		name = "table"
+		if !f.Silent {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
 		}
 	}
-	return render.FindingsTable(w, fs)
+	ff, ok := LookupFindingsFormat(name)
+	if !ok {
+		return fmt.Errorf("unknown findings format %q", name)
+	}
+	return ff.Write(w, fd.d.Findings())
 }
