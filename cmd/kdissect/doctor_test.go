@@ -78,7 +78,7 @@ type fieldNode struct {
 // must name, by its key; ok is false for keys the test does not compute.
 func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 	_, code, isError := strings.Cut(key, "/")
-	seen := map[string]bool{}
+	sent := map[string]int{} // a batch's first sending
 	for _, m := range msgs {
 		var hit bool
 		switch {
@@ -89,11 +89,19 @@ func expectedFrames(msgs []messageLine, key string) (frames []int, ok bool) {
 		case key == "tls-undecrypted":
 			hit = m.Kind == "notice" && strings.Contains(m.Text, ": encrypted; ")
 		case key == "producer-retries":
-			// A batch of a producer id whose partition and first sequence were sent before.
+			// A batch of a producer id whose partition and first sequence were sent before,
+			// and the request that first sent it.
 			if m.Kind == "request" && m.APIName == "Produce" {
 				for _, b := range batches(m.Fields, nil) {
-					hit = hit || seen[b]
-					seen[b] = true
+					first, again := sent[b]
+					if !again {
+						sent[b] = m.Frame
+						continue
+					}
+					hit = true
+					if !slices.Contains(frames, first) {
+						frames = append(frames, first)
+					}
 				}
 			}
 		default:
@@ -173,6 +181,7 @@ func TestDoctorFindings(t *testing.T) {
 			}
 			for _, f := range fs {
 				want, ok := expectedFrames(msgs, f.key())
+				slices.Sort(want)
 				if ok && !slices.Equal(f.Evidence.Frames, want) {
 					t.Errorf("%s: frames %v, want %v", f.key(), f.Evidence.Frames, want)
 				}
