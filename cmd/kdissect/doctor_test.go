@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // finding is a line of kdissect doctor --format json.
@@ -319,5 +320,24 @@ func TestDoctorHelp(t *testing.T) {
 	}
 	if _, errOut, code := kdissect(t, "doctor", "--format", "summary", pcap("kgo-lag.pcap")); code != 2 || !strings.Contains(errOut, "table or json") {
 		t.Errorf("doctor --format summary: exit %d: %s", code, errOut)
+	}
+}
+
+// TestDoctorText: the doctor's text, read on an 80-column terminal: each finding's title, its
+// frames, why and advice under it, wrapped (golden files: go test -run TestDoctorText -update).
+func TestDoctorText(t *testing.T) {
+	for _, name := range []string{"kgo-filters.pcap", "kgo-produce-retry.pcap", "kgo-tls13.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := kdissect(t, "doctor", pcap(name))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for i, l := range lines(out) {
+				if w := utf8.RuneCountInString(l); w > 80 {
+					t.Errorf("line %d is %d columns wide:\n%s", i+1, w, l)
+				}
+			}
+			golden(t, "doctor-"+strings.TrimSuffix(name, ".pcap")+".txt", []byte(out))
+		})
 	}
 }
