@@ -75,17 +75,27 @@ func wrap(b *strings.Builder, head, text string, indent int) {
 }
 
 // framesCell names a finding's first frames, and how many more there are, with its
-// connections: "12, 15 (streams 0, 3)".
+// connections: "12, 15 (streams 0, 3)"; with several files, the file before its frames:
+// "a.pcap 12, 15; b.pcap 3 (streams 0, 3, 9)".
 func framesCell(ev doctor.Evidence) string {
-	var parts []string
+	var b strings.Builder
 	for i, f := range ev.Frames {
 		if i == findingFrames {
-			parts = append(parts, fmt.Sprintf("+%d", len(ev.Frames)-i))
+			fmt.Fprintf(&b, ", +%d", len(ev.Frames)-i)
 			break
 		}
-		parts = append(parts, strconv.Itoa(f))
+		switch {
+		case ev.Files != nil && (i == 0 || ev.Files[i] != ev.Files[i-1]):
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(inert.String(ev.Files[i]) + " ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(f))
 	}
-	s := strings.Join(parts, ", ")
+	s := b.String()
 	if len(ev.Streams) > 0 {
 		var streams []string
 		for _, st := range ev.Streams {
@@ -111,11 +121,13 @@ type findingJSON struct {
 }
 
 type evidenceJSON struct {
-	Frames  []int  `json:"frames"`
-	Streams []int  `json:"streams"`
-	Count   int    `json:"count"`
-	First   string `json:"first,omitempty"`
-	Last    string `json:"last,omitempty"`
+	Frames []int `json:"frames"`
+	// Files, with several files, names each frame's file (as a message line's "file").
+	Files   []string `json:"files,omitempty"`
+	Streams []int    `json:"streams"`
+	Count   int      `json:"count"`
+	First   string   `json:"first,omitempty"`
+	Last    string   `json:"last,omitempty"`
 }
 
 // FindingsJSON writes findings as JSON lines, one {"kind": "finding", ...} object each.
@@ -123,7 +135,7 @@ func FindingsJSON(w io.Writer, fs []doctor.Finding) error {
 	enc := json.NewEncoder(&inertJSON{w: w})
 	enc.SetEscapeHTML(false)
 	for _, f := range fs {
-		ev := evidenceJSON{Frames: f.Evidence.Frames, Streams: f.Evidence.Streams, Count: f.Evidence.Count,
+		ev := evidenceJSON{Frames: f.Evidence.Frames, Files: f.Evidence.Files, Streams: f.Evidence.Streams, Count: f.Evidence.Count,
 			First: jsonTime(f.Evidence.First), Last: jsonTime(f.Evidence.Last)}
 		if ev.Frames == nil {
 			ev.Frames = []int{}

@@ -16,6 +16,7 @@ type finding struct {
 	Kind, ID, Severity, Title, Why, Advice string
 	Evidence                               struct {
 		Frames, Streams []int
+		Files           []string
 		Count           int
 		First, Last     string
 	}
@@ -339,5 +340,64 @@ func TestDoctorText(t *testing.T) {
 			}
 			golden(t, "doctor-"+strings.TrimSuffix(name, ".pcap")+".txt", []byte(out))
 		})
+	}
+}
+
+// TestDoctorSeveralFiles: with several captures, the evidence names each frame's file ("files"
+// in JSON, beside "frames"; the file before its frames in the text), and the frames of an
+// error found in two files are those each file gives alone.
+func TestDoctorSeveralFiles(t *testing.T) {
+	names := []string{pcap("kgo-filters.pcap"), pcap("kgo-group-late-joiner.pcap")}
+	// errorFrames are the frames of each error finding, as "file frame".
+	errorFrames := func(fs []finding, file string) map[string][]string {
+		out := map[string][]string{}
+		for _, f := range fs {
+			if f.ID != "errors" {
+				continue
+			}
+			for i, frame := range f.Evidence.Frames {
+				name := file
+				if f.Evidence.Files != nil {
+					name = f.Evidence.Files[i]
+				}
+				out[f.key()] = append(out[f.key()], fmt.Sprint(name, " ", frame))
+			}
+		}
+		return out
+	}
+	alone := map[string][]string{}
+	for _, name := range names {
+		fs := doctorFindings(t, name)
+		for _, f := range fs {
+			if f.Evidence.Files != nil {
+				t.Errorf("%s alone: files %v", name, f.Evidence.Files)
+			}
+		}
+		for k, frames := range errorFrames(fs, name) {
+			alone[k] = append(alone[k], frames...)
+		}
+	}
+	fs := doctorFindings(t, names...)
+	both := errorFrames(fs, "")
+	for _, f := range fs {
+		if len(f.Evidence.Files) != len(f.Evidence.Frames) {
+			t.Errorf("%s: %d files for %d frames", f.key(), len(f.Evidence.Files), len(f.Evidence.Frames))
+		}
+	}
+	spans := false
+	for k, frames := range alone {
+		slices.Sort(frames)
+		got := slices.Sorted(slices.Values(both[k]))
+		if !slices.Equal(got, frames) {
+			t.Errorf("%s: frames %v in both files, %v in each alone", k, got, frames)
+		}
+		spans = spans || !strings.HasPrefix(frames[len(frames)-1], strings.Fields(frames[0])[0])
+	}
+	if !spans {
+		t.Errorf("no error is found in both files: the test shows nothing of several files")
+	}
+	text, _, _ := kdissect(t, append([]string{"doctor"}, names...)...)
+	if !strings.Contains(text, "frames  "+names[0]+" ") || !strings.Contains(text, names[1]+" ") {
+		t.Errorf("the text does not name the files before their frames:\n%s", text)
 	}
 }

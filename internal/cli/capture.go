@@ -98,6 +98,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	cfg.Out = o.on.start("stdin", cfg.Out, stderr)
 	run := newRunner(&cfg, stdin, save, progress)
 	o.doctor.Feed(&cfg)
+	run.begins = o.doctor.File
 	if run.p, err = dissect.New(cfg); err != nil {
 		o.on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)

@@ -95,6 +95,14 @@ func (fd *Findings) Feed(cfg *dissect.Config) {
 	}
 }
 
+// File tells the doctor that, in a run of several captures, the one named begins: the
+// evidence names the file of each frame.
+func (fd *Findings) File(name string) {
+	if fd != nil {
+		fd.d.File(name)
+	}
+}
+
 // Write writes the findings after the messages (and statistics) of format f: as Format says,
 // or JSON lines after JSON lines, a table otherwise, after a blank line when the messages are
 // shown.
