@@ -96,11 +96,8 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	paged := stats != nil && TablesOnPage(cfg.Out, stats)
 	writeErr := p.Close()
 	on.close()
-	if stats != nil && !paged && writeErr == nil {
-		writeErr = f.WriteStats(stdout, stats.Tables(), TableWidth(stdout))
-	}
 	if writeErr == nil {
-		writeErr = l.Findings.Write(f, stdout)
+		writeErr = l.found(f, paged, stdout)
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()
@@ -115,6 +112,17 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		return cmd.Failed(stderr, "writing output: %v", writeErr)
 	}
 	return status
+}
+
+// found writes what the run found after the messages, in format f: the statistics (unless
+// paged: the output's page shows them) and the findings.
+func (l Live) found(f render.Format, paged bool, stdout io.Writer) error {
+	if l.Stats != nil && !paged {
+		if err := f.WriteStats(stdout, l.Stats.Tables(), TableWidth(stdout)); err != nil {
+			return err
+		}
+	}
+	return l.Findings.Write(f, stdout)
 }
 
 // openLive opens the live capture of iface (for Live and Serve). When it cannot, it says why
