@@ -47,6 +47,8 @@ func TestShallowKeep(t *testing.T) {
 		{"other API", false, []Kept{{APIKey: KeyProduce, Fields: []string{"MaxWaitMs"}}}, "MaxWaitMs", false},
 		{"nested", true, []Kept{{APIKey: KeyFetch, Response: true, Fields: []string{"HighWatermark"}}}, "HighWatermark", true},
 		{"nested, not asked", true, nil, "HighWatermark", false},
+		{"every API", true, []Kept{{APIKey: EveryAPI, Response: true, Fields: []string{"ThrottleTimeMs"}}}, "ThrottleTimeMs", true},
+		{"every API, other direction", false, []Kept{{APIKey: EveryAPI, Response: true, Fields: []string{"MaxWaitMs"}}}, "MaxWaitMs", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,7 +72,7 @@ func TestShallowKeep(t *testing.T) {
 			}
 			wantKeeps := false
 			for _, k := range tt.keep {
-				wantKeeps = wantKeeps || k.APIKey == KeyFetch && k.Response == tt.response
+				wantKeeps = wantKeeps || (k.APIKey == KeyFetch || k.APIKey == EveryAPI) && k.Response == tt.response
 			}
 			if c.Keeps(m) != wantKeeps {
 				t.Errorf("Keeps %v, want %v", c.Keeps(m), wantKeeps)

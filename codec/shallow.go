@@ -100,18 +100,28 @@ func (c *Codec) shallowPlan(body *schema.StructDef) *shallowPlan {
 
 // Kept names fields of one API's requests (or responses) that a shallow decode keeps, by
 // their names in the definitions, at any depth: "MaxWaitMs", "HighWatermark". A struct or
-// array of structs named is not kept for its name; name the fields inside it.
+// array of structs named is not kept for its name; name the fields inside it. APIKey EveryAPI
+// names the fields in every API's messages of that direction.
 type Kept struct {
 	APIKey   int16
 	Response bool
 	Fields   []string
 }
 
+// EveryAPI is the APIKey of a Kept that names fields of every API: ThrottleTimeMs, which every
+// response has that a quota can throttle.
+const EveryAPI int16 = -1
+
+// of reports whether k names fields of API key's messages of this direction.
+func (k Kept) of(key int16, response bool) bool {
+	return (k.APIKey == key || k.APIKey == EveryAPI) && k.Response == response
+}
+
 // kept are the fields Keep names for an API and direction.
 func (c *Codec) kept(key int16, response bool) []string {
 	var fs []string
 	for _, k := range c.Keep {
-		if k.APIKey == key && k.Response == response {
+		if k.of(key, response) {
 			fs = append(fs, k.Fields...)
 		}
 	}
@@ -122,7 +132,7 @@ func (c *Codec) kept(key int16, response bool) []string {
 // m's tree after it is decoded, so it must not be released (Release) before.
 func (c *Codec) Keeps(m *Message) bool {
 	for _, k := range c.Keep {
-		if k.APIKey == m.APIKey && k.Response == m.Response {
+		if k.of(m.APIKey, m.Response) {
 			return true
 		}
 	}

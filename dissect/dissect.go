@@ -75,8 +75,11 @@ type Config struct {
 	// that arrives as it is made) how far it has been read: its bytes read, its size (0 when
 	// unknown) and its packets.
 	Progress func(read, size int64, packets int)
-	// OnShow, when set, is told of each message shown, before Out writes it (Save.Note).
-	OnShow func(e *model.Entry)
+	// OnShow, when set, is told of each message shown, before Out writes it (Save.Note);
+	// OnNotice, of each notice shown, before Out writes it. Together they tell an observer
+	// (the doctor of --findings) all that Out is told.
+	OnShow   func(e *model.Entry)
+	OnNotice func(n *model.Notice)
 	// Tap, when set, is shown every packet of the captures read, as it is read (the rotating
 	// pcapng files of a capture read from a pipe); a live capture's Reader has its own.
 	Tap capture.Tap

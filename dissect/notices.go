@@ -88,7 +88,11 @@ func (p *Pipeline) showNotice(n reassembly.Notice) {
 	src, dst := endpoints(n.Conn, n.Dir)
 	p.shown.notices++
 	p.written()
-	p.wrote(p.out.Notice(&model.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}))
+	shown := &model.Notice{Frame: n.Packet, Time: n.Time, Stream: n.Conn.ID, Src: src, Dst: dst, Text: n.Msg}
+	if p.cfg.OnNotice != nil {
+		p.cfg.OnNotice(shown)
+	}
+	p.wrote(p.out.Notice(shown))
 }
 
 // showingStream is told that a connection shows a message: the notices it held come first.

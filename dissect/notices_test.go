@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"fmt"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
 )
@@ -238,5 +240,53 @@ func TestNoticesHeldBounded(t *testing.T) {
 	}
 	if quiet, crowded := p.NoticesLeftOut(); quiet != few || crowded != many-MaxHeldNotices {
 		t.Errorf("left out: %d quiet, %d crowded; want %d, %d", quiet, crowded, few, many-MaxHeldNotices)
+	}
+}
+
+// noticesSeen records the notices a renderer is told of.
+type noticesSeen struct {
+	render.Renderer
+	notices *[]model.Notice
+}
+
+func (r noticesSeen) Notice(n *model.Notice) error {
+	*r.notices = append(*r.notices, *n)
+	return r.Renderer.Notice(n)
+}
+
+// TestOnNotice: Config.OnNotice is told of exactly the notices the output is, in the same
+// order, under a filter that holds notices or not, with one worker or three.
+func TestOnNotice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sel  func(s *Selection)
+	}{
+		{"kgo-tls13.pcap", nil},
+		{"kgo-midstream.pcap", nil},
+		{"kgo-odd-ports.pcap", nil},
+		{"kgo-midstream.pcap", func(s *Selection) { s.APIs = []string{"Fetch"} }},
+		{"kgo-tls13.pcap", func(s *Selection) { s.Errors = true }},
+	} {
+		for _, workers := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%v/%d", tc.name, tc.sel != nil, workers), func(t *testing.T) {
+				var shown, told []model.Notice
+				r := testRun{format: "none", sel: tc.sel, workers: workers,
+					wrap: func(out render.Renderer) render.Renderer { return noticesSeen{out, &shown} }}
+				var out, errOut bytes.Buffer
+				p, _ := r.pipeline(t, &out, &errOut, Config{OnNotice: func(n *model.Notice) { told = append(told, *n) }})
+				if _, err := p.File(pcapPath(tc.name)); err != nil {
+					t.Fatal(err)
+				}
+				if err := p.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if len(shown) == 0 && tc.sel == nil {
+					t.Fatalf("%s shows no notice", tc.name)
+				}
+				if !slices.Equal(told, shown) {
+					t.Errorf("OnNotice told of %d notices, the output of %d:\n%v\n%v", len(told), len(shown), told, shown)
+				}
+			})
+		}
 	}
 }

@@ -209,7 +209,7 @@ func saveFile(t testing.TB, save *Save, file string) {
 }
 
 // pipeline makes the pipeline of the run, writing to w and errW; extra gives the fields of
-// Config that runs do not (Limit, Stop, Batch, OnShow).
+// Config that runs do not (Limit, Stop, Batch, OnShow, OnNotice).
 func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipeline, render.Format) {
 	t.Helper()
 	sel := SelectAll()
@@ -245,7 +245,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	}
 	cfg := Config{Codec: c, Out: out, Plan: plan, Select: sel,
 		IsServerPort: ports.Has, Detect: r.ports == "", Workers: r.workers, RoundPackets: r.perRound,
-		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Stats: extra.Stats, Batch: extra.Batch, OnShow: extra.OnShow}
+		Warn: func(err error) { fmt.Fprintf(errW, "kdissect: %v\n", err) }, Limit: extra.Limit, Stop: extra.Stop, Stats: extra.Stats, Batch: extra.Batch, OnShow: extra.OnShow, OnNotice: extra.OnNotice}
 	if cfg.Workers == 0 {
 		cfg.Workers = min(runtime.GOMAXPROCS(0), 8)
 	}

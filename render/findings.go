@@ -8,55 +8,94 @@ import (
 	"strings"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
 	"github.com/kdissect/kdissect/internal/doctor"
+	"github.com/kdissect/kdissect/internal/inert"
 )
 
-// findingFrames is how many of a finding's frames its row in the text table names.
+// findingFrames is how many of a finding's frames the text names.
 const findingFrames = 5
 
-// FindingsTable writes findings (worst first, as doctor.Doctor.Findings orders them) as a
-// table, then what each kind found means and what to do about it.
+// FindingsWidth is the width the text of findings is wrapped to: a terminal's narrowest.
+const FindingsWidth = 80
+
+// FindingsTable writes findings (worst first, as doctor.Doctor.Findings orders them) as text
+// for a terminal, kubectl describe's way: per finding, its severity, id and title, then under
+// it the frames that show it, what it means and what to check, wrapped to FindingsWidth. A
+// finding whose meaning and advice were said above it (another producer's retries) has its
+// frames only.
 func FindingsTable(w io.Writer, fs []doctor.Finding) error {
 	if len(fs) == 0 {
 		_, err := fmt.Fprintln(w, "no findings")
 		return err
 	}
-	t := newTable(w, 4, false)
-	t.Header("severity", "id", "finding", "frames")
-	for _, f := range fs {
-		if err := t.Append(f.Severity.String(), f.ID, f.Title, framesCell(f.Evidence)); err != nil {
-			return err
-		}
-	}
-	if err := t.Render(); err != nil {
-		return err
-	}
 	var b strings.Builder
 	said := map[string]bool{}
-	for _, f := range fs {
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		head := f.Severity.String() + "  " + f.ID + "  "
+		wrap(&b, head, inert.String(f.Title), len(head))
+		wrap(&b, "  frames  ", framesCell(f.Evidence), 10)
 		key := f.ID + "\x00" + f.Why + "\x00" + f.Advice
 		if said[key] {
 			continue
 		}
 		said[key] = true
-		fmt.Fprintf(&b, "\n%s: %s\n  advice: %s\n", f.ID, f.Why, f.Advice)
+		wrap(&b, "  why     ", f.Why, 10)
+		wrap(&b, "  advice  ", f.Advice, 10)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// wrap writes text after head, its words wrapped to FindingsWidth, the lines after the first
+// indented by indent columns (head's width, or less when head is too wide to leave room).
+func wrap(b *strings.Builder, head, text string, indent int) {
+	indent = min(indent, FindingsWidth/2)
+	b.WriteString(head)
+	col := twwidth.Width(head)
+	for i, word := range strings.Fields(text) {
+		n := twwidth.Width(word)
+		switch {
+		case i == 0:
+		case col+1+n > FindingsWidth:
+			b.WriteString("\n" + strings.Repeat(" ", indent))
+			col = indent
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	b.WriteByte('\n')
+}
+
 // framesCell names a finding's first frames, and how many more there are, with its
-// connections: "12, 15 (streams 0, 3)".
+// connections: "12, 15 (streams 0, 3)"; with several files, the file before its frames:
+// "a.pcap 12, 15; b.pcap 3 (streams 0, 3, 9)".
 func framesCell(ev doctor.Evidence) string {
-	var parts []string
+	var b strings.Builder
 	for i, f := range ev.Frames {
 		if i == findingFrames {
-			parts = append(parts, fmt.Sprintf("+%d", len(ev.Frames)-i))
+			fmt.Fprintf(&b, ", +%d", len(ev.Frames)-i)
 			break
 		}
-		parts = append(parts, strconv.Itoa(f))
+		switch {
+		case ev.Files != nil && (i == 0 || ev.Files[i] != ev.Files[i-1]):
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(inert.String(ev.Files[i]) + " ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(f))
 	}
-	s := strings.Join(parts, ", ")
+	s := b.String()
 	if len(ev.Streams) > 0 {
 		var streams []string
 		for _, st := range ev.Streams {
@@ -82,11 +121,13 @@ type findingJSON struct {
 }
 
 type evidenceJSON struct {
-	Frames  []int  `json:"frames"`
-	Streams []int  `json:"streams"`
-	Count   int    `json:"count"`
-	First   string `json:"first,omitempty"`
-	Last    string `json:"last,omitempty"`
+	Frames []int `json:"frames"`
+	// Files, with several files, names each frame's file (as a message line's "file").
+	Files   []string `json:"files,omitempty"`
+	Streams []int    `json:"streams"`
+	Count   int      `json:"count"`
+	First   string   `json:"first,omitempty"`
+	Last    string   `json:"last,omitempty"`
 }
 
 // FindingsJSON writes findings as JSON lines, one {"kind": "finding", ...} object each.
@@ -103,7 +144,7 @@ func FindingsJSON(w io.Writer, fs []doctor.Finding) error {
 
 // findingObject is f as the JSON lines write it.
 func findingObject(f doctor.Finding) findingJSON {
-	ev := evidenceJSON{Frames: f.Evidence.Frames, Streams: f.Evidence.Streams, Count: f.Evidence.Count,
+	ev := evidenceJSON{Frames: f.Evidence.Frames, Files: f.Evidence.Files, Streams: f.Evidence.Streams, Count: f.Evidence.Count,
 		First: jsonTime(f.Evidence.First), Last: jsonTime(f.Evidence.Last)}
 	if ev.Frames == nil {
 		ev.Frames = []int{}

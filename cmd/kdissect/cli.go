@@ -36,14 +36,14 @@ func subcommands() []*cli.Command {
 		{Name: "errors", Short: "Kafka's error codes and what they mean", Usage: "kdissect errors [CODE|NAME]", Run: runErrors, Flags: cli.NoFlags("kdissect", "errors"),
 			About: "Kafka's error codes: the whole table, or one error looked up by code (3) or name\n" +
 				"(UNKNOWN_TOPIC_OR_PARTITION, case ignored), each with what it means."},
-		{Name: "doctor", Short: "what is wrong in captures: findings, worst first", Usage: "kdissect doctor [flags] CAPTURE...", Run: runDoctor, Flags: func() *flag.FlagSet { fs, _ := captureFlags(); return fs },
-			About: "Reads captures as the capture command does (same flags) and, instead of the messages,\n" +
-				"prints findings, worst first: errors, retries, throttling, lost packets, undecrypted TLS...\n" +
-				"each with its severity, the frames that show it (for -Y 'frame in [...]'), what it means\n" +
-				"and what to check. --format json writes them as JSON lines (\"kind\": \"finding\");\n" +
-				"--format html a self-contained report (-o report.html): the findings, and pictures of the\n" +
-				"latency per broker, the lag per partition, the consumer groups' timeline and the throughput\n" +
-				"per topic."},
+		{Name: "doctor", Short: "what is wrong in captures: findings, worst first", Usage: "kdissect doctor [flags] CAPTURE...", Run: runDoctor, Flags: func() *flag.FlagSet { fs, _ := doctorFlags(); return fs },
+			About: "Reads captures as the capture command does, with its flags that choose and read the\n" +
+				"messages, and instead of the messages prints findings, worst first: errors, retries,\n" +
+				"throttling, lost packets, undecrypted TLS... each with its severity, the frames that show\n" +
+				"it (for -Y 'frame in [...]'), what it means and what to check. --format json writes them\n" +
+				"as JSON lines (\"kind\": \"finding\"); --format html a self-contained report (-o\n" +
+				"report.html): the findings, and pictures of the latency per broker, the lag per\n" +
+				"partition, the consumer groups' timeline and the throughput per topic."},
 		{Name: "live", Short: "capture on a network interface (Linux; root or CAP_NET_RAW)", Usage: "kdissect live -i INTERFACE [flags]", Run: runLive, Flags: func() *flag.FlagSet { fs, _ := liveFlags(); return fs },
 			About: "Captures Kafka traffic on a network interface (Linux, AF_PACKET; needs root or\n" +
 				"CAP_NET_RAW) and prints each message as it completes. Ctrl-C stops."},

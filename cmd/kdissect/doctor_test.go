@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"unicode/utf8"
+
 	"github.com/kdissect/kdissect/internal/analysis"
+	"github.com/kdissect/kdissect/internal/cli"
 	"github.com/kdissect/kdissect/internal/doctor"
 )
 
@@ -20,6 +23,7 @@ type finding struct {
 	Kind, ID, Severity, Title, Why, Advice string
 	Evidence                               struct {
 		Frames, Streams []int
+		Files           []string
 		Count           int
 		First, Last     string
 	}
@@ -108,7 +112,6 @@ func expectedFrames(msgs []messageLine, f finding) (frames []int, ok bool) {
 	}
 	_, code, isError := strings.Cut(key, "/")
 	client := titleClient(f.Title)
-	seen := map[string]bool{}
 	switch key {
 	case "member-left-timeout":
 		return removedMemberFrames(msgs), true
@@ -129,6 +132,7 @@ func expectedFrames(msgs []messageLine, f finding) (frames []int, ok bool) {
 	case "partitions-unowned":
 		return unownedFrames(msgs), true
 	}
+	sent := map[string]int{} // a batch's first sending
 	for _, m := range msgs {
 		var hit bool
 		switch {
@@ -143,12 +147,20 @@ func expectedFrames(msgs []messageLine, f finding) (frames []int, ok bool) {
 		case key == "throttled":
 			hit = m.Kind == "response" && topField(m, "ThrottleTimeMs") > 0
 		case key == "producer-retries":
-			// A batch of a producer id whose partition and first sequence were sent before.
+			// A batch of a producer id whose partition and first sequence were sent before,
+			// and the request that first sent it.
 			if m.Kind == "request" && m.APIName == "Produce" {
 				for _, b := range batches(m.Fields, nil) {
 					k := fmt.Sprint(b.producer, "/", b.partition, "/", b.sequence)
-					hit = hit || seen[k]
-					seen[k] = true
+					first, again := sent[k]
+					if !again {
+						sent[k] = m.Frame
+						continue
+					}
+					hit = true
+					if !slices.Contains(frames, first) {
+						frames = append(frames, first)
+					}
 				}
 			}
 		default:
@@ -612,6 +624,7 @@ func TestDoctorFindings(t *testing.T) {
 			}
 			for _, f := range fs {
 				want, ok := expectedFrames(msgs, f)
+				slices.Sort(want)
 				if ok && !slices.Equal(f.Evidence.Frames, want) {
 					t.Errorf("%s: frames %v, want %v", f.key(), f.Evidence.Frames, want)
 				}
@@ -753,5 +766,148 @@ func TestFindingsOnPage(t *testing.T) {
 	with, _, _ := kdissect(t, "--format", "html", "--findings", name)
 	if with != page {
 		t.Errorf("--findings --format html: not the page alone; it ends %q", with[max(0, len(with)-300):])
+	}
+}
+
+// TestFindingsFlagAsDoctor: --findings finds what the doctor command finds, notices included
+// (lost bytes, TLS not decrypted), on every capture in pcaps/, with or without its key log.
+func TestFindingsFlagAsDoctor(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("..", "..", "pcaps", "*.pcap*"))
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no captures in pcaps/: %v", err)
+	}
+	fromNotices := 0
+	for _, name := range names {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			doctor, errOut, code := kdissect(t, "doctor", name)
+			if code != 0 {
+				t.Fatalf("doctor: exit %d: %s", code, errOut)
+			}
+			flag, errOut, code := kdissect(t, "--format", "none", "--findings", name)
+			if code != 0 {
+				t.Fatalf("--findings: exit %d: %s", code, errOut)
+			}
+			if flag != doctor {
+				t.Errorf("--format none --findings:\n%s\ndoctor:\n%s", flag, doctor)
+			}
+			if strings.Contains(doctor, " capture-loss ") || strings.Contains(doctor, " tls-undecrypted ") {
+				fromNotices++
+			}
+		})
+	}
+	if fromNotices == 0 {
+		t.Errorf("no capture has a finding of notices: the test compares nothing that notices find")
+	}
+}
+
+// TestDoctorHelp: doctor --help shows the flags that choose and read the messages, and its own
+// --format, not the flags of the messages' output, which it does not show.
+func TestDoctorHelp(t *testing.T) {
+	out, errOut, code := kdissect(t, "doctor", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, flag := range []string{"--hex", "--explain", "--max-bytes", "--records", "--time", "--show-secrets",
+		"--max-messages", "--write", "--findings", "--stats", "--no-fields", "--rotate", "--version", "diagram"} {
+		if strings.Contains(out, flag) {
+			t.Errorf("doctor --help shows %s:\n%s", flag, out)
+		}
+	}
+	for _, flag := range []string{"--display-filter", "--tls-keylog", "--port", "--read", "--count", "--schema-dir", "--output"} {
+		if !strings.Contains(out, flag) {
+			t.Errorf("doctor --help lacks %s:\n%s", flag, out)
+		}
+	}
+	if !regexp.MustCompile(`--format string +how the findings are written: table \(.*\), or json \(.*\) \(default "table"\)`).MatchString(out) {
+		t.Errorf("doctor --help: --format is not the findings' table or json, table by default:\n%s", out)
+	}
+	for _, format := range []string{"table", "json"} {
+		if _, errOut, code := kdissect(t, "doctor", "--format", format, pcap("kgo-lag.pcap")); code != 0 {
+			t.Errorf("doctor --format %s: exit %d: %s", format, code, errOut)
+		}
+	}
+	_, errOut, code = kdissect(t, "doctor", "--format", "summary", pcap("kgo-lag.pcap"))
+	for _, f := range cli.FindingsFormats() {
+		if code != 2 || !strings.Contains(errOut, "--format "+f.Name) {
+			t.Errorf("doctor --format summary: exit %d, without naming --format %s: %s", code, f.Name, errOut)
+		}
+	}
+}
+
+// TestDoctorText: the doctor's text, read on an 80-column terminal: each finding's title, its
+// frames, why and advice under it, wrapped (golden files: go test -run TestDoctorText -update).
+func TestDoctorText(t *testing.T) {
+	for _, name := range []string{"kgo-filters.pcap", "kgo-produce-retry.pcap", "kgo-tls13.pcap"} {
+		t.Run(name, func(t *testing.T) {
+			out, errOut, code := kdissect(t, "doctor", pcap(name))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for i, l := range lines(out) {
+				if w := utf8.RuneCountInString(l); w > 80 {
+					t.Errorf("line %d is %d columns wide:\n%s", i+1, w, l)
+				}
+			}
+			golden(t, "doctor-"+strings.TrimSuffix(name, ".pcap")+".txt", []byte(out))
+		})
+	}
+}
+
+// TestDoctorSeveralFiles: with several captures, the evidence names each frame's file ("files"
+// in JSON, beside "frames"; the file before its frames in the text), and the frames of an
+// error found in two files are those each file gives alone.
+func TestDoctorSeveralFiles(t *testing.T) {
+	names := []string{pcap("kgo-filters.pcap"), pcap("kgo-group-late-joiner.pcap")}
+	// errorFrames are the frames of each error finding, as "file frame".
+	errorFrames := func(fs []finding, file string) map[string][]string {
+		out := map[string][]string{}
+		for _, f := range fs {
+			if f.ID != "errors" {
+				continue
+			}
+			for i, frame := range f.Evidence.Frames {
+				name := file
+				if f.Evidence.Files != nil {
+					name = f.Evidence.Files[i]
+				}
+				out[f.key()] = append(out[f.key()], fmt.Sprint(name, " ", frame))
+			}
+		}
+		return out
+	}
+	alone := map[string][]string{}
+	for _, name := range names {
+		fs := doctorFindings(t, name)
+		for _, f := range fs {
+			if f.Evidence.Files != nil {
+				t.Errorf("%s alone: files %v", name, f.Evidence.Files)
+			}
+		}
+		for k, frames := range errorFrames(fs, name) {
+			alone[k] = append(alone[k], frames...)
+		}
+	}
+	fs := doctorFindings(t, names...)
+	both := errorFrames(fs, "")
+	for _, f := range fs {
+		if len(f.Evidence.Files) != len(f.Evidence.Frames) {
+			t.Errorf("%s: %d files for %d frames", f.key(), len(f.Evidence.Files), len(f.Evidence.Frames))
+		}
+	}
+	spans := false
+	for k, frames := range alone {
+		slices.Sort(frames)
+		got := slices.Sorted(slices.Values(both[k]))
+		if !slices.Equal(got, frames) {
+			t.Errorf("%s: frames %v in both files, %v in each alone", k, got, frames)
+		}
+		spans = spans || !strings.HasPrefix(frames[len(frames)-1], strings.Fields(frames[0])[0])
+	}
+	if !spans {
+		t.Errorf("no error is found in both files: the test shows nothing of several files")
+	}
+	text, _, _ := kdissect(t, append([]string{"doctor"}, names...)...)
+	if !strings.Contains(text, "frames  "+names[0]+" ") || !strings.Contains(text, names[1]+" ") {
+		t.Errorf("the text does not name the files before their frames:\n%s", text)
 	}
 }

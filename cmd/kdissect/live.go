@@ -22,6 +22,7 @@ type liveOptions struct {
 	count    int
 	duration time.Duration
 	write    string
+	findings bool
 	always   alwaysOnOptions
 }
 
@@ -33,6 +34,7 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	// to files of periods (-o DIR/), as its hint says.
 	fs.Lookup("format").Usage = "output format: " + render.ListFormats(render.Formats(), ", or ", true)
 	registerSelection(fs, &o.sel)
+	registerStats(fs, &o.sel)
 	o.tls.register(fs)
 	fs.StringVarP(&o.iface, "interface", "i", "", "network interface to capture on (lo, eth0, ...; any: every interface)")
 	fs.StringSliceVarP(&o.ports, "port", "p", []string{"9092"}, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); filtered in the kernel")
@@ -40,6 +42,7 @@ func liveFlags() (*flag.FlagSet, *liveOptions) {
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (30s, 5m, 1h)")
 	fs.StringVarP(&o.write, "write", "w", "", "also write the captured packets to this pcapng file (with --rotate or --rotate-size: to files of periods in this directory)")
 	o.always.register(fs)
+	fs.BoolVar(&o.findings, "findings", false, "when the capture stops, print what kdissect doctor finds wrong: findings, worst first, with their frames")
 	fs.BoolVar(&o.Lean, "no-fields", false, "parquet (with -o DIR/): leave the field tree out (the fields column is null), for smaller files written faster")
 	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
 	return fs, o
@@ -87,7 +90,7 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 		f, inner, err = o.Output(stdout, stderr)
 	}
 	if err == nil {
-		err = cli.WritesSomething(f, o.sel.Stats || o.write != "" || o.always.ring != 0, "--stats (the tables), -w FILE (the packets) or --ring SIZE")
+		err = cli.WritesSomething(f, o.sel.Stats || o.findings || o.write != "" || o.always.ring != 0, "--stats (the tables), --findings, -w FILE (the packets) or --ring SIZE")
 	}
 	if err != nil {
 		return fail("%v", err)
@@ -98,12 +101,14 @@ func runLive(cmd *cli.Command, args []string, stdin io.Reader, stdout, stderr io
 			o.write = ""
 		}
 	}
-	stats := cli.Analyses(o.sel.Stats) // before the codec, which keeps the fields they read
-	c, plan, err := o.CodecPlan(stderr, o.sel, &f.Needs, stats.Reads())
+	// The analyses and the doctor are made before the codec, which keeps the fields they read.
+	stats, findings := cli.Analyses(o.sel.Stats), cli.NewFindings(o.findings)
+	f.Needs = findings.Needs(f.Needs)
+	c, plan, err := o.CodecPlan(stderr, o.sel, &f.Needs, append(stats.Reads(), findings.Reads()...))
 	if err != nil {
 		return cmd.Report(stderr, err)
 	}
 
-	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Always: always, Stats: stats}
+	live := cli.Live{Iface: o.iface, Ports: ports, Count: o.count, Duration: o.duration, Write: o.write, Always: always, Stats: stats, Findings: findings}
 	return live.Run(cmd, dissect.Config{Codec: c, Out: inner, Plan: plan, Select: o.sel, IsServerPort: ports.Has, Keys: keys}, f, stdout, stderr)
 }

@@ -38,13 +38,19 @@ func registerCommon(fs *flag.FlagSet, c *cli.Common, defaultFormat string) {
 	fs.BoolVarP(&c.Hex, "hex", "x", false, "diagram: add each field's bytes in hex and a hex dump of each message")
 	fs.BoolVar(&c.Explain, "explain", false, "diagram: under each field, how it is encoded: length and count prefixes, varint bytes and zigzag steps, named bits, why the header has its version")
 	fs.IntVar(&c.MaxBytes, "max-bytes", 64, "diagram: cut byte and string values longer than this (0: never)")
-	fs.StringVar(&c.SchemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
-	fs.IntVar(&c.APIKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
-	fs.Int64Var(&c.MaxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
+	registerDecoding(fs, c)
 	fs.StringVar(&c.Records, "records", "", "how much of record batches to decode: full (every record, decompressed), headers (batch headers and record counts), none (raw bytes); "+render.RecordsDefaults(render.Formats()))
 	fs.StringVarP(&c.Times, "time", "t", "", "time format, as tshark's -t: ad (date and time, UTC), a (time of day, UTC), r (seconds since the first packet of all the files), d (since the previous message of the file), e (epoch); default r for summary, ad for diagram")
 	fs.BoolVar(&c.ShowSecrets, "show-secrets", false, "show SASL passwords, SCRAM proofs, OAuth tokens and token HMACs instead of <redacted>")
 	fs.IntVar(&c.MaxMessages, "max-messages", render.DefaultMaxMessages, "html: how many messages the page holds; the others are counted and left out (0: no limit)")
+}
+
+// registerDecoding registers the flags of how messages are decoded, whatever is shown of them:
+// the definitions and the decompression limit.
+func registerDecoding(fs *flag.FlagSet, c *cli.Common) {
+	fs.StringVar(&c.SchemaDir, "schema-dir", "", "directory of Kafka JSON message definitions (a Kafka release's common/message folder, a KIP draft) merged over the built-in ones, version by version")
+	fs.IntVar(&c.APIKey, "api-key", -1, "API key for definitions in --schema-dir whose apiKey is not a number (KIP drafts)")
+	fs.Int64Var(&c.MaxDecompressed, "max-decompressed", 64<<20, "largest decompressed size of one record batch, in bytes; larger batches are shown compressed with a warning")
 }
 
 // captureOptions are the capture command's flags: cli.Capture's, -r and --version.
@@ -61,30 +67,37 @@ func captureFlags() (*flag.FlagSet, *captureOptions) {
 	fs := flag.NewFlagSet("kdissect", flag.ContinueOnError)
 	registerCommon(fs, &o.Common, render.Formats()[0].Name)
 	registerSelection(fs, &o.Select)
-	o.tls.register(fs)
+	registerStats(fs, &o.Select)
+	o.registerInput(fs)
 	fs.StringVarP(&o.OutPath, "output", "o", "", "write the output to this file instead of stdout (- is stdout); to a directory (one that exists, or a name ending in /), one file per capture, named after it, the captures read in parallel; from a pipe with --rotate or --rotate-size, one file per period")
 	o.rotation.register(fs)
 	fs.BoolVar(&o.Lean, "no-fields", false, "parquet: leave the field tree out (the fields column is null), for smaller files written faster")
-	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.StringVarP(&o.Write, "write", "w", "", "also write the packets that carry the messages shown (with their connections' handshakes) to this pcapng file; from a pipe with --rotate or --rotate-size, every packet read, to pcapng files of periods in this directory (DIR/)")
 	fs.BoolVar(&o.Findings, "findings", false, "after the messages, print what kdissect doctor finds wrong: findings, worst first, with their frames")
+	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the newest Kafka versions it knows, and exit")
+	return fs, o
+}
+
+// registerInput registers the flags of the captures read and how: the files, the ports, TLS,
+// when to stop, and the profiles of the run (hidden). The doctor command has these too.
+func (o *captureOptions) registerInput(fs *flag.FlagSet) {
+	o.tls.register(fs)
+	fs.StringArrayVarP(&o.read, "read", "r", nil, "read this capture file (repeatable; - is stdin), as tcpdump and tshark do; file names may also follow the flags")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no progress line on stderr while reading files (shown only on a terminal, after a second)")
 	fs.StringSliceVarP(&o.Ports, "port", "p", nil, "Kafka broker ports: repeatable, lists and ranges (9092,9093-9095); without -p, Kafka is detected on any port")
 	fs.BoolVar(&o.Detect, "detect", false, "also detect Kafka on ports -p does not name, from the first request of each connection")
 	fs.IntVar(&o.Workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
 	fs.IntVarP(&o.Count, "count", "c", 0, "stop after this many Kafka messages")
 	fs.DurationVar(&o.Duration, "duration", 0, "stop after this long (30s, 5m, 1h), for a capture coming through a pipe")
-	fs.BoolVar(&o.version, "version", false, "print kdissect's version and the newest Kafka versions it knows, and exit")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
 	fs.StringVar(&o.MemProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
 	fs.MarkHidden("cpuprofile")
 	fs.MarkHidden("memprofile")
 	cli.SetMinimum(fs, "workers", 1)
 	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
-	return fs, o
 }
 
-// registerSelection registers the flags that choose which messages are shown, and --stats.
+// registerSelection registers the flags that choose which messages are shown.
 func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.StringSliceVar(&s.APIs, "api", nil, "show only these APIs, by name or key (repeatable)")
 	fs.StringVar(&s.Topic, "topic", "", "show only pairs that name a topic matching this glob (its name, or its topic id)")
@@ -97,6 +110,10 @@ func registerSelection(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.BoolVar(&s.Requests, "requests", false, "show requests only")
 	fs.BoolVar(&s.Responses, "responses", false, "show responses only")
 	fs.StringVarP(&s.Expr, "display-filter", "Y", "", "show only pairs for which this expression holds (see docs/filters.md): 'api == \"Fetch\" && latency_ms > 100'")
+}
+
+// registerStats registers --stats.
+func registerStats(fs *flag.FlagSet, s *dissect.Selection) {
 	fs.BoolVar(&s.Stats, "stats", false, "after the messages, print tables: per API, per error code, per connection, per topic, per fetch session, consumer lag, end-to-end latency, group rebalances, producers, transactions, latency per broker, topic and client id, the slowest answers, rates per topic")
 }
 

@@ -80,7 +80,7 @@ func TestOutputErrors(t *testing.T) {
 		{[]string{"--format", "none", "-o", dir + "/", a}, "--format none writes no file"},
 		// A run that would say nothing at all is refused, in every command that reads messages.
 		{[]string{"--format", "none", a}, "--format none writes nothing: give --stats (the tables) or -w FILE (the packets), or choose another format"},
-		{[]string{"live", "-i", "lo", "--format", "none"}, "--format none writes nothing: give --stats (the tables), -w FILE (the packets) or --ring SIZE, or choose another format"},
+		{[]string{"live", "-i", "lo", "--format", "none"}, "--format none writes nothing: give --stats (the tables), --findings, -w FILE (the packets) or --ring SIZE, or choose another format"},
 		{[]string{"decode", "--format", "none", a}, "--format none writes nothing: choose another format"},
 		{[]string{"--format", "parquet", "--api", "NoSuchAPI", "-o", filepath.Join(dir, "x.parquet"), a}, "NoSuchAPI"},
 	} {

@@ -184,3 +184,35 @@ func TestPipeSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestPipeFindings: --findings on a pipe prints the findings when the run ends (the writer
+// closes the pipe, -c), after the messages, as for the file; so does the doctor command.
+func TestPipeFindings(t *testing.T) {
+	name := "kgo-produce-retry.pcap"
+	file := filepath.Join("..", "..", "pcaps", name)
+	for _, tc := range []struct {
+		desc   string
+		closed bool
+		args   []string
+		want   string // in the output
+	}{
+		{"closed", true, []string{"--format", "summary", "--findings"}, "producer-retries"},
+		{"count", false, []string{"-c", "15", "--format", "summary", "--findings"}, "REQUEST_TIMED_OUT"},
+		{"json", true, []string{"--format", "json", "--findings"}, `"kind":"finding"`},
+		{"doctor", true, []string{"doctor"}, "producer-retries"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			out, errOut, code := pipeRun(t, readCapture(t, name), tc.closed, append(tc.args, "-")...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			want, fileErr, fileCode := kdissectStdin(t, nil, append(tc.args, file)...)
+			if fileCode != 0 {
+				t.Fatalf("the file: exit %d: %s", fileCode, fileErr)
+			}
+			if out != want || !strings.Contains(out, tc.want) {
+				t.Errorf("from the pipe:\n%s\nfrom the file:\n%s", out, want)
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ func serveFlags() (*flag.FlagSet, *serveOptions) {
 	fs := flag.NewFlagSet("kdissect serve", flag.ContinueOnError)
 	registerCommon(fs, &o.Common, render.PageFormat().Name)
 	registerSelection(fs, &o.Select)
+	registerStats(fs, &o.Select)
 	o.tls.register(fs)
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:8080", "address to serve the page on; any other than loopback makes the captured traffic visible to the network (a warning says so)")
 	fs.StringVar(&o.Token, "token", "", "require this token of every request (?token=T in the URL kdissect prints); 'random' makes one")

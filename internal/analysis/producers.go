@@ -49,7 +49,8 @@ type producerRow struct {
 	gaps, dups, ooo int64
 	errs            []string
 	// frames, gapFrames and dupFrames are the frames of the Produce requests that carried the
-	// producer's batches, and those with a gap or a duplicate: the first MaxFrames of each.
+	// producer's batches, and those with a gap or a duplicate (with the first sending of the
+	// batch, when it is among the partition's recent ones): the first MaxFrames of each.
 	frames, gapFrames, dupFrames []FrameRef
 }
 
@@ -59,9 +60,39 @@ type topicPartition struct {
 }
 
 // sequences are the sequence numbers seen of one producer on one partition: ranges [lo, hi),
-// sorted, apart.
+// sorted, apart; and the last recentBatches batches sent, where a retry finds its first
+// sending.
 type sequences struct {
-	seen [][2]int64
+	seen   [][2]int64
+	recent [recentBatches]sentBatch
+	sent   int // batches noted in recent, in all: the next goes to recent[sent%recentBatches]
+}
+
+// recentBatches is how many batches of a partition are remembered for their retries: a
+// producer retries the batches it has in flight, 5 per connection by default
+// (max.in.flight.requests.per.connection).
+const recentBatches = 8
+
+// sentBatch is a batch sent: its first sequence number, and the request that carried it.
+type sentBatch struct {
+	base  int64
+	frame FrameRef
+}
+
+// note notes the batch from sequence base sent in frame; first returns the request that
+// first sent the batch from base, among the recent ones.
+func (s *sequences) note(base int64, frame FrameRef) {
+	s.recent[s.sent%recentBatches] = sentBatch{base, frame}
+	s.sent++
+}
+
+func (s *sequences) first(base int64) (FrameRef, bool) {
+	for i := max(0, s.sent-recentBatches); i < s.sent; i++ {
+		if b := s.recent[i%recentBatches]; b.base == base {
+			return b.frame, true
+		}
+	}
+	return FrameRef{}, false
 }
 
 // check classifies a batch of n records from sequence base against the sequences seen, then
@@ -272,7 +303,12 @@ func (p *Producers) batch(client string, tp topicPartition, b *codec.Node, frame
 			r.gapFrames = addFrame(r.gapFrames, frame)
 		}
 		if dup {
+			if first, ok := s.first(h.sequence); ok {
+				r.dupFrames = addFrame(r.dupFrames, first)
+			}
 			r.dupFrames = addFrame(r.dupFrames, frame)
+		} else {
+			s.note(h.sequence, frame)
 		}
 	}
 	r.frames = addFrame(r.frames, frame)

@@ -12,7 +12,6 @@ import (
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/dissect"
 	"github.com/kdissect/kdissect/internal/analysis"
-	"github.com/kdissect/kdissect/internal/doctor"
 	"github.com/kdissect/kdissect/internal/plural"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
@@ -39,11 +38,11 @@ type Capture struct {
 	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
 	CPUProfile, MemProfile string
 	// Findings is --findings: after the messages, what the doctor finds (package doctor);
-	// DoctorOnly (the doctor command) shows the findings alone, as FindingsAs says: "json"
-	// (JSON lines), "html" (the report, with the pictures), or a table ("").
-	Findings, DoctorOnly bool
-	FindingsAs           string
-	doctor               *doctor.Doctor
+	// FindingsFormat writes them as one of FindingsFormats (the doctor command's --format).
+	// doctor is the run's (nil without), made by configure.
+	Findings       bool
+	FindingsFormat string
+	doctor         *Findings
 	// Always, when set, writes the output of a capture read from a pipe to files of periods in
 	// a directory (-o DIR/ with --rotate, --rotate-size), as live's; on is it under way.
 	Always *AlwaysOn
@@ -99,7 +98,8 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	cfg.Out = o.on.start("stdin", cfg.Out, stderr)
 	o.on.pipe(&cfg)
 	run := newRunner(&cfg, stdin, save, progress)
-	o.feedDoctor(&cfg)
+	o.doctor.Feed(&cfg)
+	run.begins = o.doctor.File
 	if run.p, err = dissect.New(cfg); err != nil {
 		o.on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)
@@ -117,6 +117,14 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	return o.finish(cmd, f, run, files, status, stdout, stderr)
 }
 
+// pagesFindings reports whether the run's output is the workshop page, which shows the
+// findings in a panel: not with files of periods (--rotate), whose findings would be of every
+// period before.
+func (o *Capture) pagesFindings() bool {
+	f, err := o.LookupFormat()
+	return err == nil && f.Name == render.PageFormat().Name && o.Always == nil
+}
+
 // configure makes the pipeline's configuration of the run's flags, but for what stderr, -w
 // and the run's captures add; a status that is not ExitOK says why it could not.
 func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Format, dissect.Config, int) {
@@ -126,8 +134,16 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	}
 	// The analyses and the doctor are made before the codec, which keeps the fields they read.
 	o.stats = Analyses(o.Select.Stats)
-	needs, reads := o.findingsPlan()
-	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), reads...))
+	o.doctor = NewFindings(o.Findings || o.pagesFindings())
+	if o.doctor != nil {
+		o.doctor.Format = o.FindingsFormat
+	}
+	var needs *render.Needs
+	if f, err := o.LookupFormat(); err == nil && o.doctor != nil { // an unknown format: Output reports it
+		n := o.doctor.Needs(f.Needs)
+		needs = &n
+	}
+	c, plan, err := o.CodecPlan(stderr, o.Select, needs, append(o.stats.Reads(), o.doctor.Reads()...))
 	if err != nil {
 		return render.Format{}, dissect.Config{}, cmd.Report(stderr, err)
 	}
@@ -187,7 +203,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 	p := run.p
 	stats := o.stats
 	paged := stats != nil && TablesOnPage(run.out, stats)
-	foundOnPage := o.findingsOnPage(run.out)
+	foundOnPage := o.doctor.OnPage(run.out)
 	p.Close()
 	o.on.close()
 	followed(p, stderr)
@@ -216,7 +232,7 @@ func (o *Capture) finish(cmd *Command, f render.Format, run *runner, files []str
 	}
 	// No findings of captures that could not be read; a page shows them in its panel.
 	if !foundOnPage && p.Err() == nil && p.Seen().Files > 0 {
-		if err := o.writeFindings(f, o.statsTo(f, stdout), files); err != nil {
+		if err := o.doctor.Write(f, o.statsTo(f, stdout), strings.Join(files, ", ")); err != nil {
 			return cmd.Failed(stderr, "writing output: %v", err)
 		}
 	}

@@ -25,13 +25,15 @@ type Live struct {
 	Write    string
 	// Always, when not nil, writes the output to files of periods and keeps a flight recorder.
 	Always *AlwaysOn
-	// Stats are the analyses of --stats (Analyses), whose fields the codec keeps.
-	Stats analysis.Set
+	// Stats are the analyses of --stats (Analyses), whose fields the codec keeps; Findings,
+	// the doctor of --findings (NewFindings), likewise.
+	Stats    analysis.Set
+	Findings *Findings
 }
 
 // Run captures through a pipeline of cfg (its Limit, Flush, Stop and Warn are set here),
-// showing each message in format f as it completes, then the statistics on stdout and the
-// counts on stderr. Its result is the exit status.
+// showing each message in format f as it completes, then the statistics and the findings on
+// stdout and the counts on stderr. Its result is the exit status.
 func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, stderr io.Writer) int {
 	// From here on, Ctrl-C and SIGTERM end the capture cleanly (a signal that comes while the
 	// socket is set up waits).
@@ -69,6 +71,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		cfg.Stats = stats
 	}
 	cfg.Warn = func(err error) { fmt.Fprintf(stderr, "kdissect: %v\n", err) }
+	l.Findings.Feed(&cfg)
 	p, err := dissect.New(cfg)
 	if err != nil {
 		on.abandon(cfg.Out)
@@ -94,8 +97,8 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	paged := stats != nil && TablesOnPage(cfg.Out, stats)
 	writeErr := p.Close()
 	on.close()
-	if stats != nil && !paged && writeErr == nil {
-		writeErr = f.WriteStats(stdout, stats.Tables(), TableWidth(stdout))
+	if writeErr == nil {
+		writeErr = l.found(f, paged, stdout)
 	}
 	ks, _ := r.KernelStats()
 	shown, _ := p.Shown()
@@ -110,6 +113,17 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 		return cmd.Failed(stderr, "writing output: %v", writeErr)
 	}
 	return status
+}
+
+// found writes what the run found after the messages, in format f: the statistics (unless
+// paged: the output's page shows them) and the findings.
+func (l Live) found(f render.Format, paged bool, stdout io.Writer) error {
+	if l.Stats != nil && !paged {
+		if err := f.WriteStats(stdout, l.Stats.Tables(), TableWidth(stdout)); err != nil {
+			return err
+		}
+	}
+	return l.Findings.Write(f, stdout, l.Iface)
 }
 
 // openLive opens the live capture of iface (for Live and Serve). When it cannot, it says why

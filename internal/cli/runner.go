@@ -34,6 +34,8 @@ type runner struct {
 	done     func()
 	// stdinTaken: stdin was read.
 	stdinTaken bool
+	// begins, when set, is told where each capture begins, as the output is, with several.
+	begins func(name string)
 }
 
 // newRunner returns the runner of the pipeline that dissect.New will make of cfg, which it
@@ -82,6 +84,9 @@ func (r *runner) files(names []string, fail func(error)) error {
 			if err := fs.File(name); err != nil {
 				return err
 			}
+		}
+		if r.begins != nil && len(names) > 1 {
+			r.begins(name)
 		}
 		readErr, saveErr := r.file(name)
 		if saveErr != nil {

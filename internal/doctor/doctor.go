@@ -39,18 +39,25 @@ func (s Severity) String() string {
 // Evidence is where a finding shows in the capture: the frames (the first analysis.MaxFrames),
 // their connections (streams), and when the first and last of them were.
 type Evidence struct {
-	Frames      []int
+	Frames []int
+	// Files, when the run reads several captures (Doctor.File), names each frame's capture, as
+	// given: a frame number is one of its file, a stream one of the whole run. Frames are then
+	// in the order of the files, and in order within each.
+	Files       []string
 	Streams     []int
 	First, Last time.Time
 	// Count is how many times the finding was seen, Frames holding the first of them.
 	Count int
+	// frameStreams holds the stream of each frame, which names its file.
+	frameStreams []int
 }
 
 // add notes one sighting, at frame on stream at t.
 func (ev *Evidence) add(frame, stream int, t time.Time) {
 	ev.Count++
-	if len(ev.Frames) < analysis.MaxFrames && !slices.Contains(ev.Frames, frame) {
+	if len(ev.Frames) < analysis.MaxFrames && !ev.has(frame, stream) {
 		ev.Frames = append(ev.Frames, frame)
+		ev.frameStreams = append(ev.frameStreams, stream)
 	}
 	if !slices.Contains(ev.Streams, stream) {
 		ev.Streams = append(ev.Streams, stream)
@@ -63,11 +70,40 @@ func (ev *Evidence) add(frame, stream int, t time.Time) {
 	}
 }
 
-// sorted returns ev with its frames and streams in order.
-func (ev Evidence) sorted() Evidence {
-	slices.Sort(ev.Frames)
-	slices.Sort(ev.Streams)
-	return ev
+// has reports whether ev holds frame of stream (a frame of another file may have its number).
+func (ev *Evidence) has(frame, stream int) bool {
+	for i, f := range ev.Frames {
+		if f == frame && ev.frameStreams[i] == stream {
+			return true
+		}
+	}
+	return false
+}
+
+// sorted returns ev with its frames and streams in order, and with several files (files, in
+// the order read; fileOf, each stream's) each frame's file, the files in order.
+func (ev Evidence) sorted(files []string, fileOf map[int]string) Evidence {
+	rank := func(i int) int { return slices.Index(files, fileOf[ev.frameStreams[i]]) }
+	order := make([]int, len(ev.Frames))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(ev.Frames[a], ev.Frames[b]))
+	})
+	out := ev
+	out.Frames, out.frameStreams, out.Files = make([]int, len(order)), make([]int, len(order)), nil
+	if len(files) > 1 {
+		out.Files = make([]string, len(order))
+	}
+	for i, j := range order {
+		out.Frames[i], out.frameStreams[i] = ev.Frames[j], ev.frameStreams[j]
+		if out.Files != nil {
+			out.Files[i] = fileOf[ev.frameStreams[j]]
+		}
+	}
+	out.Streams = slices.Sorted(slices.Values(ev.Streams))
+	return out
 }
 
 // Finding is one thing wrong with a capture.
@@ -106,6 +142,10 @@ type Doctor struct {
 	// streams are the connections whose first request was seen (conns counts each once).
 	streams map[int]bool
 	members members
+	// files are the captures of a run that reads several, in the order read (File); fileOf
+	// names each connection's.
+	files  []string
+	fileOf map[int]string
 }
 
 type pendingRequest struct {
@@ -119,23 +159,35 @@ type pendingRequest struct {
 func New() *Doctor {
 	return &Doctor{producers: analysis.NewProducers(), groups: analysis.NewGroups(), lag: analysis.NewLag(), latency: analysis.NewLatency(), rates: analysis.NewRates(), errors: map[int16]*Evidence{},
 		pending: map[int][]pendingRequest{}, metadata: map[string]*Evidence{}, conns: map[[2]string]*Evidence{},
-		streams: map[int]bool{}, members: newMembers()}
+		streams: map[int]bool{}, members: newMembers(), fileOf: map[int]string{}}
+}
+
+// File is told, in a run that reads several captures, that the messages and notices from now
+// on come from the capture named: the evidence then names each frame's file.
+func (d *Doctor) File(name string) {
+	d.files = append(d.files, name)
+}
+
+// from notes the file of a connection, with several files.
+func (d *Doctor) from(stream int) {
+	if len(d.files) > 0 {
+		if _, ok := d.fileOf[stream]; !ok {
+			d.fileOf[stream] = d.files[len(d.files)-1]
+		}
+	}
 }
 
 // Reads names the fields the doctor reads beyond the facts: those of its analyses, and the
-// throttle time of Produce and Fetch responses, which byte-rate quotas throttle. (Other
-// responses' throttle times are read when the decode keeps them: the codec keeps no field by
-// name yet, so any field named makes it decode whole messages.)
+// throttle time of every response, which quotas throttle (byte rate: Produce and Fetch;
+// request rate: any).
 func (d *Doctor) Reads() []analysis.Read {
-	reads := slices.Concat(d.producers.Reads(), d.groups.Reads(), d.lag.Reads(), d.latency.Reads())
-	for _, key := range []int16{codec.KeyProduce, codec.KeyFetch} {
-		reads = append(reads, analysis.Read{APIKey: key, Response: true, Fields: []string{"ThrottleTimeMs"}})
-	}
-	return reads
+	return slices.Concat(d.producers.Reads(), d.groups.Reads(), d.lag.Reads(), d.latency.Reads(),
+		[]analysis.Read{{APIKey: codec.EveryAPI, Response: true, Fields: []string{"ThrottleTimeMs"}}})
 }
 
 // Add is told of each message shown, in the order shown; it keeps nothing of e.
 func (d *Doctor) Add(e *model.Entry) {
+	d.from(e.Stream)
 	d.producers.Add(e)
 	d.groups.Add(e)
 	d.lag.Add(e)
@@ -224,6 +276,7 @@ func throttleMs(m *codec.Message) int64 {
 
 // Notice is told of each notice shown: lost bytes, TLS not decrypted.
 func (d *Doctor) Notice(n *model.Notice) {
+	d.from(n.Stream)
 	switch {
 	case strings.Contains(n.Text, lostText):
 		d.loss.add(n.Frame, n.Stream, n.Time)
@@ -247,7 +300,7 @@ func (d *Doctor) Findings() []Finding {
 	for _, c := range Checks() {
 		for _, f := range c.find(d) {
 			f.ID, f.Why, f.Advice = c.ID, cmp.Or(f.Why, c.Why), cmp.Or(f.Advice, c.Advice)
-			f.Evidence = f.Evidence.sorted()
+			f.Evidence = f.Evidence.sorted(d.files, d.fileOf)
 			out = append(out, f)
 		}
 	}

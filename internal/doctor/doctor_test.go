@@ -100,7 +100,7 @@ func TestChecks(t *testing.T) {
 		{"a slow broker", outlier(time.Millisecond + LatencyOutlierMin), "latency-broker-outlier warning [2002]"},
 		{"a broker a little slower", outlier(LatencyOutlierMin), ""},
 		{"a sequence gap", produces([][2]int64{{0, 2}, {2, 2}, {6, 1}}), "producer-sequence-gap error [3]"},
-		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [2]"},
+		{"a batch sent again", produces([][2]int64{{0, 2}, {0, 2}, {2, 1}}), "producer-retries warning [1 2]"}, // its first sending, and the retry
 		{"sequences in order", produces([][2]int64{{0, 2}, {2, 2}, {4, 1}}), ""},
 		{"small batches", produces(ones(SmallBatchesMin)), fmt.Sprintf("producer-small-batches info %v", count(1, SmallBatchesMin))},
 		{"fewer small batches", produces(ones(SmallBatchesMin - 1)), ""},
