@@ -44,7 +44,7 @@ const (
 	// pieceBytes is the size of a big message's pieces; heldBytes bounds the bytes of the
 	// pieces made ahead and not yet written out, for all big messages together.
 	pieceBytes = 64 << 10
-	heldBytes  = 16 << 20
+	heldBytes  = 8 << 20
 )
 
 // writers are the goroutines writing a capture file's messages, and the batches of messages
