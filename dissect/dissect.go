@@ -104,6 +104,8 @@ type Pipeline struct {
 	clock      followClock
 	// par writes the messages of a capture file read by shards on several goroutines (write.go).
 	par *writers
+	// writeLimits, when a test sets big, replace bigMessage and heldBytes (write.go).
+	writeLimits struct{ big, held int }
 }
 
 // naming is what the pipeline knows of topic names: learnt from the whole of each capture

@@ -74,6 +74,8 @@ type testRun struct {
 	// time is -t; wrap, when set, is given the renderer and returns the one the run writes to.
 	time render.TimeFormat
 	wrap func(render.Renderer) render.Renderer
+	// big and held, when big is set, replace the writers' bigMessage and heldBytes.
+	big, held int
 }
 
 // withWorkers returns the run with workers and perRound set.
@@ -258,6 +260,7 @@ func (r testRun) pipeline(t testing.TB, w, errW io.Writer, extra Config) (*Pipel
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.writeLimits.big, p.writeLimits.held = r.big, r.held
 	return p, f
 }
 

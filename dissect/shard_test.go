@@ -141,8 +141,13 @@ func TestWorkersWriteOnEveryCore(t *testing.T) {
 		{"json -Y", testRun{format: "json", sel: func(s *Selection) { s.Expr = "resp.ErrorCode != 0" }}, two, true},
 		{"json limit", testRun{format: "json", limit: 9}, one, true},
 		{"json spilled", testRun{format: "json", spill: 64, noCut: true}, two, true},
+		{"json big", testRun{format: "json", noCut: true, big: 200, held: 64 << 10}, two, true},
+		{"json big to a file", testRun{format: "json", big: 200}, two, true},
+		{"json big spilled", testRun{format: "json", spill: 64, noCut: true, big: 100, held: 1 << 10}, two, true},
 		{"diagram", testRun{format: "diagram", hex: true}, one, true},
 		{"diagram files", testRun{format: "diagram"}, two, true},
+		{"diagram big", testRun{format: "diagram", hex: true, big: 200, held: 64 << 10}, two, true},
+		{"diagram big to a file", testRun{format: "diagram", big: 100}, one, true},
 		{"diagram -t r", testRun{format: "diagram", time: render.TimeRel}, two, true},
 		{"diagram -t e", testRun{format: "diagram", time: render.TimeEpoch}, one, true},
 		{"diagram -t a stats", testRun{format: "diagram", time: render.TimeAbs, stats: true}, one, true},
@@ -247,4 +252,9 @@ type countedEncoder struct {
 func (c countedEncoder) AppendMessage(dst []byte, e *model.Entry) ([]byte, error) {
 	c.n.Add(1)
 	return c.Encoder.AppendMessage(dst, e)
+}
+
+func (c countedEncoder) WriteMessage(w io.Writer, e *model.Entry) error {
+	c.n.Add(1)
+	return c.Encoder.WriteMessage(w, e)
 }

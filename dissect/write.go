@@ -1,7 +1,12 @@
 package dissect
 
 import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly"
@@ -16,6 +21,12 @@ import (
 // before one are written first), the frames outside the heap (closed once their message is
 // written). A message's bytes are the same whoever writes them: the encoder is asked for once
 // the renderer's state a message reads (start of capture, file name) is set.
+//
+// A big message is a batch of its own, and its bytes are not held whole: the writer that takes
+// it hands them to the merging goroutine in pieces as it makes them, which writes them out as
+// they come once the message is next. Pieces made ahead, while other messages are written out,
+// are held in memory up to heldBytes for all such messages together, then in a temporary file:
+// so writers go on with the next big messages rather than wait, and memory stays bounded.
 
 const (
 	// batchMessages and batchBytes cut the messages shown into the batches handed to the
@@ -27,9 +38,13 @@ const (
 	batchesPerWriter = 3
 	// keepBytes is the most a batch's buffer keeps for the next batch.
 	keepBytes = 16 << 20
-	// bigMessage: a message bigger than this is written by the renderer itself, as it is
-	// made, rather than held whole in memory.
+	// bigMessage: a message bigger than this on the wire is a batch of its own, written in
+	// pieces (pieces), never held whole.
 	bigMessage = 1 << 20
+	// pieceBytes is the size of a big message's pieces; heldBytes bounds the bytes of the
+	// pieces made ahead and not yet written out, for all big messages together.
+	pieceBytes = 64 << 10
+	heldBytes  = 8 << 20
 )
 
 // writers are the goroutines writing a capture file's messages, and the batches of messages
@@ -37,8 +52,10 @@ const (
 type writers struct {
 	out render.Parallel
 	n   int
+	// big and held are bigMessage and heldBytes (tests make them small).
+	big, held int
 	// jobs feeds the writers, started with the first message (off: the renderer cannot);
-	// own is the merging goroutine's encoder, for the batches it writes while it waits.
+	// own is the merging goroutine's encoder, for the batches it writes itself.
 	jobs chan *writeJob
 	own  render.Encoder
 	off  bool
@@ -50,6 +67,10 @@ type writers struct {
 	queue    []*writeJob
 	head     int
 	spare    []*writeJob
+	// ahead counts the bytes of big messages' pieces in memory, not yet written out; free
+	// holds pieces to reuse.
+	ahead atomic.Int64
+	free  chan []byte
 }
 
 // writeJob is a batch of messages to write: the entries in, their bytes out.
@@ -61,6 +82,28 @@ type writeJob struct {
 	// closes are frames outside the heap to close once these messages are written (and so
 	// every message before them).
 	closes []*reassembly.Spilled
+	// taken is set by whoever writes the batch, a writer or the merging goroutine. sent: it
+	// was put in jobs, and may still be there (the merging goroutine's to know).
+	taken atomic.Bool
+	sent  bool
+	// big, for a batch of one big message, carries its bytes instead of b.
+	big *pieces
+}
+
+// pieces carries a big message's bytes from the writer making them to the merging goroutine,
+// in pieces of pieceBytes: in memory while the bytes ahead allow (writers.ahead) or while the
+// merging goroutine waits for them (next), then, for the rest of the message, in a temporary
+// file, whose bytes follow the pieces.
+type pieces struct {
+	w    *writers
+	ch   chan []byte
+	cur  []byte
+	next atomic.Bool
+	// file holds the rest, written through fw; err is the first error writing it. Both are
+	// read once ch is closed.
+	file *os.File
+	fw   *bufio.Writer
+	err  error
 }
 
 // newWriters returns the writers of a capture file read by shards, or nil when the messages
@@ -71,22 +114,36 @@ func (p *Pipeline) newWriters() *writers {
 	if _, closer := p.out.(render.ConnCloser); !ok || closer || p.cfg.Flush || p.run.flushEach || p.cfg.Workers < 2 {
 		return nil
 	}
-	return &writers{out: out, n: p.cfg.Workers}
+	w := &writers{out: out, n: p.cfg.Workers, big: bigMessage, held: heldBytes}
+	if p.writeLimits.big > 0 {
+		w.big, w.held = p.writeLimits.big, p.writeLimits.held
+	}
+	return w
 }
 
 // message writes a message shown, or hands it to the writers; an error writing it is kept
 // when its bytes are written.
 func (p *Pipeline) message(e *model.Entry) error {
 	w := p.par
-	if w == nil || !w.start() || e.Msg != nil && e.Msg.Size > bigMessage {
+	if w == nil || !w.start() {
 		p.written()
 		return p.out.Message(e)
+	}
+	if e.Msg != nil && e.Msg.Size > w.big {
+		// A batch of its own, after the one being filled.
+		p.handOver()
+		j := &writeJob{es: []*model.Entry{e}, done: make(chan struct{}, 1), big: w.newPieces()}
+		j.taken.Store(true)
+		w.cur = j
+		p.handOver()
+		return nil
 	}
 	if w.cur == nil {
 		if k := len(w.spare); k > 0 {
 			w.cur, w.spare = w.spare[k-1], w.spare[:k-1]
 		} else {
 			w.cur = &writeJob{done: make(chan struct{}, 1)}
+			w.cur.taken.Store(true)
 		}
 	}
 	w.cur.es = append(w.cur.es, e)
@@ -106,8 +163,17 @@ func (p *Pipeline) handOver() {
 	if w.cur == nil {
 		return
 	}
-	w.jobs <- w.cur
-	w.queue = append(w.queue, w.cur)
+	j := w.cur
+	j.taken.Store(false)
+	j.sent = false
+	// Batches written by the merging goroutine may still be in jobs, taking room: a batch
+	// that finds none is left for the merging goroutine too.
+	select {
+	case w.jobs <- j:
+		j.sent = true
+	default:
+	}
+	w.queue = append(w.queue, j)
 	w.cur, w.curBytes = nil, 0
 	if len(w.queue)-w.head >= batchesPerWriter*w.n {
 		p.writeNext()
@@ -127,8 +193,8 @@ func (w *writers) start() bool {
 		w.off = true
 		return false
 	}
-	// Room for every batch in flight: handing one over never waits.
 	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
+	w.free = make(chan []byte, w.held/pieceBytes+w.n)
 	w.own = enc
 	for range w.n {
 		enc = w.out.Encoder()
@@ -136,7 +202,10 @@ func (w *writers) start() bool {
 		go func(enc render.Encoder) {
 			defer w.wg.Done()
 			for j := range w.jobs {
-				j.write(enc)
+				// One the merging goroutine took meanwhile is left alone.
+				if j.taken.CompareAndSwap(false, true) {
+					j.write(enc)
+				}
 			}
 		}(enc)
 	}
@@ -145,6 +214,12 @@ func (w *writers) start() bool {
 
 // write makes the batch's bytes with enc, stopping at the first error.
 func (j *writeJob) write(enc render.Encoder) {
+	if j.big != nil {
+		j.err = enc.WriteMessage(j.big, j.es[0])
+		j.big.close()
+		j.done <- struct{}{}
+		return
+	}
 	j.b = j.b[:0]
 	for _, e := range j.es {
 		if j.b, j.err = enc.AppendMessage(j.b, e); j.err != nil {
@@ -165,7 +240,8 @@ func (j *writeJob) ready() bool {
 	}
 }
 
-// writeNext waits for the next batch handed to the writers and writes its bytes.
+// writeNext writes the next batch handed to the writers, once its bytes are made: the merging
+// goroutine makes them itself if no writer has taken the batch.
 func (p *Pipeline) writeNext() {
 	w := p.par
 	j := w.queue[w.head]
@@ -174,20 +250,24 @@ func (p *Pipeline) writeNext() {
 	if w.head == len(w.queue) {
 		w.queue, w.head = w.queue[:0], 0
 	}
-	// Rather than wait idle, the merging goroutine writes batches not yet taken: on a busy
-	// machine the writers may not run for a while.
-	for !j.ready() {
-		select {
-		case <-j.done:
-			j.done <- struct{}{}
-		case other := <-w.jobs:
-			other.write(w.own)
+	var err error
+	mine := j.taken.CompareAndSwap(false, true)
+	switch {
+	case mine && j.big != nil:
+		err = w.own.WriteMessage(encoded{w.out}, j.es[0])
+	case j.big != nil:
+		err = w.writeBig(j)
+	default:
+		if mine {
+			j.write(w.own)
+		} else {
+			w.wait(j)
 		}
-	}
-	<-j.done
-	err := w.out.WriteEncoded(j.b)
-	if j.err != nil {
-		err = j.err
+		<-j.done
+		err = w.out.WriteEncoded(j.b)
+		if j.err != nil {
+			err = j.err
+		}
 	}
 	p.keep(err)
 	if err != nil {
@@ -196,6 +276,15 @@ func (p *Pipeline) writeNext() {
 	for _, s := range j.closes {
 		p.keep(s.Close())
 	}
+	// A batch the merging goroutine wrote may still be in jobs, where a writer will find it
+	// taken: it is not reused.
+	if j.big == nil && !(mine && j.sent) {
+		w.recycle(j)
+	}
+}
+
+// recycle keeps a batch written for reuse.
+func (w *writers) recycle(j *writeJob) {
 	clear(j.closes)
 	clear(j.es)
 	j.es, j.err, j.closes = j.es[:0], nil, j.closes[:0]
@@ -203,6 +292,204 @@ func (p *Pipeline) writeNext() {
 		j.b = nil
 	}
 	w.spare = append(w.spare, j)
+}
+
+// wait waits for the writer that took batch j to make its bytes.
+func (w *writers) wait(j *writeJob) {
+	help := w.jobs
+	for !j.ready() {
+		select {
+		case <-j.done:
+			j.done <- struct{}{}
+		case other := <-help:
+			if !w.help(other) {
+				help = nil
+			}
+		}
+	}
+}
+
+// help writes a batch taken from jobs while the merging goroutine waits for a writer: rather
+// than wait idle, it writes those no writer has taken, since on a busy machine the writers may
+// not run for a while. A big message it puts back (its bytes would be held whole), and reports
+// that it is to help no more, for it would find the same one again.
+func (w *writers) help(j *writeJob) bool {
+	j.sent = false
+	switch {
+	case j.taken.Load(): // written already, by this goroutine
+		return true
+	case j.big != nil:
+		w.jobs <- j // there is room: only this goroutine sends, and it just took one
+		j.sent = true
+		return false
+	}
+	j.taken.Store(true)
+	j.write(w.own)
+	return true
+}
+
+// writeBig writes out the pieces of big message j as the writer that took it makes them.
+func (w *writers) writeBig(j *writeJob) error {
+	pc := j.big
+	pc.next.Store(true)
+	var err error
+	help := w.jobs
+	for ch := pc.ch; ch != nil; {
+		select {
+		case b, ok := <-ch:
+			if !ok {
+				ch = nil
+				break
+			}
+			if err == nil {
+				err = w.out.WriteEncoded(b)
+			}
+			w.ahead.Add(-int64(len(b)))
+			w.put(b)
+		case other := <-help:
+			if !w.help(other) {
+				help = nil
+			}
+		}
+	}
+	<-j.done
+	if pc.file != nil {
+		if ferr := pc.writeFile(); err == nil {
+			err = ferr
+		}
+	}
+	if j.err != nil {
+		err = j.err
+	}
+	return err
+}
+
+// encoded is an io.Writer that writes through out.WriteEncoded.
+type encoded struct{ out render.Parallel }
+
+func (e encoded) Write(b []byte) (int, error) {
+	if err := e.out.WriteEncoded(b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// newPieces returns the pieces of a big message. The channel holds those made ahead: a writer
+// sends more only while the merging goroutine takes them.
+func (w *writers) newPieces() *pieces {
+	return &pieces{w: w, ch: make(chan []byte, w.held/pieceBytes+1)}
+}
+
+// piece returns an empty piece.
+func (w *writers) piece() []byte {
+	select {
+	case b := <-w.free:
+		return b[:0]
+	default:
+		return make([]byte, 0, pieceBytes)
+	}
+}
+
+// put keeps a piece written out for reuse.
+func (w *writers) put(b []byte) {
+	select {
+	case w.free <- b:
+	default:
+	}
+}
+
+// Write copies b into pieces, or, once the message goes on in a file, into the file.
+func (pc *pieces) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 && pc.file == nil {
+		if pc.cur == nil {
+			pc.cur = pc.w.piece()
+		}
+		k := copy(pc.cur[len(pc.cur):cap(pc.cur)], b)
+		pc.cur, b = pc.cur[:len(pc.cur)+k], b[k:]
+		if len(pc.cur) == cap(pc.cur) {
+			pc.send()
+		}
+	}
+	if len(b) > 0 {
+		pc.fw.Write(b) // the bufio.Writer keeps the first error, for close
+	}
+	return n, nil
+}
+
+// send hands the piece made to the merging goroutine, or, when it is not waiting for these
+// bytes and those ahead are many, starts the file with it.
+func (pc *pieces) send() {
+	b := pc.cur
+	pc.cur = nil
+	n := int64(len(b))
+	if pc.w.ahead.Add(n) > int64(pc.w.held) && !pc.next.Load() {
+		pc.w.ahead.Add(-n)
+		if pc.spill() {
+			pc.fw.Write(b)
+			pc.w.put(b)
+			return
+		}
+		// Without a file, the writer waits for its turn.
+		pc.w.ahead.Add(n)
+	}
+	pc.ch <- b
+}
+
+// spill starts the temporary file the rest of the message goes to, and reports whether it
+// could. The file is unlinked at once: its space goes back when it is closed, or when the
+// process ends.
+func (pc *pieces) spill() bool {
+	f, err := os.CreateTemp("", "kdissect-out-*")
+	if err != nil {
+		return false
+	}
+	if os.Remove(f.Name()) != nil {
+		f.Close()
+		return false
+	}
+	pc.file, pc.fw = f, bufio.NewWriterSize(f, pieceBytes)
+	return true
+}
+
+// close ends the message: the last piece is sent, the file flushed.
+func (pc *pieces) close() {
+	if len(pc.cur) > 0 {
+		pc.send()
+	}
+	if pc.file != nil {
+		if err := pc.fw.Flush(); err != nil {
+			pc.err = fmt.Errorf("holding a message's output in a temporary file: %w", err)
+		}
+	}
+	close(pc.ch)
+}
+
+// writeFile writes out the bytes of the file, after the pieces, and closes it.
+func (pc *pieces) writeFile() error {
+	defer pc.file.Close()
+	if pc.err != nil {
+		return pc.err
+	}
+	if _, err := pc.file.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("reading a message's output back from a temporary file: %w", err)
+	}
+	b := pc.w.piece()[:pieceBytes]
+	defer pc.w.put(b)
+	for {
+		n, err := pc.file.Read(b)
+		if n > 0 {
+			if werr := pc.w.out.WriteEncoded(b[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading a message's output back from a temporary file: %w", err)
+		}
+	}
 }
 
 // written writes every message handed to the writers: the renderer writes next.

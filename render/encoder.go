@@ -1,6 +1,10 @@
 package render
 
-import "github.com/kdissect/kdissect/model"
+import (
+	"io"
+
+	"github.com/kdissect/kdissect/model"
+)
 
 // Parallel is a Renderer whose messages can be written on other goroutines, each by an
 // Encoder of its own, and their bytes put in order after: the pipeline spreads the writing of
@@ -24,6 +28,9 @@ type Parallel interface {
 type Encoder interface {
 	// AppendMessage appends the bytes Message would write for e to dst.
 	AppendMessage(dst []byte, e *model.Entry) ([]byte, error)
+	// WriteMessage writes the same bytes to w, in pieces as they are made: a big message's
+	// are never held whole.
+	WriteMessage(w io.Writer, e *model.Entry) error
 }
 
 // The renderers that write on several goroutines.
@@ -49,10 +56,26 @@ func (c *copyEncoder) AppendMessage(dst []byte, e *model.Entry) ([]byte, error) 
 	return dst, err
 }
 
-// appender is an io.Writer that appends to b.
-type appender struct{ b []byte }
+func (c *copyEncoder) WriteMessage(w io.Writer, e *model.Entry) error {
+	c.to.w = w
+	err := c.r.Message(e)
+	if ferr := c.r.Flush(); err == nil {
+		err = ferr
+	}
+	c.to.w = nil
+	return err
+}
+
+// appender is an io.Writer that appends to b, or, when w is set, writes to w.
+type appender struct {
+	b []byte
+	w io.Writer
+}
 
 func (a *appender) Write(p []byte) (int, error) {
+	if a.w != nil {
+		return a.w.Write(p)
+	}
 	a.b = append(a.b, p...)
 	return len(p), nil
 }

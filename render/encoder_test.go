@@ -27,7 +27,7 @@ func encoderEntries() []*model.Entry {
 }
 
 // TestEncoderSameBytes: an Encoder appends, for each message, the bytes its renderer writes,
-// after what dst holds; a renderer whose headings count from the previous message, or from a
+// after what dst holds, and writes the same bytes to a writer; a renderer whose headings count from the previous message, or from a
 // start not yet known, has none.
 func TestEncoderSameBytes(t *testing.T) {
 	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -73,12 +73,16 @@ func TestEncoderSameBytes(t *testing.T) {
 			want.Reset()
 			got.Reset()
 			b := []byte("before\n")
+			var streamed bytes.Buffer
 			for _, e := range encoderEntries() {
 				if err := direct.Message(e); err != nil {
 					t.Fatal(err)
 				}
 				var err error
 				if b, err = enc.AppendMessage(b, e); err != nil {
+					t.Fatal(err)
+				}
+				if err := enc.WriteMessage(&streamed, e); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -89,6 +93,9 @@ func TestEncoderSameBytes(t *testing.T) {
 			par.Close()
 			if w := "before\n" + want.String(); got.String() != w {
 				t.Errorf("encoded:\n%s\nwritten by the renderer:\n%s", got.String(), w)
+			}
+			if streamed.String() != want.String() {
+				t.Errorf("written by the encoder:\n%s\nby the renderer:\n%s", streamed.String(), want.String())
 			}
 		})
 	}
