@@ -87,6 +87,8 @@ type lagRow struct {
 	firstLag              int64
 	firstLagAt, lastLagAt FrameRef
 	frames                []FrameRef
+	// line names the row's line in the lag series (lagLine), made once.
+	line string
 }
 
 // Reads names the Fetch fields Lag reads beyond the facts.
@@ -190,7 +192,7 @@ func (l *Lag) response(e *model.Entry, f *lagFetch) {
 func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64, at FrameRef) {
 	r := l.rows[k]
 	if r == nil {
-		r = &lagRow{offset: -1, firstOffset: -1}
+		r = &lagRow{offset: -1, firstOffset: -1, line: lagLine(k.client, k.part.topic, k.part.partition)}
 		l.rows[k] = r
 	}
 	r.fetches++
@@ -218,7 +220,7 @@ func (l *Lag) sample(k lagKey, pos position, lso map[partKey]int64, at FrameRef)
 	}
 	r.lag, r.lastLagAt, r.hasLag = lag, at, true
 	r.max = max(r.max, lag)
-	l.series.Add(lagLine(k.client, k.part.topic, k.part.partition), at.Time, float64(lag))
+	l.series.Add(r.line, at.Time, float64(lag))
 }
 
 // lagLine names the line of a client id's partition in the lag series: "client" topic[3].

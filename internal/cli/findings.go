@@ -14,8 +14,8 @@ import (
 // Findings is the doctor's part of a run: --findings on captures and live (the findings after
 // the messages, as --stats), the findings panel of the workshop page (--format html: always,
 // for it costs the page little), and the doctor command (the findings alone, its format
-// none). It is all here; the runs call these. A nil *Findings is a run without them: every method does
-// nothing.
+// none). It is all here; the runs call these. A nil *Findings is a run without them: every
+// method does nothing.
 type Findings struct {
 	d *doctor.Doctor
 	// Format, when set, is how they are written whatever the run's format (the doctor
@@ -56,8 +56,7 @@ func LookupFindingsFormat(name string) (FindingsFormat, bool) {
 }
 
 // NewFindings returns the doctor of a run with --findings or a findings panel (on), nil
-// without. It must be made
-// before the codec, which keeps the fields it reads (Reads).
+// without. It must be made before the codec, which keeps the fields it reads (Reads).
 func NewFindings(on bool) *Findings {
 	if !on {
 		return nil
