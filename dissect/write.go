@@ -22,6 +22,11 @@ import (
 // written). A message's bytes are the same whoever writes them: the encoder is asked for once
 // the renderer's state a message reads (start of capture, file name) is set.
 //
+// A batch's bytes are kept in pieces of pieceBytes (chain), taken from a list of free pieces
+// and given back once written out: the same memory serves batch after batch, where buffers
+// grown by copying would be fresh memory to fault in, and the bytes in flight are bounded
+// (batchHeld), whatever the size of the batches.
+//
 // A big message is a batch of its own, and its bytes are not held whole: the writer that takes
 // it hands them to the merging goroutine in pieces as it makes them, which writes them out as
 // they come once the message is next. Pieces made ahead, while other messages are written out,
@@ -34,10 +39,10 @@ const (
 	// to write. batchBytes counts the messages' sizes on the wire.
 	batchMessages = 64
 	batchBytes    = 256 << 10
-	// batchesPerWriter bounds the batches handed to the writers and not yet written out.
+	// batchesPerWriter bounds the batches handed to the writers and not yet written out;
+	// batchHeld bounds the bytes of their pieces, for all batches together.
 	batchesPerWriter = 3
-	// keepBytes is the most a batch's buffer keeps for the next batch.
-	keepBytes = 16 << 20
+	batchHeld        = 16 << 20
 	// bigMessage: a message bigger than this on the wire is a batch of its own, written in
 	// pieces (pieces), never held whole.
 	bigMessage = 1 << 20
@@ -67,16 +72,17 @@ type writers struct {
 	queue    []*writeJob
 	head     int
 	spare    []*writeJob
-	// ahead counts the bytes of big messages' pieces in memory, not yet written out; free
-	// holds pieces to reuse.
-	ahead atomic.Int64
-	free  chan []byte
+	// ahead counts the bytes of big messages' pieces in memory, not yet written out; batched
+	// those of the batches' pieces (chain); free holds pieces to reuse.
+	ahead   atomic.Int64
+	batched atomic.Int64
+	free    chan []byte
 }
 
 // writeJob is a batch of messages to write: the entries in, their bytes out.
 type writeJob struct {
 	es   []*model.Entry
-	b    []byte
+	out  chain
 	err  error
 	done chan struct{}
 	// closes are frames outside the heap to close once these messages are written (and so
@@ -86,7 +92,7 @@ type writeJob struct {
 	// was put in jobs, and may still be there (the merging goroutine's to know).
 	taken atomic.Bool
 	sent  bool
-	// big, for a batch of one big message, carries its bytes instead of b.
+	// big, for a batch of one big message, carries its bytes instead of out.
 	big *pieces
 }
 
@@ -142,7 +148,7 @@ func (p *Pipeline) message(e *model.Entry) error {
 		if k := len(w.spare); k > 0 {
 			w.cur, w.spare = w.spare[k-1], w.spare[:k-1]
 		} else {
-			w.cur = &writeJob{done: make(chan struct{}, 1)}
+			w.cur = &writeJob{out: chain{w: w}, done: make(chan struct{}, 1)}
 			w.cur.taken.Store(true)
 		}
 	}
@@ -178,6 +184,9 @@ func (p *Pipeline) handOver() {
 	if len(w.queue)-w.head >= batchesPerWriter*w.n {
 		p.writeNext()
 	}
+	for w.head < len(w.queue) && w.batched.Load() > batchHeld {
+		p.writeNext()
+	}
 	for w.head < len(w.queue) && w.queue[w.head].ready() {
 		p.writeNext()
 	}
@@ -194,7 +203,7 @@ func (w *writers) start() bool {
 		return false
 	}
 	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
-	w.free = make(chan []byte, w.held/pieceBytes+w.n)
+	w.free = make(chan []byte, (w.held+batchHeld)/pieceBytes+w.n)
 	w.own = enc
 	for range w.n {
 		enc = w.out.Encoder()
@@ -220,9 +229,8 @@ func (j *writeJob) write(enc render.Encoder) {
 		j.done <- struct{}{}
 		return
 	}
-	j.b = j.b[:0]
 	for _, e := range j.es {
-		if j.b, j.err = enc.AppendMessage(j.b, e); j.err != nil {
+		if j.err = enc.WriteMessage(&j.out, e); j.err != nil {
 			break
 		}
 	}
@@ -257,14 +265,17 @@ func (p *Pipeline) writeNext() {
 		err = w.own.WriteMessage(encoded{w.out}, j.es[0])
 	case j.big != nil:
 		err = w.writeBig(j)
-	default:
-		if mine {
-			j.write(w.own)
-		} else {
-			w.wait(j)
+	case mine:
+		// Straight out: no writer has it, and it is next.
+		for _, e := range j.es {
+			if err = w.own.WriteMessage(encoded{w.out}, e); err != nil {
+				break
+			}
 		}
+	default:
+		w.wait(j)
 		<-j.done
-		err = w.out.WriteEncoded(j.b)
+		err = j.out.writeOut()
 		if j.err != nil {
 			err = j.err
 		}
@@ -288,9 +299,6 @@ func (w *writers) recycle(j *writeJob) {
 	clear(j.closes)
 	clear(j.es)
 	j.es, j.err, j.closes = j.es[:0], nil, j.closes[:0]
-	if cap(j.b) > keepBytes {
-		j.b = nil
-	}
 	w.spare = append(w.spare, j)
 }
 
@@ -372,6 +380,42 @@ func (e encoded) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// chain is an io.Writer that keeps a batch's bytes in pieces taken from its writers.
+type chain struct {
+	w  *writers
+	bs [][]byte
+}
+
+func (c *chain) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		k := len(c.bs) - 1
+		if k < 0 || len(c.bs[k]) == cap(c.bs[k]) {
+			c.bs = append(c.bs, c.w.piece())
+			c.w.batched.Add(pieceBytes)
+			k++
+		}
+		m := copy(c.bs[k][len(c.bs[k]):cap(c.bs[k])], b)
+		c.bs[k], b = c.bs[k][:len(c.bs[k])+m], b[m:]
+	}
+	return n, nil
+}
+
+// writeOut writes the pieces out, stopping at the first error, and gives them back.
+func (c *chain) writeOut() error {
+	var err error
+	for i, b := range c.bs {
+		if err == nil {
+			err = c.w.out.WriteEncoded(b)
+		}
+		c.w.put(b)
+		c.bs[i] = nil
+	}
+	c.w.batched.Add(-int64(len(c.bs)) * pieceBytes)
+	c.bs = c.bs[:0]
+	return err
 }
 
 // newPieces returns the pieces of a big message. The channel holds those made ahead: a writer
