@@ -25,6 +25,8 @@ type Spilled struct {
 	data []byte
 	// heap: data was read into the heap because the file could not be mapped.
 	heap bool
+	// run: bytes read, whose pages are to be given back together.
+	run evictRun
 }
 
 // newSpilled starts a temporary file in dir ("": the system's). It is unlinked at once: its
@@ -70,8 +72,39 @@ func (s *Spilled) finish() ([]byte, error) {
 	return data, nil
 }
 
-// Evict says that b, part of the frame's Data, will not be read again soon: the memory of the
-// pages that lie wholly in it is given back. They read the same if they are read again.
+// evictBytes is how many bytes read a frame gathers before it gives their pages back: each
+// madvise that drops pages interrupts every other core the process ran on (to flush their
+// TLBs), and a record batch is often a few pages only.
+const evictBytes = 2 << 20
+
+// evictRun is a range of bytes of a frame, read and not yet given back.
+type evictRun struct{ lo, hi int }
+
+// add adds bytes [lo, hi) to the run, and returns the bytes to give back now, if any: the
+// run, once it is evictBytes long or when bytes not next to it come (they start the next run).
+func (r *evictRun) add(lo, hi int) (int, int) {
+	switch {
+	case r.lo == r.hi:
+		r.lo, r.hi = lo, hi
+	case lo > r.hi || hi < r.lo:
+		olo, ohi := r.lo, r.hi
+		r.lo, r.hi = lo, hi
+		return olo, ohi
+	default:
+		r.lo, r.hi = min(r.lo, lo), max(r.hi, hi)
+	}
+	if r.hi-r.lo < evictBytes {
+		return 0, 0
+	}
+	olo, ohi := r.lo, r.hi
+	r.lo, r.hi = 0, 0
+	return olo, ohi
+}
+
+// Evict says that b, part of the frame's Data, will not be read again soon. The bytes of
+// calls that follow one another gather, and once they make evictBytes (or at Close), the
+// memory of the pages that lie wholly in them is given back. They read the same if they are
+// read again.
 func (s *Spilled) Evict(b []byte) {
 	if s == nil || s.heap || len(s.data) == 0 || len(b) == 0 {
 		return
@@ -80,9 +113,10 @@ func (s *Spilled) Evict(b []byte) {
 	if start < 0 {
 		return
 	}
+	lo, hi := s.run.add(start, start+len(b))
 	page := os.Getpagesize()
-	lo := (start + page - 1) / page * page
-	hi := (start + len(b)) / page * page
+	lo = (lo + page - 1) / page * page
+	hi = hi / page * page
 	if hi > lo {
 		evict(s.data[lo:hi])
 	}
