@@ -24,13 +24,14 @@ import (
 //
 // A batch's bytes are kept in pieces of pieceBytes (chain), taken from a list of free pieces
 // and given back once written out: the same memory serves batch after batch, where buffers
-// grown by copying would be fresh memory to fault in, and the bytes in flight are bounded
-// (batchHeld), whatever the size of the batches.
+// grown by copying would be fresh memory to fault in (each fault costs much in a virtual
+// machine), and the bytes in flight are bounded by those of the pieces, whatever the size of
+// the batches.
 //
 // A big message is a batch of its own, and its bytes are not held whole: the writer that takes
 // it hands them to the merging goroutine in pieces as it makes them, which writes them out as
 // they come once the message is next. Pieces made ahead, while other messages are written out,
-// are held in memory up to heldBytes for all such messages together, then in a temporary file:
+// are held in memory while all pieces made stay under heldBytes, then in a temporary file:
 // so writers go on with the next big messages rather than wait, and memory stays bounded.
 
 const (
@@ -39,15 +40,13 @@ const (
 	// to write. batchBytes counts the messages' sizes on the wire.
 	batchMessages = 64
 	batchBytes    = 256 << 10
-	// batchesPerWriter bounds the batches handed to the writers and not yet written out;
-	// batchHeld bounds the bytes of their pieces, for all batches together.
+	// batchesPerWriter bounds the batches handed to the writers and not yet written out.
 	batchesPerWriter = 3
-	batchHeld        = 16 << 20
 	// bigMessage: a message bigger than this on the wire is a batch of its own, written in
 	// pieces (pieces), never held whole.
 	bigMessage = 1 << 20
-	// pieceBytes is the size of a big message's pieces; heldBytes bounds the bytes of the
-	// pieces made ahead and not yet written out, for all big messages together.
+	// pieceBytes is the size of the pieces holding the bytes made; heldBytes bounds those of
+	// the pieces made and not yet written out, batches' and big messages' together.
 	pieceBytes = 64 << 10
 	heldBytes  = 8 << 20
 )
@@ -72,11 +71,10 @@ type writers struct {
 	queue    []*writeJob
 	head     int
 	spare    []*writeJob
-	// ahead counts the bytes of big messages' pieces in memory, not yet written out; batched
-	// those of the batches' pieces (chain); free holds pieces to reuse.
-	ahead   atomic.Int64
-	batched atomic.Int64
-	free    chan []byte
+	// ahead counts the bytes of the pieces in memory, not yet written out; free holds pieces
+	// to reuse.
+	ahead atomic.Int64
+	free  chan []byte
 }
 
 // writeJob is a batch of messages to write: the entries in, their bytes out.
@@ -184,7 +182,7 @@ func (p *Pipeline) handOver() {
 	if len(w.queue)-w.head >= batchesPerWriter*w.n {
 		p.writeNext()
 	}
-	for w.head < len(w.queue) && w.batched.Load() > batchHeld {
+	for w.head < len(w.queue) && w.ahead.Load() > int64(w.held) {
 		p.writeNext()
 	}
 	for w.head < len(w.queue) && w.queue[w.head].ready() {
@@ -203,7 +201,7 @@ func (w *writers) start() bool {
 		return false
 	}
 	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
-	w.free = make(chan []byte, (w.held+batchHeld)/pieceBytes+w.n)
+	w.free = make(chan []byte, w.held/pieceBytes+w.n)
 	w.own = enc
 	for range w.n {
 		enc = w.out.Encoder()
@@ -394,7 +392,7 @@ func (c *chain) Write(b []byte) (int, error) {
 		k := len(c.bs) - 1
 		if k < 0 || len(c.bs[k]) == cap(c.bs[k]) {
 			c.bs = append(c.bs, c.w.piece())
-			c.w.batched.Add(pieceBytes)
+			c.w.ahead.Add(pieceBytes)
 			k++
 		}
 		m := copy(c.bs[k][len(c.bs[k]):cap(c.bs[k])], b)
@@ -413,7 +411,7 @@ func (c *chain) writeOut() error {
 		c.w.put(b)
 		c.bs[i] = nil
 	}
-	c.w.batched.Add(-int64(len(c.bs)) * pieceBytes)
+	c.w.ahead.Add(-int64(len(c.bs)) * pieceBytes)
 	c.bs = c.bs[:0]
 	return err
 }
