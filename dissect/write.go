@@ -95,14 +95,17 @@ type writeJob struct {
 }
 
 // pieces carries a big message's bytes from the writer making them to the merging goroutine,
-// in pieces of pieceBytes: in memory while the bytes ahead allow (writers.ahead) or while the
-// merging goroutine waits for them (next), then, for the rest of the message, in a temporary
+// in pieces of pieceBytes: in memory while the bytes ahead allow (writers.ahead) or once the
+// message is next to be written out (next), then, for the rest of the message, in a temporary
 // file, whose bytes follow the pieces.
 type pieces struct {
-	w    *writers
-	ch   chan []byte
-	cur  []byte
+	w   *writers
+	ch  chan []byte
+	cur []byte
+	// next: the message is next to be written out, and the merging goroutine takes the pieces
+	// as they come (none go to the file). werr is the first error writing them out.
 	next atomic.Bool
+	werr error
 	// file holds the rest, written through fw; err is the first error writing it. Both are
 	// read once ch is closed.
 	file *os.File
@@ -179,14 +182,10 @@ func (p *Pipeline) handOver() {
 	}
 	w.queue = append(w.queue, j)
 	w.cur, w.curBytes = nil, 0
-	if len(w.queue)-w.head >= batchesPerWriter*w.n {
-		p.writeNext()
+	for w.head < len(w.queue) && p.writeNext(false) {
 	}
-	for w.head < len(w.queue) && w.ahead.Load() > int64(w.held) {
-		p.writeNext()
-	}
-	for w.head < len(w.queue) && w.queue[w.head].ready() {
-		p.writeNext()
+	for w.head < len(w.queue) && (len(w.queue)-w.head >= batchesPerWriter*w.n || w.ahead.Load() > int64(w.held)) {
+		p.writeNext(true)
 	}
 }
 
@@ -246,23 +245,31 @@ func (j *writeJob) ready() bool {
 	}
 }
 
-// writeNext writes the next batch handed to the writers, once its bytes are made: the merging
-// goroutine makes them itself if no writer has taken the batch.
-func (p *Pipeline) writeNext() {
+// writeNext writes out the next batch handed to the writers, and reports whether it is all
+// written. With wait, it waits for the bytes the writers make, or makes them itself if no
+// writer has taken the batch; without, it writes only bytes made, and leaves the rest for
+// later: the merging goroutine goes on showing messages while a writer makes a big one.
+func (p *Pipeline) writeNext(wait bool) bool {
 	w := p.par
 	j := w.queue[w.head]
-	w.queue[w.head] = nil
-	w.head++
-	if w.head == len(w.queue) {
-		w.queue, w.head = w.queue[:0], 0
+	mine := false
+	switch {
+	case j.big != nil && (j.big.next.Load() || !wait && j.taken.Load()):
+		// Begun, or a writer makes it: its pieces as they come.
+	case !wait && !j.ready():
+		return false
+	default:
+		mine = j.taken.CompareAndSwap(false, true)
 	}
 	var err error
-	mine := j.taken.CompareAndSwap(false, true)
 	switch {
 	case mine && j.big != nil:
 		err = w.own.WriteMessage(encoded{w.out}, j.es[0])
 	case j.big != nil:
-		err = w.writeBig(j)
+		var done bool
+		if done, err = w.writeBig(j, wait); !done {
+			return false
+		}
 	case mine:
 		// Straight out: no writer has it, and it is next.
 		for _, e := range j.es {
@@ -278,6 +285,11 @@ func (p *Pipeline) writeNext() {
 			err = j.err
 		}
 	}
+	w.queue[w.head] = nil
+	w.head++
+	if w.head == len(w.queue) {
+		w.queue, w.head = w.queue[:0], 0
+	}
 	p.keep(err)
 	if err != nil {
 		p.Stop()
@@ -290,6 +302,7 @@ func (p *Pipeline) writeNext() {
 	if j.big == nil && !(mine && j.sent) {
 		w.recycle(j)
 	}
+	return true
 }
 
 // recycle keeps a batch written for reuse.
@@ -334,31 +347,42 @@ func (w *writers) help(j *writeJob) bool {
 	return true
 }
 
-// writeBig writes out the pieces of big message j as the writer that took it makes them.
-func (w *writers) writeBig(j *writeJob) error {
+// writeBig writes out the pieces of big message j that the writer that took it has made, and
+// reports whether they were the last; with wait, it waits for them all.
+func (w *writers) writeBig(j *writeJob, wait bool) (bool, error) {
 	pc := j.big
 	pc.next.Store(true)
-	var err error
 	help := w.jobs
-	for ch := pc.ch; ch != nil; {
-		select {
-		case b, ok := <-ch:
-			if !ok {
-				ch = nil
-				break
+	for {
+		var b []byte
+		var ok bool
+		if wait {
+			select {
+			case b, ok = <-pc.ch:
+			case other := <-help:
+				if !w.help(other) {
+					help = nil
+				}
+				continue
 			}
-			if err == nil {
-				err = w.out.WriteEncoded(b)
-			}
-			w.ahead.Add(-int64(len(b)))
-			w.put(b)
-		case other := <-help:
-			if !w.help(other) {
-				help = nil
+		} else {
+			select {
+			case b, ok = <-pc.ch:
+			default:
+				return false, nil
 			}
 		}
+		if !ok {
+			break
+		}
+		if pc.werr == nil {
+			pc.werr = w.out.WriteEncoded(b)
+		}
+		w.ahead.Add(-int64(len(b)))
+		w.put(b)
 	}
 	<-j.done
+	err := pc.werr
 	if pc.file != nil {
 		if ferr := pc.writeFile(); err == nil {
 			err = ferr
@@ -367,7 +391,7 @@ func (w *writers) writeBig(j *writeJob) error {
 	if j.err != nil {
 		err = j.err
 	}
-	return err
+	return true, err
 }
 
 // encoded is an io.Writer that writes through out.WriteEncoded.
@@ -541,7 +565,7 @@ func (p *Pipeline) written() {
 	}
 	p.handOver()
 	for p.par.head < len(p.par.queue) {
-		p.writeNext()
+		p.writeNext(true)
 	}
 }
 
