@@ -249,11 +249,6 @@ type countedEncoder struct {
 	n *atomic.Int64
 }
 
-func (c countedEncoder) AppendMessage(dst []byte, e *model.Entry) ([]byte, error) {
-	c.n.Add(1)
-	return c.Encoder.AppendMessage(dst, e)
-}
-
 func (c countedEncoder) WriteMessage(w io.Writer, e *model.Entry) error {
 	c.n.Add(1)
 	return c.Encoder.WriteMessage(w, e)

@@ -23,13 +23,11 @@ type Parallel interface {
 	WriteEncoded(b []byte) error
 }
 
-// Encoder writes messages as a Parallel renderer's Message does, into memory. It is used by
-// one goroutine; several, each with its own, may write at once.
+// Encoder writes messages as a Parallel renderer's Message does, elsewhere. It is used by one
+// goroutine; several, each with its own, may write at once.
 type Encoder interface {
-	// AppendMessage appends the bytes Message would write for e to dst.
-	AppendMessage(dst []byte, e *model.Entry) ([]byte, error)
-	// WriteMessage writes the same bytes to w, in pieces as they are made: a big message's
-	// are never held whole.
+	// WriteMessage writes the bytes Message would write for e to w, in pieces as they are
+	// made: a big message's are never held whole.
 	WriteMessage(w io.Writer, e *model.Entry) error
 }
 
@@ -39,21 +37,11 @@ var (
 	_ Parallel = (*Diagram)(nil)
 )
 
-// copyEncoder is an Encoder made of a copy of a renderer that writes to to, which appends
-// to the bytes AppendMessage is given.
+// copyEncoder is an Encoder made of a copy of a renderer that writes to to, which writes to
+// the writer WriteMessage is given.
 type copyEncoder struct {
 	r  Renderer
-	to *appender
-}
-
-func (c *copyEncoder) AppendMessage(dst []byte, e *model.Entry) ([]byte, error) {
-	c.to.b = dst
-	err := c.r.Message(e)
-	if ferr := c.r.Flush(); err == nil {
-		err = ferr
-	}
-	dst, c.to.b = c.to.b, nil
-	return dst, err
+	to *redirect
 }
 
 func (c *copyEncoder) WriteMessage(w io.Writer, e *model.Entry) error {
@@ -66,24 +54,15 @@ func (c *copyEncoder) WriteMessage(w io.Writer, e *model.Entry) error {
 	return err
 }
 
-// appender is an io.Writer that appends to b, or, when w is set, writes to w.
-type appender struct {
-	b []byte
-	w io.Writer
-}
+// redirect is an io.Writer that writes to w, set for each message.
+type redirect struct{ w io.Writer }
 
-func (a *appender) Write(p []byte) (int, error) {
-	if a.w != nil {
-		return a.w.Write(p)
-	}
-	a.b = append(a.b, p...)
-	return len(p), nil
-}
+func (r *redirect) Write(p []byte) (int, error) { return r.w.Write(p) }
 
 // Encoder returns a copy of j that writes into memory: a line depends on the entry, MaxBytes
 // and the file name only.
 func (j *JSON) Encoder() Encoder {
-	to := new(appender)
+	to := new(redirect)
 	c := NewJSON(to)
 	c.MaxBytes, c.file = j.MaxBytes, j.file
 	return &copyEncoder{r: c, to: to}
@@ -101,7 +80,7 @@ func (d *Diagram) Encoder() Encoder {
 	if d.clock.format == TimeDelta || d.clock.format == TimeRel && d.clock.start.IsZero() {
 		return nil
 	}
-	to := new(appender)
+	to := new(redirect)
 	c := NewDiagram(to, d.opt)
 	c.clock = d.clock
 	return &copyEncoder{r: c, to: to}
