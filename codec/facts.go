@@ -625,7 +625,22 @@ type TopicNames struct {
 	names map[UUID]string
 	// all: the names of a whole capture were learnt before it is shown (LearntAll).
 	all bool
+	// learnt counts the changes to names; sessions holds the fetch sessions' sets of
+	// partitions with their names given, as ResolveSession made them while learnt was the
+	// same (most fetches of a session share one set).
+	learnt   int
+	sessions map[*SessionPartition]resolvedSet
 }
+
+// resolvedSet is a session's set of partitions (of n) with the topic names given, as they
+// were when names had changed learnt times.
+type resolvedSet struct {
+	n, learnt int
+	ps        []SessionPartition
+}
+
+// maxSessionSets bounds TopicNames.sessions: a capture can hold any number of sessions.
+const maxSessionSets = 256
 
 // LearntAll says that the names of a whole capture were learnt before its messages are
 // annotated: a topic id without a name is then named by no message of it.
@@ -637,7 +652,10 @@ func (t *TopicNames) Add(names []TopicIDName) {
 		if t.names == nil {
 			t.names = map[UUID]string{}
 		}
-		t.names[n.ID] = n.Name
+		if old, ok := t.names[n.ID]; !ok || old != n.Name {
+			t.names[n.ID] = n.Name
+			t.learnt++
+		}
 	}
 }
 
@@ -755,19 +773,54 @@ func (n *Node) Topic() (name string, ok bool) {
 }
 
 // ResolveSession names the topics of a fetch session's partitions that are known by id only.
+// The step's Added, Updated and Forgotten are its own, and named in place; its Partitions may
+// be shared with other steps (SessionStep.Partitions), and are replaced by a named copy.
 func (t *TopicNames) ResolveSession(s *SessionStep) {
-	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten} {
 		for i, p := range ps {
 			if p.Topic == "" {
 				ps[i].Topic = t.names[p.TopicID]
 			}
 		}
 	}
-	// By name, now that the names are known; most steps are in order already (their names
-	// were known when the session was, or a response's step shares its request's partitions).
-	if !slices.IsSortedFunc(s.Partitions, comparePartitions) {
-		s.Partitions = sortedPartitions(s.Partitions)
+	s.Partitions = t.resolveSet(s.Partitions)
+}
+
+// resolveSet returns a session's set of partitions with the topics known by id named, in
+// order by name: ps when that changes nothing, else a copy, the same one for every step that
+// shares ps while the names stay as they are.
+func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
+	if len(ps) == 0 {
+		return ps
 	}
+	if r, ok := t.sessions[&ps[0]]; ok && r.n == len(ps) && r.learnt == t.learnt {
+		return r.ps
+	}
+	out := ps
+	for i, p := range ps {
+		if p.Topic != "" {
+			continue
+		}
+		if name := t.names[p.TopicID]; name != "" {
+			if len(out) > 0 && &out[0] == &ps[0] {
+				out = slices.Clone(ps)
+			}
+			out[i].Topic = name
+		}
+	}
+	// By name, now that the names are known; most sets are in order already (their names
+	// were known when the session was).
+	if !slices.IsSortedFunc(out, comparePartitions) {
+		if &out[0] == &ps[0] {
+			out = slices.Clone(ps)
+		}
+		slices.SortFunc(out, comparePartitions)
+	}
+	if t.sessions == nil || len(t.sessions) >= maxSessionSets {
+		t.sessions = make(map[*SessionPartition]resolvedSet)
+	}
+	t.sessions[&ps[0]] = resolvedSet{n: len(ps), learnt: t.learnt, ps: out}
+	return out
 }
 
 // Resolve replaces topic ids by the names learnt for them in f.

@@ -82,7 +82,9 @@ type SessionStep struct {
 	// it lists again (their fetch position changed), Forgotten those it drops.
 	Added, Updated, Forgotten []SessionPartition
 	// Partitions is the session's set after the request, as the conversation followed it: the
-	// whole set when Followed, else only what this capture showed of it.
+	// whole set when Followed, else only what this capture showed of it. The steps of a
+	// session that leave its set as it was share one list: it is never written (ResolveSession
+	// replaces it).
 	Partitions []SessionPartition
 	// Followed: the session was opened on this connection within the capture. Closed: the
 	// request names a session closed before it (by the client or the broker).
@@ -217,7 +219,7 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 	if next.sorted == nil {
 		next.sorted = sortedPartitions(slicesOf(next.set))
 	}
-	st.Partitions = slices.Clone(next.sorted) // the step's own: the names are filled in later
+	st.Partitions = next.sorted // shared by the steps that leave the set as it is: never written
 	return next
 }
 
