@@ -69,6 +69,12 @@ type decoder struct {
 	frameFunc func(reassembly.Frame)
 }
 
+// entryFacts is an entry with room for its facts.
+type entryFacts struct {
+	e model.Entry
+	f codec.Facts
+}
+
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	plan := p.cfg.Plan
@@ -118,7 +124,16 @@ func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
 func (d *decoder) frame(f reassembly.Frame) {
 	cs := d.convs[f.Conn]
 	cv := cs.cv
-	e := &model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
+	var e *model.Entry
+	var facts *codec.Facts
+	if d.facts {
+		// One allocation for the two rather than two: an entry's facts live as long as it does.
+		ef := new(entryFacts)
+		e, facts = &ef.e, &ef.f
+	} else {
+		e = new(model.Entry)
+	}
+	*e = model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
 	e.Src, e.Dst = cs.client, cs.server
 	if f.Dir == reassembly.ToClient {
 		e.Src, e.Dst = cs.server, cs.client
@@ -155,8 +170,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 		if d.expand {
 			e.Msg.Expand()
 		}
-		facts := d.walker.Facts(e.Msg) // a raw SASL token's too: its user
-		e.Facts = &facts
+		*facts = d.walker.Facts(e.Msg) // a raw SASL token's too: its user
+		e.Facts = facts
 	}
 	if e.Msg != nil && !res.SASLToken {
 		ev.names = e.Msg.TopicIDNames()
