@@ -304,7 +304,17 @@ func sessionPartitions(arr *Node, forgotten bool) []SessionPartition {
 	if arr == nil {
 		return nil
 	}
-	var out []SessionPartition
+	// The list is made once, of the right size: a fetch lists the partitions of several topics.
+	n := 0
+	for _, t := range arr.Children {
+		if parts := childNamed(t, "Partitions"); parts != nil {
+			n += len(parts.Children)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]SessionPartition, 0, n)
 	for _, t := range arr.Children {
 		var topic SessionPartition
 		var parts *Node
@@ -342,6 +352,9 @@ func sessionPartitions(arr *Node, forgotten bool) []SessionPartition {
 				out = append(out, sp)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil // no partition read: nil, not an empty list
 	}
 	return out
 }
