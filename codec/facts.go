@@ -145,15 +145,37 @@ type FactsWalker struct{ w factsWalk }
 func (fw *FactsWalker) Facts(m *Message) Facts {
 	w := &fw.w
 	// What the facts keep (the lists, the partitions of each topic) is made anew for each
-	// message; the walk's own state is reused.
-	clear(w.topics)
-	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], ids: w.ids}
+	// message; the walk's own state is reused, and so are the lists the partitions of each
+	// topic are gathered in, up to a bound.
+	for i := range w.topics[:cap(w.topics)] {
+		t := &w.topics[:cap(w.topics)][i]
+		*t = topicPartitions{partitions: t.partitions[:0]}
+		if cap(t.partitions) > maxKeptPartitions {
+			t.partitions = nil
+		}
+	}
+	clear(w.sets)
+	if cap(w.sets) > maxKeptPartitions {
+		w.sets = nil
+	}
+	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets[:0], ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
+	if len(w.sets) > 0 {
+		w.f.RecordSets = slices.Clone(w.sets) // of the right size, where appending grew it
+	}
 	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
 		w.f.Partitions = make(map[string][]int32, len(w.topics))
+		// The facts' lists of partitions share one array, each list capped at its length.
+		n := 0
 		for _, t := range w.topics {
-			w.f.Partitions[t.key] = t.partitions
+			n += len(t.partitions)
+		}
+		all := make([]int32, n)
+		for _, t := range w.topics {
+			k := copy(all, t.partitions)
+			w.f.Partitions[t.key] = all[:k:k]
+			all = all[k:]
 		}
 	}
 	for _, g := range coordinatorGroups(m, body) {
@@ -286,8 +308,10 @@ type factsWalk struct {
 	// the index of the last topic given some: f.Partitions is made once, at the end, of the
 	// right size. index finds topics once there are many.
 	topics []topicPartitions
-	cur    int
-	index  map[string]int
+	// sets gathers the record sets, reused from one message to the next.
+	sets  []RecordSet
+	cur   int
+	index map[string]int
 	// ids keeps the strings of the topic ids met, from one message to the next: consumers
 	// name the same few ids in every fetch. Emptied when it holds maxIDs.
 	ids map[UUID]string
@@ -295,6 +319,10 @@ type factsWalk struct {
 
 // maxIDs bounds factsWalk.ids: a capture can name any number of ids.
 const maxIDs = 1024
+
+// maxKeptPartitions bounds the lists of partitions and of record sets a factsWalk keeps for the
+// next message: a message can name millions.
+const maxKeptPartitions = 1024
 
 // idKey is id as Kafka prints it, made once while the walker keeps it.
 func (w *factsWalk) idKey(id UUID) string {
@@ -351,7 +379,12 @@ func (w *factsWalk) topicIndex(key string) int {
 			}
 		}
 	}
-	w.topics = append(w.topics, topicPartitions{key: key})
+	if len(w.topics) < cap(w.topics) {
+		w.topics = w.topics[:len(w.topics)+1] // a slot whose list of partitions is reused
+		w.topics[len(w.topics)-1].key = key
+	} else {
+		w.topics = append(w.topics, topicPartitions{key: key})
+	}
 	i := len(w.topics) - 1
 	switch {
 	case w.index != nil:
@@ -455,11 +488,11 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 func (w *factsWalk) records(n *Node, s *factsScope) {
 	switch {
 	case len(n.Children) > 0:
-		w.f.RecordSets = append(w.f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
+		w.sets = append(w.sets, recordSet(n, s.topic, s.id, s.partition))
 	case n.Unexpanded():
 		r := RecordSet{Topic: s.topic, TopicID: s.id, Partition: s.partition, Bytes: n.Size}
 		if w.m.lazyRecordSet(n, &r, &w.scratch) {
-			w.f.RecordSets = append(w.f.RecordSets, r)
+			w.sets = append(w.sets, r)
 		}
 	}
 }
