@@ -858,10 +858,10 @@ func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
 
 // Resolve replaces topic ids by the names learnt for them in f.
 func (t *TopicNames) Resolve(f *Facts) {
-	for i, r := range f.RecordSets {
-		if r.Topic == "" {
+	for i := range f.RecordSets {
+		if r := &f.RecordSets[i]; r.Topic == "" {
 			if name, ok := t.names[r.TopicID]; ok {
-				f.RecordSets[i].Topic = name
+				r.Topic = name
 			}
 		}
 	}

@@ -111,16 +111,16 @@ func (n *naming) unnamed(e *model.Entry) bool {
 		if slices.ContainsFunc(f.TopicIDs, missing) {
 			return true
 		}
-		for _, r := range f.RecordSets {
-			if r.Topic == "" && missing(r.TopicID) {
+		for i := range f.RecordSets {
+			if r := &f.RecordSets[i]; r.Topic == "" && missing(r.TopicID) {
 				return true
 			}
 		}
 	}
 	if s := e.Session; s != nil {
-		for _, ps := range [][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
-			for _, sp := range ps {
-				if sp.Topic == "" && missing(sp.TopicID) {
+		for _, ps := range [...][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+			for i := range ps {
+				if sp := &ps[i]; sp.Topic == "" && missing(sp.TopicID) {
 					return true
 				}
 			}
