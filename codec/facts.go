@@ -154,16 +154,12 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 			t.partitions = nil
 		}
 	}
-	clear(w.sets)
-	if cap(w.sets) > maxKeptPartitions {
-		w.sets = nil
-	}
-	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets[:0], ids: w.ids}
+	w.sets, w.names, w.topicIDs = reuse(w.sets), reuse(w.names), reuse(w.topicIDs)
+	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
-	if len(w.sets) > 0 {
-		w.f.RecordSets = slices.Clone(w.sets) // of the right size, where appending grew it
-	}
+	// Copies of the right size, where appending grew the lists.
+	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneSome(w.sets), cloneSome(w.names), cloneSome(w.topicIDs)
 	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
 		w.f.Partitions = make(map[string][]int32, len(w.topics))
 		// The facts' lists of partitions share one array, each list capped at its length.
@@ -308,10 +304,13 @@ type factsWalk struct {
 	// the index of the last topic given some: f.Partitions is made once, at the end, of the
 	// right size. index finds topics once there are many.
 	topics []topicPartitions
-	// sets gathers the record sets, reused from one message to the next.
-	sets  []RecordSet
-	cur   int
-	index map[string]int
+	cur    int
+	index  map[string]int
+	// sets, names and topicIDs gather the record sets, topic names and topic ids, in lists
+	// reused from one message to the next (the facts get copies).
+	sets     []RecordSet
+	names    []string
+	topicIDs []UUID
 	// ids keeps the strings of the topic ids met, from one message to the next: consumers
 	// name the same few ids in every fetch. Emptied when it holds maxIDs.
 	ids map[UUID]string
@@ -320,9 +319,26 @@ type factsWalk struct {
 // maxIDs bounds factsWalk.ids: a capture can name any number of ids.
 const maxIDs = 1024
 
-// maxKeptPartitions bounds the lists of partitions and of record sets a factsWalk keeps for the
-// next message: a message can name millions.
+// maxKeptPartitions bounds the lists a factsWalk keeps for the next message: a message can
+// name millions of partitions.
 const maxKeptPartitions = 1024
+
+// reuse empties a list that a factsWalk reuses, unless it grew past maxKeptPartitions.
+func reuse[T any](list []T) []T {
+	clear(list) // what it pointed to is the facts' now, or garbage
+	if cap(list) > maxKeptPartitions {
+		return nil
+	}
+	return list[:0]
+}
+
+// cloneSome returns a copy of list, nil when it is empty.
+func cloneSome[T any](list []T) []T {
+	if len(list) == 0 {
+		return nil
+	}
+	return slices.Clone(list)
+}
 
 // idKey is id as Kafka prints it, made once while the walker keeps it.
 func (w *factsWalk) idKey(id UUID) string {
@@ -467,7 +483,7 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 	case string:
 		switch {
 		case n.Def != nil && n.Def.Entity() == schema.TopicName:
-			w.seenTopics.add(&f.Topics, v)
+			w.seenTopics.add(&w.names, v)
 		case n.Def != nil && n.Def.Entity() == schema.GroupID:
 			w.seenGroups.add(&f.Groups, v)
 		case n.Name == "MemberId" && v != "":
@@ -475,7 +491,7 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 		}
 	case UUID:
 		if n.Name == "TopicId" && v != (UUID{}) {
-			w.seenIDs.add(&f.TopicIDs, v)
+			w.seenIDs.add(&w.topicIDs, v)
 		}
 	case int64:
 		if n.Type == wire.Int32 && partitionName(n.Name) {
@@ -866,7 +882,7 @@ func (t *TopicNames) Resolve(f *Facts) {
 		}
 	}
 	var buf [24]byte
-	for _, id := range f.TopicIDs {
+	for i, id := range f.TopicIDs {
 		name, ok := t.names[id]
 		if !ok {
 			continue
@@ -880,7 +896,8 @@ func (t *TopicNames) Resolve(f *Facts) {
 			f.Partitions[name] = p
 		}
 		if !slices.Contains(f.Topics, name) {
-			f.Topics = append(f.Topics, name)
+			// Room for the names of the ids left, once: most messages name topics by id only.
+			f.Topics = append(slices.Grow(f.Topics, len(f.TopicIDs)-i), name)
 		}
 	}
 }
