@@ -52,6 +52,25 @@ type Nodes struct {
 	// spare is the buffer of a payload decompressed for EachRecord, once its batch's nodes are
 	// given back: the next payload is decompressed into it (InflateBuffer).
 	spare []byte
+	// uuids keeps the values of the UUIDs decoded lately, for the trees decoded after.
+	uuids uuidValues
+}
+
+// uuidValues keeps the values (Node.Value) of a few UUIDs: consumers and producers name the
+// same few topic ids in every message, each made a value once rather than for each message.
+// A value is never written, and may be shared by any number of trees.
+type uuidValues [8]struct {
+	id UUID
+	v  any
+}
+
+// value returns u as a node's value.
+func (c *uuidValues) value(u UUID) any {
+	e := &c[u[15]&7] // ids are random: their bytes spread them over the entries
+	if e.v == nil || e.id != u {
+		e.id, e.v = u, u
+	}
+	return e.v
 }
 
 // InflateBuffer returns a buffer to decompress a payload into, which the caller then owns:
@@ -477,7 +496,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		case schema.UUID:
 			var u UUID
 			copy(u[:], b)
-			n.Value = u
+			n.Value = d.nodes.uuids.value(u)
 		}
 		return n
 	}

@@ -193,3 +193,19 @@ func TestCompact(t *testing.T) {
 		}
 	}
 }
+
+// TestUUIDValues checks the values kept for UUIDs (uuidValues): each is the UUID given, also
+// for UUIDs that share an entry and come back after another took it, and a UUID that comes
+// again gets the value it got before rather than one made anew.
+func TestUUIDValues(t *testing.T) {
+	var c uuidValues
+	a, b, other := UUID{1, 15: 3}, UUID{2, 15: 11}, UUID{3, 15: 4} // a and b share an entry
+	for i, u := range []UUID{a, a, b, a, other, b, b, {}} {
+		if v := c.value(u); v != any(u) {
+			t.Errorf("%d: value %v for %v", i, v, u)
+		}
+	}
+	if allocs := testing.AllocsPerRun(10, func() { c.value(other) }); allocs != 0 {
+		t.Errorf("a UUID met before made %v allocations", allocs)
+	}
+}
