@@ -190,9 +190,15 @@ type msgInfo struct {
 // entries decodes the whole buffer as a sequence of batches and messages. It also returns the
 // legacy messages it found, for a wrapper message to complete.
 func (s *space) entries() ([]*codec.Node, []msgInfo) {
-	var out []*codec.Node
+	// Gathered on the stack, then put in a list of the tree's nodes (Nodes.List) of the right
+	// size: most records fields hold a batch or a few.
+	var few [8]*codec.Node
+	out := few[:0]
 	msgs := s.each(func(n *codec.Node) { out = append(out, n) })
-	return out, msgs
+	if len(out) == 0 {
+		return nil, msgs
+	}
+	return append(s.nodes.List(len(out)), out...), msgs
 }
 
 // each decodes the buffer as entries does, handing each entry to emit as it is decoded.
