@@ -209,3 +209,25 @@ func TestUUIDValues(t *testing.T) {
 		t.Errorf("a UUID met before made %v allocations", allocs)
 	}
 }
+
+// TestStringValues checks the values and pointers kept for short strings (stringValues): each
+// is the string given, also for strings that share an entry, for long and empty ones, which
+// are not kept; a string met again costs no allocation.
+func TestStringValues(t *testing.T) {
+	var c stringValues
+	long := strings.Repeat("x", maxKeptString+1)
+	// "ab" and "cb" share an entry.
+	for i, s := range []string{"kgo", "kgo", "ab", "cb", "kgo", "", long, long, "client-1", "ab"} {
+		if v := c.value([]byte(s)); v != any(s) {
+			t.Errorf("%d: value %q for %q", i, v, s)
+		}
+		if p := c.pointer(s); *p != s {
+			t.Errorf("%d: pointer to %q for %q", i, *p, s)
+		}
+	}
+	b := []byte("client-1")
+	c.value(b)
+	if allocs := testing.AllocsPerRun(10, func() { c.pointer(c.value(b).(string)) }); allocs != 0 {
+		t.Errorf("a string met before made %v allocations", allocs)
+	}
+}
