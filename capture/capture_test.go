@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/gopacket/gopacket/layers"
@@ -121,6 +122,49 @@ func TestNewReader(t *testing.T) {
 	}
 	if _, err := r.Next(); !errors.Is(err, os.ErrClosed) || !strings.HasPrefix(err.Error(), "stdin: ") {
 		t.Errorf("Next after Close: %v", err)
+	}
+}
+
+// TestRecordsAroundTheBuffer reads pcap records that its read buffer holds (read where they
+// lie) and records bigger than it (copied out), one after the other, from a stream that gives
+// one byte at a time: each packet's bytes are its own, whatever came before.
+func TestRecordsAroundTheBuffer(t *testing.T) {
+	// The largest IPv4 packet, in an Ethernet frame: larger than a stream's buffer.
+	big := func(fill byte) string { return strings.Repeat(string(rune(fill)), 65535-40) }
+	payloads := []string{"a", big('x'), "b", "c", big('y'), big('z'), "d"}
+	var frames [][]byte
+	for _, p := range payloads {
+		frames = append(frames, ethIP(t, tcp4(t, 1, 2, p)))
+	}
+	if len(frames[1]) <= streamBuffer {
+		t.Fatalf("a frame of %d bytes fits in the buffer of %d", len(frames[1]), streamBuffer)
+	}
+	file := pcapFile(t, layers.LinkTypeEthernet, false, recs(frames...)...)
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+	}{
+		{"whole", bytes.NewReader(file)},
+		{"one byte at a time", iotest.OneByteReader(bytes.NewReader(file))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(tc.r, "stream")
+			if err != nil {
+				t.Fatal(err)
+			}
+			segs, perrs, err := readAll(t, r)
+			if err != nil || len(perrs) > 0 {
+				t.Fatalf("read: %v %v", err, perrs)
+			}
+			if len(segs) != len(payloads) {
+				t.Fatalf("%d segments, want %d", len(segs), len(payloads))
+			}
+			for i, s := range segs {
+				if s.Payload != payloads[i] || s.CapLen != len(frames[i]) {
+					t.Errorf("packet %d: %d bytes of payload (%d captured), want %d (%d)", i+1, len(s.Payload), s.CapLen, len(payloads[i]), len(frames[i]))
+				}
+			}
+		})
 	}
 }
 

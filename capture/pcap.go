@@ -91,16 +91,33 @@ func (p *pcapReader) read() ([]byte, gopacket.CaptureInfo, layers.LinkType, erro
 			p.firstOverlong, p.firstCap, p.firstLen = p.records, ci.CaptureLength, ci.Length
 		}
 	}
-	if cap(p.buf) < ci.CaptureLength {
-		// Doubling: records that grow one by one do not each make a buffer.
-		p.buf = make([]byte, min(max(ci.CaptureLength, 2*cap(p.buf), 2048), MaxCaptureLength))
+	data, err := p.record(ci.CaptureLength)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
 	}
-	data := p.buf[:ci.CaptureLength]
-	if _, err := io.ReadFull(p.r, data); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
+	if err != nil {
 		return nil, ci, p.linkType, err
 	}
 	return data, ci, p.linkType, nil
+}
+
+// record reads the n bytes of a record, valid until the next call: where they lie in the
+// read buffer when it can hold them (every record of most captures), which saves copying
+// each packet once more; else copied out into p.buf.
+func (p *pcapReader) record(n int) ([]byte, error) {
+	if n <= p.r.Size() {
+		data, err := p.r.Peek(n)
+		if err != nil {
+			return nil, err
+		}
+		_, err = p.r.Discard(n)
+		return data, err
+	}
+	if cap(p.buf) < n {
+		// Doubling: records that grow one by one do not each make a buffer.
+		p.buf = make([]byte, min(max(n, 2*cap(p.buf), 2048), MaxCaptureLength))
+	}
+	data := p.buf[:n]
+	_, err := io.ReadFull(p.r, data)
+	return data, err
 }

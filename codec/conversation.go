@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/kdissect/kdissect/codec/schema"
@@ -217,17 +218,23 @@ func (cv *Conversation) forget(corr int32) {
 	}
 }
 
+// remember puts an API version first in cv.seen, which keeps the 16 most recent. The list is
+// changed in place: a client's requests would otherwise each copy it.
 func (cv *Conversation) remember(key, version int16) {
-	for i, s := range cv.seen {
-		if s.APIKey == key && s.Version == version {
-			cv.seen = append(cv.seen[:i], cv.seen[i+1:]...)
-			break
-		}
+	const most = 16
+	p := Pending{APIKey: key, Version: version}
+	i := slices.IndexFunc(cv.seen, func(s Pending) bool { return s.APIKey == key && s.Version == version })
+	switch {
+	case i == 0:
+		return
+	case i < 0 && len(cv.seen) < most:
+		cv.seen = append(cv.seen, Pending{})
+		i = len(cv.seen) - 1
+	case i < 0:
+		i = most - 1 // the least recent goes
 	}
-	cv.seen = append([]Pending{{APIKey: key, Version: version}}, cv.seen...)
-	if len(cv.seen) > 16 {
-		cv.seen = cv.seen[:16]
-	}
+	copy(cv.seen[1:i+1], cv.seen[:i])
+	cv.seen[0] = p
 }
 
 // infer decodes a response whose request was not captured, when exactly one of the API versions

@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -490,4 +491,34 @@ type pendingRequest struct {
 	APIKey, Version int16
 	CorrelationID   int32
 	Ref             any
+}
+
+// TestConversationRemember checks the list of API versions a client used (remember): the most
+// recent first, each once, the 16 most recent only; it is changed in place, so it is compared
+// with a list built anew for each request.
+func TestConversationRemember(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []int16
+	}{
+		{"one", []int16{3}},
+		{"repeated", []int16{3, 3, 3}},
+		{"back to an older", []int16{1, 2, 3, 1, 2, 3, 2}},
+		{"more than 16", []int16{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 3, 0, 17, 20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cv := testCodec(t).NewConversation()
+			var want []Pending
+			for _, k := range tc.keys {
+				cv.remember(k, k%3)
+				p := Pending{APIKey: k, Version: k % 3}
+				want = slices.DeleteFunc(want, func(s Pending) bool { return s == p })
+				want = append([]Pending{p}, want...)
+				want = want[:min(len(want), 16)]
+				if fmt.Sprint(cv.seen) != fmt.Sprint(want) {
+					t.Fatalf("after %d: %v, want %v", k, cv.seen, want)
+				}
+			}
+		})
+	}
 }

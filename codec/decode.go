@@ -52,7 +52,78 @@ type Nodes struct {
 	// spare is the buffer of a payload decompressed for EachRecord, once its batch's nodes are
 	// given back: the next payload is decompressed into it (InflateBuffer).
 	spare []byte
+	// uuids and strings keep the values of the UUIDs and short strings decoded lately, for the
+	// trees decoded after.
+	uuids   uuidValues
+	strings stringValues
 }
+
+// uuidValues keeps the values (Node.Value) of a few UUIDs: consumers and producers name the
+// same few topic ids in every message, each made a value once rather than for each message.
+// A value is never written, and may be shared by any number of trees.
+type uuidValues [8]struct {
+	id UUID
+	v  any
+}
+
+// value returns u as a node's value.
+func (c *uuidValues) value(u UUID) any {
+	e := &c[u[15]&7] // ids are random: their bytes spread them over the entries
+	if e.v == nil || e.id != u {
+		e.id, e.v = u, u
+	}
+	return e.v
+}
+
+// stringValues keeps the values of a few short strings, and pointers to them: a connection's
+// requests all carry its client id, a producer's the same topics. Neither is ever written.
+type stringValues [8]struct {
+	s string
+	v any
+	p *string
+}
+
+// maxKeptString is the longest string stringValues keeps.
+const maxKeptString = 64
+
+// slot is where stringValues keeps s.
+func slot[T ~string | ~[]byte](s T) int { return (len(s) ^ int(s[len(s)-1])) & 7 }
+
+// value returns b as a string node's value.
+func (c *stringValues) value(b []byte) any {
+	if len(b) == 0 || len(b) > maxKeptString {
+		return string(b)
+	}
+	e := &c[slot(b)]
+	if e.v == nil || e.s != string(b) { // compared without making a string
+		s := string(b)
+		*e = struct {
+			s string
+			v any
+			p *string
+		}{s: s, v: s}
+	}
+	return e.v
+}
+
+// pointer returns a pointer to s, one kept for it when s is a value kept.
+func (c *stringValues) pointer(s string) *string {
+	if len(s) == 0 || len(s) > maxKeptString {
+		return newString(s)
+	}
+	e := &c[slot(s)]
+	if e.v == nil || e.s != s {
+		return newString(s)
+	}
+	if e.p == nil {
+		e.p = newString(s)
+	}
+	return e.p
+}
+
+// newString returns a pointer to a new copy of s (a function of its own: the parameter it
+// takes the address of goes to the heap, and pointer's would on every call).
+func newString(s string) *string { return &s }
 
 // InflateBuffer returns a buffer to decompress a payload into, which the caller then owns:
 // one that EachRecord gave back, or nil. So a records field read a batch at a time costs one
@@ -477,7 +548,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		case schema.UUID:
 			var u UUID
 			copy(u[:], b)
-			n.Value = u
+			n.Value = d.nodes.uuids.value(u)
 		}
 		return n
 	}
@@ -498,7 +569,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	n.Size = d.pos - start
 	switch {
 	case k == schema.String:
-		n.Value = string(b)
+		n.Value = d.nodes.strings.value(b)
 	case k == schema.Records && d.lazyRecords != nil && len(b) > 0:
 		d.lazy(n, b)
 		n.Value = int64(len(b))

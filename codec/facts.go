@@ -145,15 +145,33 @@ type FactsWalker struct{ w factsWalk }
 func (fw *FactsWalker) Facts(m *Message) Facts {
 	w := &fw.w
 	// What the facts keep (the lists, the partitions of each topic) is made anew for each
-	// message; the walk's own state is reused.
-	clear(w.topics)
-	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], ids: w.ids}
+	// message; the walk's own state is reused, and so are the lists the partitions of each
+	// topic are gathered in, up to a bound.
+	for i := range w.topics[:cap(w.topics)] {
+		t := &w.topics[:cap(w.topics)][i]
+		*t = topicPartitions{partitions: t.partitions[:0]}
+		if cap(t.partitions) > maxKeptPartitions {
+			t.partitions = nil
+		}
+	}
+	w.sets, w.names, w.topicIDs = reuse(w.sets), reuse(w.names), reuse(w.topicIDs)
+	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
+	// Copies of the right size, where appending grew the lists.
+	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneSome(w.sets), cloneSome(w.names), cloneSome(w.topicIDs)
 	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
 		w.f.Partitions = make(map[string][]int32, len(w.topics))
+		// The facts' lists of partitions share one array, each list capped at its length.
+		n := 0
 		for _, t := range w.topics {
-			w.f.Partitions[t.key] = t.partitions
+			n += len(t.partitions)
+		}
+		all := make([]int32, n)
+		for _, t := range w.topics {
+			k := copy(all, t.partitions)
+			w.f.Partitions[t.key] = all[:k:k]
+			all = all[k:]
 		}
 	}
 	for _, g := range coordinatorGroups(m, body) {
@@ -288,6 +306,11 @@ type factsWalk struct {
 	topics []topicPartitions
 	cur    int
 	index  map[string]int
+	// sets, names and topicIDs gather the record sets, topic names and topic ids, in lists
+	// reused from one message to the next (the facts get copies).
+	sets     []RecordSet
+	names    []string
+	topicIDs []UUID
 	// ids keeps the strings of the topic ids met, from one message to the next: consumers
 	// name the same few ids in every fetch. Emptied when it holds maxIDs.
 	ids map[UUID]string
@@ -295,6 +318,27 @@ type factsWalk struct {
 
 // maxIDs bounds factsWalk.ids: a capture can name any number of ids.
 const maxIDs = 1024
+
+// maxKeptPartitions bounds the lists a factsWalk keeps for the next message: a message can
+// name millions of partitions.
+const maxKeptPartitions = 1024
+
+// reuse empties a list that a factsWalk reuses, unless it grew past maxKeptPartitions.
+func reuse[T any](list []T) []T {
+	clear(list) // what it pointed to is the facts' now, or garbage
+	if cap(list) > maxKeptPartitions {
+		return nil
+	}
+	return list[:0]
+}
+
+// cloneSome returns a copy of list, nil when it is empty.
+func cloneSome[T any](list []T) []T {
+	if len(list) == 0 {
+		return nil
+	}
+	return slices.Clone(list)
+}
 
 // idKey is id as Kafka prints it, made once while the walker keeps it.
 func (w *factsWalk) idKey(id UUID) string {
@@ -351,7 +395,12 @@ func (w *factsWalk) topicIndex(key string) int {
 			}
 		}
 	}
-	w.topics = append(w.topics, topicPartitions{key: key})
+	if len(w.topics) < cap(w.topics) {
+		w.topics = w.topics[:len(w.topics)+1] // a slot whose list of partitions is reused
+		w.topics[len(w.topics)-1].key = key
+	} else {
+		w.topics = append(w.topics, topicPartitions{key: key})
+	}
 	i := len(w.topics) - 1
 	switch {
 	case w.index != nil:
@@ -434,7 +483,7 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 	case string:
 		switch {
 		case n.Def != nil && n.Def.Entity() == schema.TopicName:
-			w.seenTopics.add(&f.Topics, v)
+			w.seenTopics.add(&w.names, v)
 		case n.Def != nil && n.Def.Entity() == schema.GroupID:
 			w.seenGroups.add(&f.Groups, v)
 		case n.Name == "MemberId" && v != "":
@@ -442,7 +491,7 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 		}
 	case UUID:
 		if n.Name == "TopicId" && v != (UUID{}) {
-			w.seenIDs.add(&f.TopicIDs, v)
+			w.seenIDs.add(&w.topicIDs, v)
 		}
 	case int64:
 		if n.Type == wire.Int32 && partitionName(n.Name) {
@@ -455,11 +504,11 @@ func (w *factsWalk) leaf(n *Node, s *factsScope) {
 func (w *factsWalk) records(n *Node, s *factsScope) {
 	switch {
 	case len(n.Children) > 0:
-		w.f.RecordSets = append(w.f.RecordSets, recordSet(n, s.topic, s.id, s.partition))
+		w.sets = append(w.sets, recordSet(n, s.topic, s.id, s.partition))
 	case n.Unexpanded():
 		r := RecordSet{Topic: s.topic, TopicID: s.id, Partition: s.partition, Bytes: n.Size}
 		if w.m.lazyRecordSet(n, &r, &w.scratch) {
-			w.f.RecordSets = append(w.f.RecordSets, r)
+			w.sets = append(w.sets, r)
 		}
 	}
 }
@@ -625,7 +674,22 @@ type TopicNames struct {
 	names map[UUID]string
 	// all: the names of a whole capture were learnt before it is shown (LearntAll).
 	all bool
+	// learnt counts the changes to names; sessions holds the fetch sessions' sets of
+	// partitions with their names given, as ResolveSession made them while learnt was the
+	// same (most fetches of a session share one set).
+	learnt   int
+	sessions map[*SessionPartition]resolvedSet
 }
+
+// resolvedSet is a session's set of partitions (of n) with the topic names given, as they
+// were when names had changed learnt times.
+type resolvedSet struct {
+	n, learnt int
+	ps        []SessionPartition
+}
+
+// maxSessionSets bounds TopicNames.sessions: a capture can hold any number of sessions.
+const maxSessionSets = 256
 
 // LearntAll says that the names of a whole capture were learnt before its messages are
 // annotated: a topic id without a name is then named by no message of it.
@@ -637,7 +701,10 @@ func (t *TopicNames) Add(names []TopicIDName) {
 		if t.names == nil {
 			t.names = map[UUID]string{}
 		}
-		t.names[n.ID] = n.Name
+		if old, ok := t.names[n.ID]; !ok || old != n.Name {
+			t.names[n.ID] = n.Name
+			t.learnt++
+		}
 	}
 }
 
@@ -755,32 +822,67 @@ func (n *Node) Topic() (name string, ok bool) {
 }
 
 // ResolveSession names the topics of a fetch session's partitions that are known by id only.
+// The step's Added, Updated and Forgotten are its own, and named in place; its Partitions may
+// be shared with other steps (SessionStep.Partitions), and are replaced by a named copy.
 func (t *TopicNames) ResolveSession(s *SessionStep) {
-	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten} {
 		for i, p := range ps {
 			if p.Topic == "" {
 				ps[i].Topic = t.names[p.TopicID]
 			}
 		}
 	}
-	// By name, now that the names are known; most steps are in order already (their names
-	// were known when the session was, or a response's step shares its request's partitions).
-	if !slices.IsSortedFunc(s.Partitions, comparePartitions) {
-		s.Partitions = sortedPartitions(s.Partitions)
+	s.Partitions = t.resolveSet(s.Partitions)
+}
+
+// resolveSet returns a session's set of partitions with the topics known by id named, in
+// order by name: ps when that changes nothing, else a copy, the same one for every step that
+// shares ps while the names stay as they are.
+func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
+	if len(ps) == 0 {
+		return ps
 	}
+	if r, ok := t.sessions[&ps[0]]; ok && r.n == len(ps) && r.learnt == t.learnt {
+		return r.ps
+	}
+	out := ps
+	for i, p := range ps {
+		if p.Topic != "" {
+			continue
+		}
+		if name := t.names[p.TopicID]; name != "" {
+			if len(out) > 0 && &out[0] == &ps[0] {
+				out = slices.Clone(ps)
+			}
+			out[i].Topic = name
+		}
+	}
+	// By name, now that the names are known; most sets are in order already (their names
+	// were known when the session was).
+	if !slices.IsSortedFunc(out, comparePartitions) {
+		if &out[0] == &ps[0] {
+			out = slices.Clone(ps)
+		}
+		slices.SortFunc(out, comparePartitions)
+	}
+	if t.sessions == nil || len(t.sessions) >= maxSessionSets {
+		t.sessions = make(map[*SessionPartition]resolvedSet)
+	}
+	t.sessions[&ps[0]] = resolvedSet{n: len(ps), learnt: t.learnt, ps: out}
+	return out
 }
 
 // Resolve replaces topic ids by the names learnt for them in f.
 func (t *TopicNames) Resolve(f *Facts) {
-	for i, r := range f.RecordSets {
-		if r.Topic == "" {
+	for i := range f.RecordSets {
+		if r := &f.RecordSets[i]; r.Topic == "" {
 			if name, ok := t.names[r.TopicID]; ok {
-				f.RecordSets[i].Topic = name
+				r.Topic = name
 			}
 		}
 	}
 	var buf [24]byte
-	for _, id := range f.TopicIDs {
+	for i, id := range f.TopicIDs {
 		name, ok := t.names[id]
 		if !ok {
 			continue
@@ -794,7 +896,8 @@ func (t *TopicNames) Resolve(f *Facts) {
 			f.Partitions[name] = p
 		}
 		if !slices.Contains(f.Topics, name) {
-			f.Topics = append(f.Topics, name)
+			// Room for the names of the ids left, once: most messages name topics by id only.
+			f.Topics = append(slices.Grow(f.Topics, len(f.TopicIDs)-i), name)
 		}
 	}
 }

@@ -301,3 +301,43 @@ func TestFactsWalkerIDKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestFactsWalkerReuse checks that one FactsWalker, which reuses its lists of partitions from
+// one message to the next, gives each message the facts a walker of its own gives, and that
+// no message's facts change as the walker goes on; the lists of one message's topics share
+// an array, and one grown by append does not write over the next.
+func TestFactsWalkerReuse(t *testing.T) {
+	c := testCodec(t)
+	produce := func(base, topics, partitions int) *Message {
+		req := kmsg.NewPtrProduceRequest()
+		req.Version = 7
+		for i := range topics {
+			topic := kmsg.NewProduceRequestTopic()
+			topic.Topic = fmt.Sprint("topic-", i)
+			for p := range partitions {
+				part := kmsg.NewProduceRequestTopicPartition()
+				part.Partition = int32(base + p*(i+1))
+				topic.Partitions = append(topic.Partitions, part)
+			}
+			req.Topics = append(req.Topics, topic)
+		}
+		return c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil)))
+	}
+	msgs := []*Message{produce(0, 3, 4), produce(10, 1, 1), produce(20, onceSetScan+5, 2), produce(30, 2, maxKeptPartitions+10), produce(40, 4, 3)}
+	var fw FactsWalker
+	var got []Facts
+	for _, m := range msgs {
+		got = append(got, fw.Facts(m))
+	}
+	for i, m := range msgs {
+		if want := m.Facts(); fmt.Sprint(got[i]) != fmt.Sprint(want) {
+			t.Errorf("message %d: facts %v, want %v", i, got[i], want)
+		}
+	}
+	f := got[0]
+	next := fmt.Sprint(f.Partitions["topic-1"])
+	f.Partitions["topic-0"] = append(f.Partitions["topic-0"], 99)
+	if fmt.Sprint(f.Partitions["topic-1"]) != next {
+		t.Errorf("appending to topic-0's partitions changed topic-1's: %v, was %s", f.Partitions["topic-1"], next)
+	}
+}

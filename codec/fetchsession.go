@@ -82,7 +82,9 @@ type SessionStep struct {
 	// it lists again (their fetch position changed), Forgotten those it drops.
 	Added, Updated, Forgotten []SessionPartition
 	// Partitions is the session's set after the request, as the conversation followed it: the
-	// whole set when Followed, else only what this capture showed of it.
+	// whole set when Followed, else only what this capture showed of it. The steps of a
+	// session that leave its set as it was share one list: it is never written (ResolveSession
+	// replaces it).
 	Partitions []SessionPartition
 	// Followed: the session was opened on this connection within the capture. Closed: the
 	// request names a session closed before it (by the client or the broker).
@@ -217,7 +219,7 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 	if next.sorted == nil {
 		next.sorted = sortedPartitions(slicesOf(next.set))
 	}
-	st.Partitions = slices.Clone(next.sorted) // the step's own: the names are filled in later
+	st.Partitions = next.sorted // shared by the steps that leave the set as it is: never written
 	return next
 }
 
@@ -302,7 +304,17 @@ func sessionPartitions(arr *Node, forgotten bool) []SessionPartition {
 	if arr == nil {
 		return nil
 	}
-	var out []SessionPartition
+	// The list is made once, of the right size: a fetch lists the partitions of several topics.
+	n := 0
+	for _, t := range arr.Children {
+		if parts := childNamed(t, "Partitions"); parts != nil {
+			n += len(parts.Children)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]SessionPartition, 0, n)
 	for _, t := range arr.Children {
 		var topic SessionPartition
 		var parts *Node
@@ -340,6 +352,9 @@ func sessionPartitions(arr *Node, forgotten bool) []SessionPartition {
 				out = append(out, sp)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil // no partition read: nil, not an empty list
 	}
 	return out
 }

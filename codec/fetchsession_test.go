@@ -119,10 +119,11 @@ func sessionString(s *SessionStep) string {
 	return out
 }
 
-// TestSessionStepsOwnPartitions checks that incremental fetches that leave their session as it
-// was, which share the session's sorted partitions, each get a list of their own (the names of
-// topic ids are filled into it later, elsewhere), in the order sortedPartitions gives.
-func TestSessionStepsOwnPartitions(t *testing.T) {
+// TestSessionStepsSharePartitions checks that incremental fetches that leave their session as
+// it was share the session's sorted partitions, which naming the topics of one step
+// (TopicNames.ResolveSession) leaves as they were: each step gets the names known when it is
+// resolved, in order by name, a name learnt between two steps included.
+func TestSessionStepsSharePartitions(t *testing.T) {
 	a, b := UUID{1}, UUID{2}
 	set := map[sessionKey]SessionPartition{}
 	for _, p := range []SessionPartition{{TopicID: b, Partition: 1}, {TopicID: a, Partition: 2}, {TopicID: a, Partition: 0}} {
@@ -131,24 +132,46 @@ func TestSessionStepsOwnPartitions(t *testing.T) {
 	s := &sessionState{open: map[int32]*fetchSession{7: {set: set, followed: true}}, closed: map[int32]string{}}
 	warn := func(format string, args ...any) { t.Errorf("warning: "+format, args...) }
 	var steps []*SessionStep
-	for epoch := int32(1); epoch <= 3; epoch++ {
+	for epoch := int32(1); epoch <= 5; epoch++ {
 		st := &SessionStep{ID: 7, Epoch: epoch, Action: SessionIncremental}
 		next := s.incremental(st, []SessionPartition{{TopicID: a, Partition: 0}}, nil, warn)
 		s.fetchResponse(&Message{}, st, next)
 		steps = append(steps, st)
 	}
-	want := fmt.Sprint(steps[2].Partitions)
-	steps[0].Partitions[0].Topic = "renamed"
-	for i, st := range steps[1:] {
-		if got := fmt.Sprint(st.Partitions); got != want {
-			t.Errorf("step %d shares its partitions with step 1: %s, want %s", i+2, got, want)
+	shared := sortedPartitions(slicesOf(set))
+	for i, st := range steps {
+		if fmt.Sprint(st.Partitions) != fmt.Sprint(shared) {
+			t.Errorf("step %d: partitions %v, want %v", i+1, st.Partitions, shared)
+		}
+		if len(st.Updated) != 1 || len(st.Added) != 0 {
+			t.Errorf("step %d: updated %v, added %v: want one updated", i+1, st.Updated, st.Added)
 		}
 	}
-	if got := sortedPartitions(slicesOf(set)); fmt.Sprint(got) != fmt.Sprint(steps[2].Partitions) {
-		t.Errorf("partitions %v, want %v", steps[2].Partitions, got)
+	if &steps[0].Partitions[0] != &steps[4].Partitions[0] {
+		t.Error("the steps that leave the session as it was do not share its partitions")
 	}
-	if len(steps[2].Updated) != 1 || len(steps[2].Added) != 0 {
-		t.Errorf("updated %v, added %v: want one updated", steps[2].Updated, steps[2].Added)
+
+	var names TopicNames
+	for i, tc := range []struct {
+		learn []TopicIDName
+		want  string
+	}{
+		{nil, fmt.Sprint(shared)},
+		{[]TopicIDName{{ID: b, Name: "beta"}}, "[{ AQAAAAAAAAAAAAAAAAAAAA 0} { AQAAAAAAAAAAAAAAAAAAAA 2} {beta AgAAAAAAAAAAAAAAAAAAAA 1}]"},
+		{nil, "[{ AQAAAAAAAAAAAAAAAAAAAA 0} { AQAAAAAAAAAAAAAAAAAAAA 2} {beta AgAAAAAAAAAAAAAAAAAAAA 1}]"},
+		{[]TopicIDName{{ID: a, Name: "zeta"}}, "[{beta AgAAAAAAAAAAAAAAAAAAAA 1} {zeta AQAAAAAAAAAAAAAAAAAAAA 0} {zeta AQAAAAAAAAAAAAAAAAAAAA 2}]"},
+	} {
+		names.Add(tc.learn)
+		names.ResolveSession(steps[i])
+		if got := fmt.Sprint(steps[i].Partitions); got != tc.want {
+			t.Errorf("step %d named %v, want %s", i+1, got, tc.want)
+		}
+	}
+	if got := fmt.Sprint(steps[4].Partitions); got != fmt.Sprint(shared) {
+		t.Errorf("naming the other steps changed the partitions step 5 shares: %s", got)
+	}
+	if got := fmt.Sprint(s.open[7].sorted); got != fmt.Sprint(shared) {
+		t.Errorf("naming the steps changed the session's partitions: %s", got)
 	}
 }
 

@@ -193,3 +193,41 @@ func TestCompact(t *testing.T) {
 		}
 	}
 }
+
+// TestUUIDValues checks the values kept for UUIDs (uuidValues): each is the UUID given, also
+// for UUIDs that share an entry and come back after another took it, and a UUID that comes
+// again gets the value it got before rather than one made anew.
+func TestUUIDValues(t *testing.T) {
+	var c uuidValues
+	a, b, other := UUID{1, 15: 3}, UUID{2, 15: 11}, UUID{3, 15: 4} // a and b share an entry
+	for i, u := range []UUID{a, a, b, a, other, b, b, {}} {
+		if v := c.value(u); v != any(u) {
+			t.Errorf("%d: value %v for %v", i, v, u)
+		}
+	}
+	if allocs := testing.AllocsPerRun(10, func() { c.value(other) }); allocs != 0 {
+		t.Errorf("a UUID met before made %v allocations", allocs)
+	}
+}
+
+// TestStringValues checks the values and pointers kept for short strings (stringValues): each
+// is the string given, also for strings that share an entry, for long and empty ones, which
+// are not kept; a string met again costs no allocation.
+func TestStringValues(t *testing.T) {
+	var c stringValues
+	long := strings.Repeat("x", maxKeptString+1)
+	// "ab" and "cb" share an entry.
+	for i, s := range []string{"kgo", "kgo", "ab", "cb", "kgo", "", long, long, "client-1", "ab"} {
+		if v := c.value([]byte(s)); v != any(s) {
+			t.Errorf("%d: value %q for %q", i, v, s)
+		}
+		if p := c.pointer(s); *p != s {
+			t.Errorf("%d: pointer to %q for %q", i, *p, s)
+		}
+	}
+	b := []byte("client-1")
+	c.value(b)
+	if allocs := testing.AllocsPerRun(10, func() { c.pointer(c.value(b).(string)) }); allocs != 0 {
+		t.Errorf("a string met before made %v allocations", allocs)
+	}
+}

@@ -383,8 +383,7 @@ func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
-		s := n.Value.(string)
-		m.ClientID = &s
+		m.ClientID = m.nodes.strings.pointer(n.Value.(string))
 	}
 	return m
 }

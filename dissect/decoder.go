@@ -69,6 +69,14 @@ type decoder struct {
 	frameFunc func(reassembly.Frame)
 }
 
+// entryFacts is an entry with room for its facts and, for a request, for what the conversation
+// remembers of it until its response: one allocation rather than three.
+type entryFacts struct {
+	e model.Entry
+	f codec.Facts
+	r request
+}
+
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	plan := p.cfg.Plan
@@ -118,7 +126,16 @@ func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
 func (d *decoder) frame(f reassembly.Frame) {
 	cs := d.convs[f.Conn]
 	cv := cs.cv
-	e := &model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
+	var e *model.Entry
+	var facts *codec.Facts
+	var ref *request
+	if d.facts {
+		ef := new(entryFacts)
+		e, facts, ref = &ef.e, &ef.f, &ef.r
+	} else {
+		e = new(model.Entry)
+	}
+	*e = model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
 	e.Src, e.Dst = cs.client, cs.server
 	if f.Dir == reassembly.ToClient {
 		e.Src, e.Dst = cs.server, cs.client
@@ -130,7 +147,10 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	if f.Dir == reassembly.ToServer {
 		e.Request = true
-		ref := &request{frame: f.LastPacket, time: f.LastTime}
+		if ref == nil {
+			ref = new(request)
+		}
+		*ref = request{frame: f.LastPacket, time: f.LastTime}
 		res = cv.ClientFrame(f.Data, ref)
 		if res.Msg != nil {
 			ref.clientID = res.Msg.ClientID
@@ -155,8 +175,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 		if d.expand {
 			e.Msg.Expand()
 		}
-		facts := d.walker.Facts(e.Msg) // a raw SASL token's too: its user
-		e.Facts = &facts
+		*facts = d.walker.Facts(e.Msg) // a raw SASL token's too: its user
+		e.Facts = facts
 	}
 	if e.Msg != nil && !res.SASLToken {
 		ev.names = e.Msg.TopicIDNames()

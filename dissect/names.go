@@ -95,24 +95,32 @@ func (p *Pipeline) learnDeferred() {
 // unnamed reports whether e uses a topic id that has no name yet, in its facts or its fetch
 // session (analyse checks its field tree as it annotates it).
 func (n *naming) unnamed(e *model.Entry) bool {
+	// The partitions of a topic come one after another: its id is looked up once.
+	var last codec.UUID
 	missing := func(id codec.UUID) bool {
-		_, ok := n.names.Name(id)
-		return !ok && id != (codec.UUID{}) // a zero id is never named
+		if id == last {
+			return false // named, or the zero id, which is never named
+		}
+		if _, ok := n.names.Name(id); !ok && id != (codec.UUID{}) {
+			return true
+		}
+		last = id
+		return false
 	}
 	if f := e.Facts; f != nil {
 		if slices.ContainsFunc(f.TopicIDs, missing) {
 			return true
 		}
-		for _, r := range f.RecordSets {
-			if r.Topic == "" && missing(r.TopicID) {
+		for i := range f.RecordSets {
+			if r := &f.RecordSets[i]; r.Topic == "" && missing(r.TopicID) {
 				return true
 			}
 		}
 	}
 	if s := e.Session; s != nil {
-		for _, ps := range [][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
-			for _, sp := range ps {
-				if sp.Topic == "" && missing(sp.TopicID) {
+		for _, ps := range [...][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+			for i := range ps {
+				if sp := &ps[i]; sp.Topic == "" && missing(sp.TopicID) {
 					return true
 				}
 			}

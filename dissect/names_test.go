@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/kdissect/kdissect/capture"
+	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/pcaps"
 )
 
@@ -143,4 +145,36 @@ func (r testRun) namesRun(t *testing.T, files []string, first bool) (out string,
 		t.Fatal(err)
 	}
 	return w.String() + errW.String(), p.names.scan != nil
+}
+
+// TestUnnamed checks which entries use a topic id without a name (naming.unnamed): in their
+// facts, their record sets or their fetch session, after the partitions of named topics, and
+// never for the zero id.
+func TestUnnamed(t *testing.T) {
+	named, other := codec.UUID{1}, codec.UUID{2}
+	var n naming
+	n.names.Add([]codec.TopicIDName{{ID: named, Name: "orders"}})
+	session := func(ps ...codec.SessionPartition) *model.Entry {
+		return &model.Entry{Session: &codec.SessionStep{Partitions: ps}}
+	}
+	for _, tc := range []struct {
+		name string
+		e    *model.Entry
+		want bool
+	}{
+		{"no facts", &model.Entry{}, false},
+		{"named id", &model.Entry{Facts: &codec.Facts{TopicIDs: []codec.UUID{named}}}, false},
+		{"unnamed id", &model.Entry{Facts: &codec.Facts{TopicIDs: []codec.UUID{named, other}}}, true},
+		{"zero id", &model.Entry{Facts: &codec.Facts{TopicIDs: []codec.UUID{{}}}}, false},
+		{"record set", &model.Entry{Facts: &codec.Facts{RecordSets: []codec.RecordSet{{TopicID: named}, {TopicID: other}}}}, true},
+		{"record set named by the message", &model.Entry{Facts: &codec.Facts{RecordSets: []codec.RecordSet{{Topic: "t", TopicID: other}}}}, false},
+		{"session of named", session(codec.SessionPartition{TopicID: named}, codec.SessionPartition{TopicID: named, Partition: 1}), false},
+		{"session, unnamed after named", session(codec.SessionPartition{TopicID: named}, codec.SessionPartition{TopicID: named, Partition: 1},
+			codec.SessionPartition{TopicID: other}), true},
+		{"session, zero then unnamed", session(codec.SessionPartition{Topic: "t"}, codec.SessionPartition{TopicID: other}), true},
+	} {
+		if got := n.unnamed(tc.e); got != tc.want {
+			t.Errorf("%s: unnamed %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/kdissect/kdissect/codec"
@@ -83,13 +84,18 @@ func appendSession(b []byte, s *codec.SessionStep, all bool) []byte {
 // appendPartitions appends partitions grouped by topic, in order of first appearance:
 // "orders[0,1] payments[2]"; with most > 0, at most that many topics, then "+N more".
 func appendPartitions(b []byte, ps []codec.SessionPartition, most int) []byte {
+	if len(ps) <= fewPartitions {
+		return appendFewPartitions(b, ps, most)
+	}
+	return appendManyPartitions(b, ps, most)
+}
+
+// appendManyPartitions is appendPartitions for any number of partitions, grouped through a map.
+func appendManyPartitions(b []byte, ps []codec.SessionPartition, most int) []byte {
 	var topics []string
 	byTopic := map[string][]int32{}
 	for _, p := range ps {
-		k := p.Topic
-		if k == "" {
-			k = "id:" + p.TopicID.String() // as the summary's topics show an id without a name
-		}
+		k := topicKey(p)
 		if _, ok := byTopic[k]; !ok {
 			topics = append(topics, k)
 		}
@@ -97,8 +103,7 @@ func appendPartitions(b []byte, ps []codec.SessionPartition, most int) []byte {
 	}
 	for i, t := range topics {
 		if most > 0 && i == most {
-			b = strconv.AppendInt(append(b, " +"...), int64(len(topics)-most), 10)
-			return append(b, " more"...)
+			return appendMore(b, len(topics)-most)
 		}
 		if i > 0 {
 			b = append(b, ' ')
@@ -113,6 +118,72 @@ func appendPartitions(b []byte, ps []codec.SessionPartition, most int) []byte {
 		b = append(b, ']')
 	}
 	return b
+}
+
+// fewPartitions is the most partitions appendFewPartitions groups: most steps list a few, and
+// a summary shows a step on every fetch.
+const fewPartitions = 32
+
+// appendFewPartitions is appendPartitions for a few partitions, grouped by looking back rather
+// than through a map, without allocating.
+func appendFewPartitions(b []byte, ps []codec.SessionPartition, most int) []byte {
+	var buf [fewPartitions]int
+	firsts := buf[:0] // where each topic is first named
+	for i, p := range ps {
+		if !slices.ContainsFunc(firsts, func(f int) bool { return sameTopic(ps[f], p) }) {
+			firsts = append(firsts, i)
+		}
+	}
+	for n, f := range firsts {
+		if most > 0 && n == most {
+			return appendMore(b, len(firsts)-most)
+		}
+		if n > 0 {
+			b = append(b, ' ')
+		}
+		if t := ps[f]; t.Topic != "" {
+			b = inert.Append(b, t.Topic)
+		} else {
+			b, _ = t.TopicID.AppendText(append(b, "id:"...))
+		}
+		b = append(b, '[')
+		for j, p := range ps[f:] {
+			if j == 0 || sameTopic(ps[f], p) {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(p.Partition), 10)
+			}
+		}
+		b = append(b, ']')
+	}
+	return b
+}
+
+// topicKey names a partition's topic as the summary's topics do: by name, else "id:" and its
+// id.
+func topicKey(p codec.SessionPartition) string {
+	if p.Topic != "" {
+		return p.Topic
+	}
+	return "id:" + p.TopicID.String()
+}
+
+// sameTopic reports whether two partitions have the same topicKey, making no string for
+// either unless one is named and the other is not.
+func sameTopic(p, q codec.SessionPartition) bool {
+	switch {
+	case p.Topic != "" && q.Topic != "":
+		return p.Topic == q.Topic
+	case p.Topic == "" && q.Topic == "":
+		return p.TopicID == q.TopicID
+	}
+	return topicKey(p) == topicKey(q)
+}
+
+// appendMore appends " +N more", for the topics not shown.
+func appendMore(b []byte, n int) []byte {
+	return append(strconv.AppendInt(append(b, " +"...), int64(n), 10), " more"...)
 }
 
 // session appends the "fetch_session" key of a JSON line.

@@ -60,6 +60,9 @@ type Decoder struct {
 	counts *Decoder
 	// Decompressors are reused: building one (zstd above all) costs more than a small batch.
 	gzipPool, zstdPool sync.Pool
+	// fields holds the fieldSpaces of records fields decoded, for the next: a summary decodes
+	// one for every partition of every fetch.
+	fields sync.Pool
 }
 
 // New returns a Decoder with the given options.
@@ -90,7 +93,9 @@ func (d *Decoder) CountRecords(data []byte, base int, nodes *codec.Nodes) []*cod
 func (d *Decoder) DecodeRecords(data []byte, base int, nodes *codec.Nodes) ([]*codec.Node, []codec.Warning) {
 	f := d.field(data, base, nodes)
 	out, _ := f.top.entries()
-	return out, f.ws
+	ws := f.ws
+	d.done(f)
+	return out, ws
 }
 
 // field starts the decode of the records field data, whose first byte is at offset base, into
@@ -99,9 +104,19 @@ func (d *Decoder) field(data []byte, base int, nodes *codec.Nodes) *fieldSpace {
 	if nodes == nil {
 		nodes = &codec.Nodes{}
 	}
-	f := &fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed}
+	f, _ := d.fields.Get().(*fieldSpace)
+	if f == nil {
+		f = new(fieldSpace)
+	}
+	*f = fieldSpace{budget: fieldBudget * d.opt.MaxDecompressed, times: f.times}
 	f.top = space{d: d, b: data, base: base, ws: &f.ws, nodes: nodes, times: &f.times, budget: &f.budget}
 	return f
+}
+
+// done gives back the space of a records field decoded, its warnings taken.
+func (d *Decoder) done(f *fieldSpace) {
+	f.top, f.ws = space{}, nil // nothing of the field's is kept
+	d.fields.Put(f)
 }
 
 // EachRecord decodes data as DecodeRecords does, but hands each top-level entry (a record
@@ -110,7 +125,9 @@ func (d *Decoder) field(data []byte, base int, nodes *codec.Nodes) *fieldSpace {
 func (d *Decoder) EachRecord(data []byte, base int, nodes *codec.Nodes, fn func(*codec.Node)) []codec.Warning {
 	f := d.field(data, base, nodes)
 	f.top.each(fn)
-	return f.ws
+	ws := f.ws
+	d.done(f)
+	return ws
 }
 
 // Wire sizes.
@@ -190,9 +207,15 @@ type msgInfo struct {
 // entries decodes the whole buffer as a sequence of batches and messages. It also returns the
 // legacy messages it found, for a wrapper message to complete.
 func (s *space) entries() ([]*codec.Node, []msgInfo) {
-	var out []*codec.Node
+	// Gathered on the stack, then put in a list of the tree's nodes (Nodes.List) of the right
+	// size: most records fields hold a batch or a few.
+	var few [8]*codec.Node
+	out := few[:0]
 	msgs := s.each(func(n *codec.Node) { out = append(out, n) })
-	return out, msgs
+	if len(out) == 0 {
+		return nil, msgs
+	}
+	return append(s.nodes.List(len(out)), out...), msgs
 }
 
 // each decodes the buffer as entries does, handing each entry to emit as it is decoded.

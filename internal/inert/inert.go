@@ -76,7 +76,11 @@ func AppendQuote[T ~string | ~[]byte](b []byte, s T) []byte {
 // clean is the length of the longest start of s that the rule leaves as it is (with quoted,
 // the quote and the backslash are escaped too).
 func clean[T ~string | ~[]byte](s T, quoted bool) int {
-	for i := 0; i < len(s); {
+	i := 0
+	if !quoted {
+		i = printableWords(s)
+	}
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f || quoted && (c == '"' || c == '\\') {
@@ -92,6 +96,24 @@ func clean[T ~string | ~[]byte](s T, quoted bool) int {
 		i += size
 	}
 	return len(s)
+}
+
+// printableWords is the length of the longest start of s, in whole words of 8 bytes, that
+// holds printable ASCII alone (0x20 to 0x7e): most of what kdissect writes, checked 8 bytes
+// at a time rather than one.
+func printableWords[T ~string | ~[]byte](s T) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A byte under 0x20 (the test is exact for the word, though not for each byte), or a
+		// byte of 0x7f and over: its high bit is set, or set by adding 1.
+		if (x-0x20*ones)&^x&highs != 0 || (x|(x+ones))&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 func decodeRune[T ~string | ~[]byte](s T) (rune, int) {

@@ -2,6 +2,7 @@ package inert
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,4 +109,45 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("Writer turned %q into %q: the newlines changed", s, out.String())
 		}
 	})
+}
+
+// TestCleanEveryByte checks clean, which reads printable ASCII 8 bytes at a time, against a
+// rune-by-rune reading of the rule: every byte value, at every place of strings of printable
+// ASCII that span several words, alone and after a character of several bytes.
+func TestCleanEveryByte(t *testing.T) {
+	want := func(s string, quoted bool) int {
+		for i := 0; i < len(s); {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || Escaped(r) || quoted && (r == '"' || r == '\\') {
+				return i
+			}
+			i += size
+		}
+		return len(s)
+	}
+	for _, base := range []string{strings.Repeat("abcdefgh", 3), "é" + strings.Repeat("~ !}", 5), strings.Repeat("x", 7)} {
+		for at := range len(base) + 1 {
+			for c := range 256 {
+				s := base[:at] + string([]byte{byte(c)}) + base[at:]
+				for _, quoted := range []bool{false, true} {
+					if got, w := clean(s, quoted), want(s, quoted); got != w {
+						t.Fatalf("clean(%q, %v) = %d, want %d", s, quoted, got, w)
+					}
+					if got, w := clean([]byte(s), quoted), want(s, quoted); got != w {
+						t.Fatalf("clean([]byte(%q), %v) = %d, want %d", s, quoted, got, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkWriter writes a summary's line, all of it printable, as the summary does.
+func BenchmarkWriter(b *testing.B) {
+	line := []byte(`  6017    0.123456  12 127.0.0.1:60212 -> 127.0.0.1:9094 Request  Fetch v18                    corr 1234   client "kbench-consumer-2"  108 bytes  topics kbench-orders[0,1]  session 11 epoch 3: updates kbench-orders[4]; 10 partitions` + "\n")
+	w := NewWriter(io.Discard)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		w.Write(line)
+	}
 }
