@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"io"
 	"reflect"
 	"runtime"
@@ -52,10 +53,13 @@ type Parquet struct {
 	// groupStart is the writer's size when the current row group began (the writing
 	// goroutine's).
 	groupStart int64
-	// now writes big messages' field trees, on the goroutine showing messages; bigTurn holds
-	// a token while the tree it wrote waits to be written: big trees are tens of MB each.
+	// now writes big messages' field trees, on the goroutine showing messages, into big,
+	// made at the first; bigTurn holds a token while the tree it wrote waits to be written.
+	// options are the writer's, for big's files of one row.
 	now     fieldWriter
+	big     *bigTree
 	bigTurn chan struct{}
+	options []parquet.WriterOption
 	// value holds a fact's value while its column is filled.
 	value model.Value
 }
@@ -204,25 +208,32 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 			built: make(chan struct{}, 1)}
 	}
 	p.cur = <-p.free
-	// A page is compressed alone: a window the size of a page is enough.
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(parquetPageBytes), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false))
+	enc, err := zstd.NewWriter(nil, zstdOptions()...)
 	if err != nil {
 		panic(err) // only for options that do not exist
 	}
-	p.w = parquet.NewGenericWriter[parquetRow](w,
+	p.options = []parquet.WriterOption{
 		parquet.Compression(&zstdCodec{enc: enc}),
 		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.PageBufferSize(parquetPageBytes),
 		// Bounds of the field trees' JSON would be whole values copied into every page
 		// header and column index (half of a file's bytes) and mean nothing to a query.
 		parquet.SkipPageBounds("fields"), parquet.SkipPageStatistics("fields"),
-		parquet.CreatedBy("kdissect", "", ""))
+		parquet.CreatedBy("kdissect", "", ""),
+	}
+	p.w = parquet.NewGenericWriter[parquetRow](w, p.options...)
 	for range builders {
 		go buildFields(p.build)
 	}
 	go p.writeBatches()
 	return p
+}
+
+// zstdOptions are those of the encoders of pages. A page is compressed alone: a window the
+// size of a page is enough (a big tree's page is compressed as a stream, in such windows).
+func zstdOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(parquetPageBytes), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false)}
 }
 
 func newParquet(w io.Writer, o Options) Renderer {
@@ -265,12 +276,6 @@ func (r *parquetRow) setTime(t time.Time) {
 func (p *Parquet) Message(e *model.Entry) error {
 	m := e.Msg
 	big := p.tree && m.Size > ParquetHoldsUpTo
-	if big && p.cur.bigAt > 0 {
-		// One big tree a batch: the last one's batch goes first, its token to be given back.
-		if err := p.handOn(); err != nil {
-			return err
-		}
-	}
 	r := p.next()
 	r.Frame, r.firstFrame, r.Stream = int64(e.Frame), int64(e.FirstFrame), int32(e.Stream)
 	r.setTime(e.Time)
@@ -317,9 +322,10 @@ func (p *Parquet) Message(e *model.Entry) error {
 	case big:
 		// Written now: the entry is let go of on return. The tree waits for the last one to
 		// be written, so that one at most is held.
-		p.bigTurn <- struct{}{}
+		if err := p.bigTree(m); err != nil {
+			return fmt.Errorf("frame %d: %w", e.Frame, err)
+		}
 		p.cur.bigAt = p.cur.n
-		r.Fields = p.now.tree(make([]byte, 0, parquetTreeRatio*m.Size), m)
 		warnings(r, m)
 	case p.tree:
 		// The builder writes the field tree, then the warnings: its records' come with them.
@@ -330,6 +336,24 @@ func (p *Parquet) Message(e *model.Entry) error {
 		warnings(r, m)
 	}
 	return p.written()
+}
+
+// bigTree compresses the field tree of a big message into p.big, once the last one is written.
+func (p *Parquet) bigTree(m *codec.Message) error {
+	p.bigTurn <- struct{}{}
+	if p.big == nil {
+		t, err := newBigTree(p.options)
+		if err != nil {
+			<-p.bigTurn
+			return err
+		}
+		p.big = t
+	}
+	if err := p.big.write(&p.now, m); err != nil {
+		<-p.bigTurn
+		return err
+	}
+	return nil
 }
 
 // warnings fills the warnings column.
@@ -424,10 +448,10 @@ func (p *Parquet) Notice(n *model.Notice) error {
 	return p.written()
 }
 
-// written hands the batch on once it is full, or has a row after its big one.
+// written hands the batch on once it is full, or ends with a big row.
 func (p *Parquet) written() error {
 	b := p.cur
-	if b.n < len(b.rows) && b.frames < parquetBatchFrames && (b.bigAt == 0 || b.n == b.bigAt) {
+	if b.n < len(b.rows) && b.frames < parquetBatchFrames && b.bigAt == 0 {
 		return nil
 	}
 	return p.handOn()
@@ -501,10 +525,29 @@ func (p *Parquet) writeBatches() {
 // writeBatch hands a batch of rows to the writer, which ends a row group at
 // ParquetRowGroupRows rows, or earlier when it holds much.
 func (p *Parquet) writeBatch(b *rowBatch) error {
+	if b.bigAt == 0 {
+		return p.writeRows(b.rows[:b.n])
+	}
+	// The big row, the batch's last, goes in a row group of its own, after the others.
+	if err := p.writeRows(b.rows[:b.bigAt-1]); err != nil {
+		return err
+	}
+	g, err := p.big.rowGroup(&b.rows[b.bigAt-1])
+	if err != nil {
+		return err
+	}
+	if _, err := p.w.WriteRowGroup(g); err != nil {
+		return err
+	}
+	p.groupStart = p.w.Size()
+	return p.writeRows(b.rows[b.bigAt:b.n])
+}
+
+// writeRows hands rows to the writer.
+func (p *Parquet) writeRows(rows []parquetRow) error {
 	// parquet-go ends a page only between the slices it is given (of 64 rows at most): rows
 	// are given in runs of about a page of field trees (pageRun), so that a page holds little
 	// more.
-	rows := b.rows[:b.n]
 	for len(rows) > 0 {
 		n := pageRun(rows)
 		if _, err := p.w.Write(rows[:n]); err != nil {
@@ -579,6 +622,26 @@ type fieldWriter struct {
 	// being written, decoded only for that (codec.Message.EachRecord).
 	msg     *codec.Message
 	scratch codec.Nodes
+	// out, when set, takes the JSON as it is written, parquetTreeChunk bytes at a time (a big
+	// message's tree, compressed as it comes: bigTree); err is its first error.
+	out io.Writer
+	err error
+}
+
+// parquetTreeChunk is about how many bytes of a tree written to fieldWriter.out are held
+// before they are handed on.
+const parquetTreeChunk = 64 << 10
+
+// spill hands b to out once it holds parquetTreeChunk bytes, and returns what b is to hold
+// then: only ever between values, so that the tree's JSON is held a chunk at a time.
+func (f *fieldWriter) spill(b []byte) []byte {
+	if f.out == nil || len(b) < parquetTreeChunk {
+		return b
+	}
+	if _, err := f.out.Write(b); err != nil && f.err == nil {
+		f.err = err
+	}
+	return b[:0]
 }
 
 // batch writes the field trees and the warnings of the messages of b.
@@ -595,11 +658,6 @@ func (f *fieldWriter) batch(b *rowBatch) {
 		b.msgs[i] = nil
 	}
 }
-
-// parquetTreeRatio is about how many times its frame a big message's field tree is in JSON
-// (records as text, bytes in hex, names quoted): room made at once rather than step by step,
-// each step copying tens of MB.
-const parquetTreeRatio = 3
 
 // tree appends the JSON object of a message's field tree: its fields but the header's.
 func (f *fieldWriter) tree(b []byte, m *codec.Message) []byte {
@@ -630,6 +688,7 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 			b = append(b, `,"topic":`...)
 			b = appendJSONString(b, name)
 		}
+		b = f.spill(b)
 	}
 	return append(b, '}')
 }
@@ -671,7 +730,7 @@ func (f *fieldWriter) records(b []byte, n *codec.Node) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		some = true
-		b = f.value(b, c)
+		b = f.spill(f.value(b, c))
 	})
 	return append(b, ']'), some
 }
@@ -683,7 +742,7 @@ func (f *fieldWriter) elements(b []byte, nodes []*codec.Node) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = f.value(b, c)
+		b = f.spill(f.value(b, c))
 	}
 	return append(b, ']')
 }

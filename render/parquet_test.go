@@ -315,7 +315,7 @@ func TestParquetRowGroupBytes(t *testing.T) {
 // big, small, small.
 func TestParquetBigTreeShares(t *testing.T) {
 	small := parquetEntries()[1]
-	big := &codec.Message{APIKey: 1, APIName: "Fetch", Response: true, Size: ParquetHoldsUpTo + 1, Fields: []*codec.Node{
+	big := &codec.Message{APIKey: 1, APIName: "Fetch", Response: true, Size: ParquetHoldsUpTo, Fields: []*codec.Node{
 		{Name: "Value", Type: wire.Bytes, Value: bytes.Repeat([]byte{0xab}, ParquetHoldsUpTo/2)}}}
 	entries := []*model.Entry{small, {Frame: 8, FirstFrame: 8, Msg: big}, {Frame: 9, FirstFrame: 9, Msg: big}, small, small}
 	data := writeParquet(t, Options{}, entries)
