@@ -31,6 +31,8 @@ import (
 // little more than for a summary line. A big message (over ParquetHoldsUpTo) is the exception:
 // its field tree is written at once, so that its frame may be kept outside the heap and let go
 // once Message returns, as JSON lines do, and one such tree at a time waits to be written.
+// Trees of messages over parquetStreamOver, the big ones too, are compressed as they are
+// written, into pages of their own (treePage).
 type Parquet struct {
 	w *parquet.GenericWriter[parquetRow]
 	// cur is the batch being filled. Full batches go to build, for a builder to write their
@@ -50,16 +52,15 @@ type Parquet struct {
 	tree     bool
 	file     string
 	software map[int]string
-	// groupStart is the writer's size when the current row group began (the writing
-	// goroutine's).
-	groupStart int64
-	// now writes big messages' field trees, on the goroutine showing messages, into big,
-	// made at the first; bigTurn holds a token while the tree it wrote waits to be written.
-	// options are the writer's, for big's files of one row.
-	now     fieldWriter
-	big     *bigTree
-	bigTurn chan struct{}
-	options []parquet.WriterOption
+	// group writes the rows a row group at a time (the writing goroutine's).
+	group *groupWriter
+	// now writes big messages' field trees, on the goroutine showing messages, compressed by
+	// compress, made at the first; bigTurn holds a token while the tree it wrote waits to be
+	// written. spare holds pieces for compressed trees.
+	now      fieldWriter
+	compress *treeCompressor
+	bigTurn  chan struct{}
+	spare    chan []byte
 	// value holds a fact's value while its column is filled.
 	value model.Value
 }
@@ -67,16 +68,18 @@ type Parquet struct {
 // rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
 // next. msgs are the messages whose field trees (and warnings, which come with the records
 // decoded for the tree) the rows are still to get; frames counts their bytes. fields holds
-// the JSON text of the field trees; built says when they are written. bigAt, when not 0, is
-// the row (counted from 1) whose field tree was written at once (Parquet.bigTurn), into a
-// slice of its own: the batch takes one row more, to share the tree's page, and is handed on.
+// the JSON text of the field trees, pages the compressed trees of big ones (treePage); built
+// says when they are written, err how writing them failed. bigAt, when not 0, is the row
+// (counted from 1) whose field tree was written at once (Parquet.bigTurn): the batch's last.
 type rowBatch struct {
 	rows   []parquetRow
 	msgs   []*codec.Message
 	n      int
 	frames int
 	fields []byte
+	pages  []treePage
 	built  chan struct{}
+	err    error
 	bigAt  int
 }
 
@@ -100,6 +103,12 @@ const parquetBuilders = 4
 // outside the heap by the pipeline (dissect.Plan.SpillOver), and their field trees' JSON is
 // three or four times the frame: a few of them in the batches would be most of the memory.
 const ParquetHoldsUpTo = 1 << 20
+
+// ParquetHeapLimit is the soft heap limit of a run writing Parquet with field trees: trees
+// over a page are compressed as they are written (treePage), and the rows wait in row groups
+// of a few MiB, so that the heap holds 35 to 45 MiB; on the capture of Fetch responses of up
+// to 9 MB, 90 MB peak RSS, where 64 MiB gives 95 MB and the 80 MiB of other formats 110 MB.
+const ParquetHeapLimit = 60 << 20
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
 // fast (a few MiB per column), small enough that the writer holds little.
@@ -202,7 +211,7 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 	batches := builders + 2
 	p := &Parquet{tree: tree, software: map[int]string{}, build: make(chan *rowBatch, batches),
 		order: make(chan *rowBatch, batches), free: make(chan *rowBatch, batches), done: make(chan error, 1),
-		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1)}
+		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1), spare: make(chan []byte, parquetSpare)}
 	for range batches {
 		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch), msgs: make([]*codec.Message, parquetBatch),
 			built: make(chan struct{}, 1)}
@@ -212,7 +221,19 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 	if err != nil {
 		panic(err) // only for options that do not exist
 	}
-	p.options = []parquet.WriterOption{
+	options := parquetOptions(enc)
+	p.w = parquet.NewGenericWriter[parquetRow](w, options...)
+	p.group = newGroupWriter(p.w, enc, p.spare, options)
+	for range builders {
+		go buildFields(p.build, p.spare)
+	}
+	go p.writeBatches()
+	return p
+}
+
+// parquetOptions are the writer's, its pages compressed by enc.
+func parquetOptions(enc *zstd.Encoder) []parquet.WriterOption {
+	return []parquet.WriterOption{
 		parquet.Compression(&zstdCodec{enc: enc}),
 		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.PageBufferSize(parquetPageBytes),
@@ -221,12 +242,6 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 		parquet.SkipPageBounds("fields"), parquet.SkipPageStatistics("fields"),
 		parquet.CreatedBy("kdissect", "", ""),
 	}
-	p.w = parquet.NewGenericWriter[parquetRow](w, p.options...)
-	for range builders {
-		go buildFields(p.build)
-	}
-	go p.writeBatches()
-	return p
 }
 
 // zstdOptions are those of the encoders of pages. A page is compressed alone: a window the
@@ -325,7 +340,6 @@ func (p *Parquet) Message(e *model.Entry) error {
 		if err := p.bigTree(m); err != nil {
 			return fmt.Errorf("frame %d: %w", e.Frame, err)
 		}
-		p.cur.bigAt = p.cur.n
 		warnings(r, m)
 	case p.tree:
 		// The builder writes the field tree, then the warnings: its records' come with them.
@@ -338,21 +352,26 @@ func (p *Parquet) Message(e *model.Entry) error {
 	return p.written()
 }
 
-// bigTree compresses the field tree of a big message into p.big, once the last one is written.
+// bigTree compresses the field tree of a big message, the batch's last row, once the last one
+// is written.
 func (p *Parquet) bigTree(m *codec.Message) error {
 	p.bigTurn <- struct{}{}
-	if p.big == nil {
-		t, err := newBigTree(p.options)
+	if p.compress == nil {
+		c, err := newTreeCompressor(p.spare)
 		if err != nil {
 			<-p.bigTurn
 			return err
 		}
-		p.big = t
+		p.compress = c
 	}
-	if err := p.big.write(&p.now, m); err != nil {
+	page, err := p.compress.compress(&p.now, m)
+	if err != nil {
 		<-p.bigTurn
 		return err
 	}
+	b := p.cur
+	page.row, b.bigAt = b.n-1, b.n
+	b.pages = append(b.pages, page)
 	return nil
 }
 
@@ -482,11 +501,12 @@ func (p *Parquet) failure() error {
 }
 
 // buildFields writes the field trees of the batches that come through build, until it is
-// closed, and says on each batch's built when they are written.
-func buildFields(build <-chan *rowBatch) {
-	f := fieldWriter{str: NewJSON(io.Discard)}
+// closed, and says on each batch's built when they are written; spare holds buffers for
+// compressed trees.
+func buildFields(build <-chan *rowBatch, spare chan []byte) {
+	f := fieldWriter{str: NewJSON(io.Discard), spare: spare}
 	for b := range build {
-		f.batch(b)
+		b.err = f.batch(b)
 		b.built <- struct{}{}
 	}
 }
@@ -498,7 +518,11 @@ func (p *Parquet) writeBatches() {
 	for b := range p.order {
 		<-b.built
 		if err == nil {
-			if err = p.writeBatch(b); err != nil {
+			err = b.err
+			if err == nil {
+				err = p.group.write(b.rows[:b.n], b.pages)
+			}
+			if err != nil {
 				p.mu.Lock()
 				p.err = err
 				p.mu.Unlock()
@@ -513,55 +537,17 @@ func (p *Parquet) writeBatches() {
 		if b.bigAt > 0 {
 			<-p.bigTurn
 		}
-		b.n, b.frames, b.fields, b.bigAt = 0, 0, b.fields[:0], 0
+		clear(b.pages)
+		b.n, b.frames, b.fields, b.pages, b.bigAt, b.err = 0, 0, b.fields[:0], b.pages[:0], 0, nil
 		p.free <- b
+	}
+	if err == nil {
+		err = p.group.end()
 	}
 	if err == nil {
 		err = p.w.Close()
 	}
 	p.done <- err
-}
-
-// writeBatch hands a batch of rows to the writer, which ends a row group at
-// ParquetRowGroupRows rows, or earlier when it holds much.
-func (p *Parquet) writeBatch(b *rowBatch) error {
-	if b.bigAt == 0 {
-		return p.writeRows(b.rows[:b.n])
-	}
-	// The big row, the batch's last, goes in a row group of its own, after the others.
-	if err := p.writeRows(b.rows[:b.bigAt-1]); err != nil {
-		return err
-	}
-	g, err := p.big.rowGroup(&b.rows[b.bigAt-1])
-	if err != nil {
-		return err
-	}
-	if _, err := p.w.WriteRowGroup(g); err != nil {
-		return err
-	}
-	p.groupStart = p.w.Size()
-	return p.writeRows(b.rows[b.bigAt:b.n])
-}
-
-// writeRows hands rows to the writer.
-func (p *Parquet) writeRows(rows []parquetRow) error {
-	// parquet-go ends a page only between the slices it is given (of 64 rows at most): rows
-	// are given in runs of about a page of field trees (pageRun), so that a page holds little
-	// more.
-	for len(rows) > 0 {
-		n := pageRun(rows)
-		if _, err := p.w.Write(rows[:n]); err != nil {
-			return err
-		}
-		rows = rows[n:]
-		if p.w.Size()-p.groupStart > parquetRowGroupBytes {
-			if err := p.w.Flush(); err != nil {
-				return err
-			}
-			p.groupStart = p.w.Size()
-		}
-	}
-	return nil
 }
 
 // pageRun returns how many of rows go to parquet-go together: those whose field trees fit in a
@@ -623,9 +609,12 @@ type fieldWriter struct {
 	msg     *codec.Message
 	scratch codec.Nodes
 	// out, when set, takes the JSON as it is written, parquetTreeChunk bytes at a time (a big
-	// message's tree, compressed as it comes: bigTree); err is its first error.
-	out io.Writer
-	err error
+	// tree, compressed as it comes: treeCompressor); err is its first error. compress, made
+	// at the first big tree, compresses them into pieces from spare.
+	out      io.Writer
+	err      error
+	compress *treeCompressor
+	spare    chan []byte
 }
 
 // parquetTreeChunk is about how many bytes of a tree written to fieldWriter.out are held
@@ -644,19 +633,34 @@ func (f *fieldWriter) spill(b []byte) []byte {
 	return b[:0]
 }
 
-// batch writes the field trees and the warnings of the messages of b.
-func (f *fieldWriter) batch(b *rowBatch) {
+// batch writes the field trees and the warnings of the messages of b: those of messages over
+// parquetStreamOver compressed into pages of their own.
+func (f *fieldWriter) batch(b *rowBatch) error {
+	var err error
 	for i, m := range b.msgs[:b.n] {
 		if m == nil {
 			continue
 		}
-		r := &b.rows[i]
-		start := len(b.fields)
-		b.fields = f.tree(b.fields, m)
-		r.Fields = b.fields[start:len(b.fields):len(b.fields)]
-		warnings(r, m)
 		b.msgs[i] = nil
+		r := &b.rows[i]
+		if m.Size <= parquetStreamOver {
+			start := len(b.fields)
+			b.fields = f.tree(b.fields, m)
+			r.Fields = b.fields[start:len(b.fields):len(b.fields)]
+		} else if err == nil {
+			if f.compress == nil {
+				if f.compress, err = newTreeCompressor(f.spare); err != nil {
+					continue
+				}
+			}
+			var page treePage
+			page, err = f.compress.compress(f, m)
+			page.row = i
+			b.pages = append(b.pages, page)
+		}
+		warnings(r, m)
 	}
+	return err
 }
 
 // tree appends the JSON object of a message's field tree: its fields but the header's.

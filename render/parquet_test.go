@@ -309,46 +309,6 @@ func TestParquetRowGroupBytes(t *testing.T) {
 	}
 }
 
-// TestParquetBigTreeShares: a big message's field tree (bigger than a page) shares its page with a neighbour
-// (parquet-go copies a page of one value whole once more, tens of MB for a big tree): the
-// rows before it, or when the tree before it is big too, the row after it. Rows: small, big,
-// big, small, small.
-func TestParquetBigTreeShares(t *testing.T) {
-	small := parquetEntries()[1]
-	big := &codec.Message{APIKey: 1, APIName: "Fetch", Response: true, Size: ParquetHoldsUpTo, Fields: []*codec.Node{
-		{Name: "Value", Type: wire.Bytes, Value: bytes.Repeat([]byte{0xab}, ParquetHoldsUpTo/2)}}}
-	entries := []*model.Entry{small, {Frame: 8, FirstFrame: 8, Msg: big}, {Frame: 9, FirstFrame: 9, Msg: big}, small, small}
-	data := writeParquet(t, Options{}, entries)
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, ok := f.Schema().Lookup("fields")
-	if !ok {
-		t.Fatal("no fields column")
-	}
-	index, err := f.RowGroups()[0].ColumnChunks()[leaf.ColumnIndex].OffsetIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var first []int64
-	for i := range index.NumPages() {
-		first = append(first, index.FirstRowIndex(i))
-	}
-	if !slices.Equal(first, []int64{0, 2, 4}) { // small big, big small, small
-		t.Errorf("pages of the fields column begin at rows %v, want [0 2 4]", first)
-	}
-	rows := readParquet(t, data)
-	if len(rows) != 5 || len(rows[1].Fields) < 2*parquetPageBytes || !bytes.Equal(rows[1].Fields, rows[2].Fields) {
-		t.Fatalf("%d rows, the big ones with %d and %d bytes of fields", len(rows), len(rows[1].Fields), len(rows[2].Fields))
-	}
-	for i, r := range rows {
-		if want := int64(entries[i].Frame); r.Frame != want {
-			t.Errorf("row %d is frame %d, want %d", i, r.Frame, want)
-		}
-	}
-}
-
 // BenchmarkParquet writes rows of the messages of parquetEntries, with and without the field
 // tree.
 func BenchmarkParquet(b *testing.B) {

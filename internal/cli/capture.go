@@ -154,7 +154,7 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	if err != nil {
 		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
-	TuneGC(c.Shallow, len(c.Keep) > 0)
+	TuneGC(c.Shallow, len(c.Keep) > 0, f.HeapLimit)
 	cfg := dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
 		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch && (o.Always == nil || o.Always.New == nil)}
 	if o.stats != nil {

@@ -21,8 +21,9 @@ import (
 // (a message larger than it), the runtime bounds the collector's share of the CPU. Shallow
 // runs whose analyses read trees (keeps: codec.Codec.Keep) also hold the trees that wait for
 // them, 10 to 20 MiB: a soft limit of 64 MiB leaves them the same room (on the 200 MB benchmark
-// capture, half the collections, 75 instead of 61 MiB peak RSS).
-func TuneGC(shallow, keeps bool) {
+// capture, half the collections, 75 instead of 61 MiB peak RSS). A format that holds less with
+// its trees says its own limit (render.Format.HeapLimit).
+func TuneGC(shallow, keeps bool, limit int64) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
@@ -34,7 +35,10 @@ func TuneGC(shallow, keeps bool) {
 		}
 		return
 	}
-	debug.SetMemoryLimit(80 << 20)
+	if limit == 0 {
+		limit = 80 << 20
+	}
+	debug.SetMemoryLimit(limit)
 }
 
 // StartCPUProfile profiles the process into the named file until stop is called.
