@@ -357,7 +357,7 @@ func (p *Parquet) Message(e *model.Entry) error {
 func (p *Parquet) bigTree(m *codec.Message) error {
 	p.bigTurn <- struct{}{}
 	if p.compress == nil {
-		c, err := newTreeCompressor(p.spare)
+		c, err := newTreeCompressor(p.spare, true)
 		if err != nil {
 			<-p.bigTurn
 			return err
@@ -649,7 +649,7 @@ func (f *fieldWriter) batch(b *rowBatch) error {
 			r.Fields = b.fields[start:len(b.fields):len(b.fields)]
 		} else if err == nil {
 			if f.compress == nil {
-				if f.compress, err = newTreeCompressor(f.spare); err != nil {
+				if f.compress, err = newTreeCompressor(f.spare, false); err != nil {
 					continue
 				}
 			}

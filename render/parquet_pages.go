@@ -60,8 +60,15 @@ type treeCompressor struct {
 	page  treePage
 }
 
-func newTreeCompressor(spare chan []byte) (*treeCompressor, error) {
-	enc, err := zstd.NewWriter(nil, zstdOptions()...)
+// newTreeCompressor returns a treeCompressor; one that compresses in a goroutine of its own
+// while the tree is written (concurrent) is for the trees written at once, on the goroutine
+// showing messages.
+func newTreeCompressor(spare chan []byte, concurrent bool) (*treeCompressor, error) {
+	o := zstdOptions()
+	if concurrent {
+		o = append(o, zstd.WithEncoderConcurrency(2))
+	}
+	enc, err := zstd.NewWriter(nil, o...)
 	if err != nil {
 		return nil, err
 	}

@@ -310,15 +310,19 @@ func TestParquetRowGroupBytes(t *testing.T) {
 }
 
 // BenchmarkParquet writes rows of the messages of parquetEntries, with and without the field
-// tree.
+// tree, and of treePageEntries (trees over a page: a message of 1 MB of random bytes).
 func BenchmarkParquet(b *testing.B) {
-	entries := parquetEntries()
-	for _, tree := range []bool{false, true} {
-		name := "facts"
-		if tree {
-			name = "tree"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		entries []*model.Entry
+		tree    bool
+	}{
+		{"facts", parquetEntries(), false},
+		{"tree", parquetEntries(), true},
+		{"big", treePageEntries(), true},
+	} {
+		entries, tree := c.entries, c.tree
+		b.Run(c.name, func(b *testing.B) {
 			p := NewParquet(io.Discard, tree)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
