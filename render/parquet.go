@@ -106,8 +106,9 @@ const ParquetHoldsUpTo = 1 << 20
 
 // ParquetHeapLimit is the soft heap limit of a run writing Parquet with field trees: trees
 // over a page are compressed as they are written (treePage), and the rows wait in row groups
-// of a few MiB, so that the heap holds 35 to 45 MiB; on the capture of Fetch responses of up
-// to 9 MB, 90 MB peak RSS, where 64 MiB gives 95 MB and the 80 MiB of other formats 110 MB.
+// of a few MiB, so that the heap holds 35 to 45 MiB. On a capture of Fetch responses of up to
+// 9 MB: 90 MB peak RSS, where 64 MiB gives 95 MB and the 80 MiB of other formats 110 MB, for
+// about the same CPU.
 const ParquetHeapLimit = 60 << 20
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
@@ -118,9 +119,10 @@ const ParquetRowGroupRows = 64 << 10
 // fills.
 const parquetPageBytes = 256 << 10
 
-// parquetRowGroupBytes flushes a row group early when its buffered columns grow past it (large
-// field trees).
-const parquetRowGroupBytes = 8 << 20
+// parquetRowGroupBytes ends a row group early when its columns and compressed trees, held
+// until it ends and then held once more as the file parquet-go copies (groupWriter), grow
+// past it (large field trees).
+const parquetRowGroupBytes = 4 << 20
 
 // parquetRow is one row. The columns are named as in the JSON lines where JSON has the name;
 // pointers are the columns that may be null, pointing at the row's own values (lower case).

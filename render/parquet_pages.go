@@ -38,8 +38,8 @@ const parquetStreamOver = 64 << 10
 // parquetPieceBytes is the size of the pieces a compressed tree is kept in: never grown nor
 // copied whole, and kept (parquetSpare of them) for the trees to come.
 const (
-	parquetPieceBytes = 256 << 10
-	parquetSpare      = 16
+	parquetPieceBytes = 128 << 10
+	parquetSpare      = 8
 )
 
 // treePage is the field tree of a row, compressed: the row's place, in its batch and then in
