@@ -265,13 +265,29 @@ func TestParquetRowGroups(t *testing.T) {
 	}
 }
 
-// TestParquetRowGroupBytes: a row group ends once its columns hold parquetRowGroupBytes, long
-// before ParquetRowGroupRows rows of large field trees (a live period's rows are never held
-// all at once): each holds little more than the bound, and the rows come back in order.
+// TestParquetRowGroupBytes: a row group ends once its columns (and compressed trees) hold
+// parquetRowGroupBytes, long before ParquetRowGroupRows rows of large field trees (a live
+// period's rows are never held all at once): each holds little more than the bound, and the
+// rows come back in order.
 func TestParquetRowGroupBytes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		value int // bytes of each message's one value
+		n     int
+	}{
+		{"values", 24 << 10, 1200},
+		{"pages", parquetStreamOver + 1, 400}, // trees compressed into pages of their own
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rowGroupBytes(t, c.value, c.n)
+		})
+	}
+}
+
+// rowGroupBytes writes n messages of value random bytes each, and checks the row groups.
+func rowGroupBytes(t *testing.T, size, n int) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	value := make([]byte, 24<<10) // random bytes: written as hex, compressed to about their size
-	const n = 1200
+	value := make([]byte, size) // random bytes: written as hex, compressed to about their size
 	var out bytes.Buffer
 	p := NewParquet(&out, true)
 	for i := range n {
@@ -292,7 +308,7 @@ func TestParquetRowGroupBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	groups := f.Metadata().RowGroups
-	if f.NumRows() != n || len(groups) < 3 {
+	if f.NumRows() != int64(n) || len(groups) < 3 {
 		t.Fatalf("%d rows in %d row groups, want %d in 3 or more", f.NumRows(), len(groups), n)
 	}
 	// A group ends after the run of rows (about a page of field trees) that passed the bound.
