@@ -34,6 +34,9 @@ type Format struct {
 	Binary bool
 	// Ext ends the name of the file written for each capture into a directory (-o DIR).
 	Ext string
+	// HeapLimit is the soft limit of the heap of a run writing field trees in this format,
+	// when it holds less than most (0: that of cli.TuneGC).
+	HeapLimit int64
 	// Lean, when set, is what the format reads, and how deep it decodes record batches, when
 	// the user leaves the field tree out (--no-fields, see WithoutTree).
 	Lean *Lean
@@ -126,7 +129,7 @@ func Formats() []Format {
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
 		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true, HoldsUpTo: ParquetHoldsUpTo},
-			Records: "full", Batch: true, Binary: true, Silent: true, Ext: ".parquet", Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
+			Records: "full", Batch: true, Binary: true, Silent: true, Ext: ".parquet", HeapLimit: ParquetHeapLimit, Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true, Empty: true},
 	}
 }

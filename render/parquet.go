@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"io"
 	"reflect"
 	"runtime"
@@ -30,6 +31,8 @@ import (
 // little more than for a summary line. A big message (over ParquetHoldsUpTo) is the exception:
 // its field tree is written at once, so that its frame may be kept outside the heap and let go
 // once Message returns, as JSON lines do, and one such tree at a time waits to be written.
+// Trees of messages over parquetStreamOver, the big ones too, are compressed as they are
+// written, into pages of their own (treePage).
 type Parquet struct {
 	w *parquet.GenericWriter[parquetRow]
 	// cur is the batch being filled. Full batches go to build, for a builder to write their
@@ -49,13 +52,15 @@ type Parquet struct {
 	tree     bool
 	file     string
 	software map[int]string
-	// groupStart is the writer's size when the current row group began (the writing
-	// goroutine's).
-	groupStart int64
-	// now writes big messages' field trees, on the goroutine showing messages; bigTurn holds
-	// a token while the tree it wrote waits to be written: big trees are tens of MB each.
-	now     fieldWriter
-	bigTurn chan struct{}
+	// group writes the rows a row group at a time (the writing goroutine's).
+	group *groupWriter
+	// now writes big messages' field trees, on the goroutine showing messages, compressed by
+	// compress, made at the first; bigTurn holds a token while the tree it wrote waits to be
+	// written. spare holds pieces for compressed trees.
+	now      fieldWriter
+	compress *treeCompressor
+	bigTurn  chan struct{}
+	spare    chan []byte
 	// value holds a fact's value while its column is filled.
 	value model.Value
 }
@@ -63,16 +68,18 @@ type Parquet struct {
 // rowBatch is rows not yet handed to the writer: they keep their lists from one batch to the
 // next. msgs are the messages whose field trees (and warnings, which come with the records
 // decoded for the tree) the rows are still to get; frames counts their bytes. fields holds
-// the JSON text of the field trees; built says when they are written. bigAt, when not 0, is
-// the row (counted from 1) whose field tree was written at once (Parquet.bigTurn), into a
-// slice of its own: the batch takes one row more, to share the tree's page, and is handed on.
+// the JSON text of the field trees, pages the compressed trees of big ones (treePage); built
+// says when they are written, err how writing them failed. bigAt, when not 0, is the row
+// (counted from 1) whose field tree was written at once (Parquet.bigTurn): the batch's last.
 type rowBatch struct {
 	rows   []parquetRow
 	msgs   []*codec.Message
 	n      int
 	frames int
 	fields []byte
+	pages  []treePage
 	built  chan struct{}
+	err    error
 	bigAt  int
 }
 
@@ -97,6 +104,14 @@ const parquetBuilders = 4
 // three or four times the frame: a few of them in the batches would be most of the memory.
 const ParquetHoldsUpTo = 1 << 20
 
+// ParquetHeapLimit is the soft heap limit of a run writing Parquet with field trees: trees
+// over a page are compressed as they are written (treePage), and the rows wait in row groups
+// of a few MiB, so that the heap holds 35 to 45 MiB. On a capture of Fetch responses of up to
+// 9 MB: 90 MB peak RSS, where 64 MiB gives 95 MB and the 80 MiB of other formats 110 MB, for
+// about the same CPU; on the 200 MB benchmark capture, 86 instead of 104 MB, for a quarter
+// more CPU (more collections).
+const ParquetHeapLimit = 60 << 20
+
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
 // fast (a few MiB per column), small enough that the writer holds little.
 const ParquetRowGroupRows = 64 << 10
@@ -105,9 +120,10 @@ const ParquetRowGroupRows = 64 << 10
 // fills.
 const parquetPageBytes = 256 << 10
 
-// parquetRowGroupBytes flushes a row group early when its buffered columns grow past it (large
-// field trees).
-const parquetRowGroupBytes = 8 << 20
+// parquetRowGroupBytes ends a row group early when its columns and compressed trees, held
+// until it ends and then held once more as the file parquet-go copies (groupWriter), grow
+// past it (large field trees).
+const parquetRowGroupBytes = 4 << 20
 
 // parquetRow is one row. The columns are named as in the JSON lines where JSON has the name;
 // pointers are the columns that may be null, pointing at the row's own values (lower case).
@@ -198,31 +214,44 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 	batches := builders + 2
 	p := &Parquet{tree: tree, software: map[int]string{}, build: make(chan *rowBatch, batches),
 		order: make(chan *rowBatch, batches), free: make(chan *rowBatch, batches), done: make(chan error, 1),
-		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1)}
+		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1), spare: make(chan []byte, parquetSpare)}
 	for range batches {
 		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch), msgs: make([]*codec.Message, parquetBatch),
 			built: make(chan struct{}, 1)}
 	}
 	p.cur = <-p.free
-	// A page is compressed alone: a window the size of a page is enough.
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(parquetPageBytes), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false))
+	enc, err := zstd.NewWriter(nil, zstdOptions()...)
 	if err != nil {
 		panic(err) // only for options that do not exist
 	}
-	p.w = parquet.NewGenericWriter[parquetRow](w,
+	options := parquetOptions(enc)
+	p.w = parquet.NewGenericWriter[parquetRow](w, options...)
+	p.group = newGroupWriter(p.w, enc, p.spare, options)
+	for range builders {
+		go buildFields(p.build, p.spare)
+	}
+	go p.writeBatches()
+	return p
+}
+
+// parquetOptions are the writer's, its pages compressed by enc.
+func parquetOptions(enc *zstd.Encoder) []parquet.WriterOption {
+	return []parquet.WriterOption{
 		parquet.Compression(&zstdCodec{enc: enc}),
 		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.PageBufferSize(parquetPageBytes),
 		// Bounds of the field trees' JSON would be whole values copied into every page
 		// header and column index (half of a file's bytes) and mean nothing to a query.
 		parquet.SkipPageBounds("fields"), parquet.SkipPageStatistics("fields"),
-		parquet.CreatedBy("kdissect", "", ""))
-	for range builders {
-		go buildFields(p.build)
+		parquet.CreatedBy("kdissect", "", ""),
 	}
-	go p.writeBatches()
-	return p
+}
+
+// zstdOptions are those of the encoders of pages. A page is compressed alone: a window the
+// size of a page is enough (a big tree's page is compressed as a stream, in such windows).
+func zstdOptions() []zstd.EOption {
+	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(parquetPageBytes), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false)}
 }
 
 func newParquet(w io.Writer, o Options) Renderer {
@@ -265,12 +294,6 @@ func (r *parquetRow) setTime(t time.Time) {
 func (p *Parquet) Message(e *model.Entry) error {
 	m := e.Msg
 	big := p.tree && m.Size > ParquetHoldsUpTo
-	if big && p.cur.bigAt > 0 {
-		// One big tree a batch: the last one's batch goes first, its token to be given back.
-		if err := p.handOn(); err != nil {
-			return err
-		}
-	}
 	r := p.next()
 	r.Frame, r.firstFrame, r.Stream = int64(e.Frame), int64(e.FirstFrame), int32(e.Stream)
 	r.setTime(e.Time)
@@ -317,9 +340,9 @@ func (p *Parquet) Message(e *model.Entry) error {
 	case big:
 		// Written now: the entry is let go of on return. The tree waits for the last one to
 		// be written, so that one at most is held.
-		p.bigTurn <- struct{}{}
-		p.cur.bigAt = p.cur.n
-		r.Fields = p.now.tree(make([]byte, 0, parquetTreeRatio*m.Size), m)
+		if err := p.bigTree(m); err != nil {
+			return fmt.Errorf("frame %d: %w", e.Frame, err)
+		}
 		warnings(r, m)
 	case p.tree:
 		// The builder writes the field tree, then the warnings: its records' come with them.
@@ -330,6 +353,29 @@ func (p *Parquet) Message(e *model.Entry) error {
 		warnings(r, m)
 	}
 	return p.written()
+}
+
+// bigTree compresses the field tree of a big message, the batch's last row, once the last one
+// is written.
+func (p *Parquet) bigTree(m *codec.Message) error {
+	p.bigTurn <- struct{}{}
+	if p.compress == nil {
+		c, err := newTreeCompressor(p.spare, true)
+		if err != nil {
+			<-p.bigTurn
+			return err
+		}
+		p.compress = c
+	}
+	page, err := p.compress.compress(&p.now, m)
+	if err != nil {
+		<-p.bigTurn
+		return err
+	}
+	b := p.cur
+	page.row, b.bigAt = b.n-1, b.n
+	b.pages = append(b.pages, page)
+	return nil
 }
 
 // warnings fills the warnings column.
@@ -424,10 +470,10 @@ func (p *Parquet) Notice(n *model.Notice) error {
 	return p.written()
 }
 
-// written hands the batch on once it is full, or has a row after its big one.
+// written hands the batch on once it is full, or ends with a big row.
 func (p *Parquet) written() error {
 	b := p.cur
-	if b.n < len(b.rows) && b.frames < parquetBatchFrames && (b.bigAt == 0 || b.n == b.bigAt) {
+	if b.n < len(b.rows) && b.frames < parquetBatchFrames && b.bigAt == 0 {
 		return nil
 	}
 	return p.handOn()
@@ -458,11 +504,12 @@ func (p *Parquet) failure() error {
 }
 
 // buildFields writes the field trees of the batches that come through build, until it is
-// closed, and says on each batch's built when they are written.
-func buildFields(build <-chan *rowBatch) {
-	f := fieldWriter{str: NewJSON(io.Discard)}
+// closed, and says on each batch's built when they are written; spare holds buffers for
+// compressed trees.
+func buildFields(build <-chan *rowBatch, spare chan []byte) {
+	f := fieldWriter{str: NewJSON(io.Discard), spare: spare}
 	for b := range build {
-		f.batch(b)
+		b.err = f.batch(b)
 		b.built <- struct{}{}
 	}
 }
@@ -474,7 +521,11 @@ func (p *Parquet) writeBatches() {
 	for b := range p.order {
 		<-b.built
 		if err == nil {
-			if err = p.writeBatch(b); err != nil {
+			err = b.err
+			if err == nil {
+				err = p.group.write(b.rows[:b.n], b.pages)
+			}
+			if err != nil {
 				p.mu.Lock()
 				p.err = err
 				p.mu.Unlock()
@@ -489,36 +540,17 @@ func (p *Parquet) writeBatches() {
 		if b.bigAt > 0 {
 			<-p.bigTurn
 		}
-		b.n, b.frames, b.fields, b.bigAt = 0, 0, b.fields[:0], 0
+		clear(b.pages)
+		b.n, b.frames, b.fields, b.pages, b.bigAt, b.err = 0, 0, b.fields[:0], b.pages[:0], 0, nil
 		p.free <- b
+	}
+	if err == nil {
+		err = p.group.end()
 	}
 	if err == nil {
 		err = p.w.Close()
 	}
 	p.done <- err
-}
-
-// writeBatch hands a batch of rows to the writer, which ends a row group at
-// ParquetRowGroupRows rows, or earlier when it holds much.
-func (p *Parquet) writeBatch(b *rowBatch) error {
-	// parquet-go ends a page only between the slices it is given (of 64 rows at most): rows
-	// are given in runs of about a page of field trees (pageRun), so that a page holds little
-	// more.
-	rows := b.rows[:b.n]
-	for len(rows) > 0 {
-		n := pageRun(rows)
-		if _, err := p.w.Write(rows[:n]); err != nil {
-			return err
-		}
-		rows = rows[n:]
-		if p.w.Size()-p.groupStart > parquetRowGroupBytes {
-			if err := p.w.Flush(); err != nil {
-				return err
-			}
-			p.groupStart = p.w.Size()
-		}
-	}
-	return nil
 }
 
 // pageRun returns how many of rows go to parquet-go together: those whose field trees fit in a
@@ -579,27 +611,60 @@ type fieldWriter struct {
 	// being written, decoded only for that (codec.Message.EachRecord).
 	msg     *codec.Message
 	scratch codec.Nodes
+	// out, when set, takes the JSON as it is written, parquetTreeChunk bytes at a time (a big
+	// tree, compressed as it comes: treeCompressor); err is its first error. compress, made
+	// at the first big tree, compresses them into pieces from spare.
+	out      io.Writer
+	err      error
+	compress *treeCompressor
+	spare    chan []byte
 }
 
-// batch writes the field trees and the warnings of the messages of b.
-func (f *fieldWriter) batch(b *rowBatch) {
+// parquetTreeChunk is about how many bytes of a tree written to fieldWriter.out are held
+// before they are handed on.
+const parquetTreeChunk = 64 << 10
+
+// spill hands b to out once it holds parquetTreeChunk bytes, and returns what b is to hold
+// then: only ever between values, so that the tree's JSON is held a chunk at a time.
+func (f *fieldWriter) spill(b []byte) []byte {
+	if f.out == nil || len(b) < parquetTreeChunk {
+		return b
+	}
+	if _, err := f.out.Write(b); err != nil && f.err == nil {
+		f.err = err
+	}
+	return b[:0]
+}
+
+// batch writes the field trees and the warnings of the messages of b: those of messages over
+// parquetStreamOver compressed into pages of their own.
+func (f *fieldWriter) batch(b *rowBatch) error {
+	var err error
 	for i, m := range b.msgs[:b.n] {
 		if m == nil {
 			continue
 		}
-		r := &b.rows[i]
-		start := len(b.fields)
-		b.fields = f.tree(b.fields, m)
-		r.Fields = b.fields[start:len(b.fields):len(b.fields)]
-		warnings(r, m)
 		b.msgs[i] = nil
+		r := &b.rows[i]
+		if m.Size <= parquetStreamOver {
+			start := len(b.fields)
+			b.fields = f.tree(b.fields, m)
+			r.Fields = b.fields[start:len(b.fields):len(b.fields)]
+		} else if err == nil {
+			if f.compress == nil {
+				if f.compress, err = newTreeCompressor(f.spare, false); err != nil {
+					continue
+				}
+			}
+			var page treePage
+			page, err = f.compress.compress(f, m)
+			page.row = i
+			b.pages = append(b.pages, page)
+		}
+		warnings(r, m)
 	}
+	return err
 }
-
-// parquetTreeRatio is about how many times its frame a big message's field tree is in JSON
-// (records as text, bytes in hex, names quoted): room made at once rather than step by step,
-// each step copying tens of MB.
-const parquetTreeRatio = 3
 
 // tree appends the JSON object of a message's field tree: its fields but the header's.
 func (f *fieldWriter) tree(b []byte, m *codec.Message) []byte {
@@ -630,6 +695,7 @@ func (f *fieldWriter) object(b []byte, ns []*codec.Node) []byte {
 			b = append(b, `,"topic":`...)
 			b = appendJSONString(b, name)
 		}
+		b = f.spill(b)
 	}
 	return append(b, '}')
 }
@@ -671,7 +737,7 @@ func (f *fieldWriter) records(b []byte, n *codec.Node) ([]byte, bool) {
 			b = append(b, ',')
 		}
 		some = true
-		b = f.value(b, c)
+		b = f.spill(f.value(b, c))
 	})
 	return append(b, ']'), some
 }
@@ -683,7 +749,7 @@ func (f *fieldWriter) elements(b []byte, nodes []*codec.Node) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = f.value(b, c)
+		b = f.spill(f.value(b, c))
 	}
 	return append(b, ']')
 }

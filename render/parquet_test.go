@@ -265,13 +265,29 @@ func TestParquetRowGroups(t *testing.T) {
 	}
 }
 
-// TestParquetRowGroupBytes: a row group ends once its columns hold parquetRowGroupBytes, long
-// before ParquetRowGroupRows rows of large field trees (a live period's rows are never held
-// all at once): each holds little more than the bound, and the rows come back in order.
+// TestParquetRowGroupBytes: a row group ends once its columns (and compressed trees) hold
+// parquetRowGroupBytes, long before ParquetRowGroupRows rows of large field trees (a live
+// period's rows are never held all at once): each holds little more than the bound, and the
+// rows come back in order.
 func TestParquetRowGroupBytes(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		value int // bytes of each message's one value
+		n     int
+	}{
+		{"values", 24 << 10, 1200},
+		{"pages", parquetStreamOver + 1, 400}, // trees compressed into pages of their own
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rowGroupBytes(t, c.value, c.n)
+		})
+	}
+}
+
+// rowGroupBytes writes n messages of value random bytes each, and checks the row groups.
+func rowGroupBytes(t *testing.T, size, n int) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	value := make([]byte, 24<<10) // random bytes: written as hex, compressed to about their size
-	const n = 1200
+	value := make([]byte, size) // random bytes: written as hex, compressed to about their size
 	var out bytes.Buffer
 	p := NewParquet(&out, true)
 	for i := range n {
@@ -292,7 +308,7 @@ func TestParquetRowGroupBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	groups := f.Metadata().RowGroups
-	if f.NumRows() != n || len(groups) < 3 {
+	if f.NumRows() != int64(n) || len(groups) < 3 {
 		t.Fatalf("%d rows in %d row groups, want %d in 3 or more", f.NumRows(), len(groups), n)
 	}
 	// A group ends after the run of rows (about a page of field trees) that passed the bound.
@@ -309,56 +325,20 @@ func TestParquetRowGroupBytes(t *testing.T) {
 	}
 }
 
-// TestParquetBigTreeShares: a big message's field tree (bigger than a page) shares its page with a neighbour
-// (parquet-go copies a page of one value whole once more, tens of MB for a big tree): the
-// rows before it, or when the tree before it is big too, the row after it. Rows: small, big,
-// big, small, small.
-func TestParquetBigTreeShares(t *testing.T) {
-	small := parquetEntries()[1]
-	big := &codec.Message{APIKey: 1, APIName: "Fetch", Response: true, Size: ParquetHoldsUpTo + 1, Fields: []*codec.Node{
-		{Name: "Value", Type: wire.Bytes, Value: bytes.Repeat([]byte{0xab}, ParquetHoldsUpTo/2)}}}
-	entries := []*model.Entry{small, {Frame: 8, FirstFrame: 8, Msg: big}, {Frame: 9, FirstFrame: 9, Msg: big}, small, small}
-	data := writeParquet(t, Options{}, entries)
-	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, ok := f.Schema().Lookup("fields")
-	if !ok {
-		t.Fatal("no fields column")
-	}
-	index, err := f.RowGroups()[0].ColumnChunks()[leaf.ColumnIndex].OffsetIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var first []int64
-	for i := range index.NumPages() {
-		first = append(first, index.FirstRowIndex(i))
-	}
-	if !slices.Equal(first, []int64{0, 2, 4}) { // small big, big small, small
-		t.Errorf("pages of the fields column begin at rows %v, want [0 2 4]", first)
-	}
-	rows := readParquet(t, data)
-	if len(rows) != 5 || len(rows[1].Fields) < 2*parquetPageBytes || !bytes.Equal(rows[1].Fields, rows[2].Fields) {
-		t.Fatalf("%d rows, the big ones with %d and %d bytes of fields", len(rows), len(rows[1].Fields), len(rows[2].Fields))
-	}
-	for i, r := range rows {
-		if want := int64(entries[i].Frame); r.Frame != want {
-			t.Errorf("row %d is frame %d, want %d", i, r.Frame, want)
-		}
-	}
-}
-
 // BenchmarkParquet writes rows of the messages of parquetEntries, with and without the field
-// tree.
+// tree, and of treePageEntries (trees over a page: a message of 1 MB of random bytes).
 func BenchmarkParquet(b *testing.B) {
-	entries := parquetEntries()
-	for _, tree := range []bool{false, true} {
-		name := "facts"
-		if tree {
-			name = "tree"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		entries []*model.Entry
+		tree    bool
+	}{
+		{"facts", parquetEntries(), false},
+		{"tree", parquetEntries(), true},
+		{"big", treePageEntries(), true},
+	} {
+		entries, tree := c.entries, c.tree
+		b.Run(c.name, func(b *testing.B) {
 			p := NewParquet(io.Discard, tree)
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

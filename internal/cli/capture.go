@@ -155,7 +155,7 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
 	_, parallel := out.(render.Parallel)
-	TuneGC(c.Shallow, len(c.Keep) > 0, parallel && o.Workers > 1)
+	TuneGC(c.Shallow, len(c.Keep) > 0, parallel && o.Workers > 1, f.HeapLimit)
 	cfg := dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
 		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch && (o.Always == nil || o.Always.New == nil)}
 	if o.stats != nil {

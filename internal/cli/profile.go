@@ -25,8 +25,9 @@ import (
 // are written on several goroutines (parallel: render.Parallel with several workers) hold the
 // messages and bytes in flight between them, some 25 MiB on the benchmark captures: 64 MiB
 // keeps their peak RSS under 96 MB (86 instead of 98 MB with 2 workers on the capture of 9 MB
-// Fetch responses, 18 instead of 16 collections).
-func TuneGC(shallow, keeps, parallel bool) {
+// Fetch responses, 18 instead of 16 collections). A format that holds less with its trees
+// says its own limit (render.Format.HeapLimit, limit here; 0 for none).
+func TuneGC(shallow, keeps, parallel bool, limit int64) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
@@ -38,11 +39,14 @@ func TuneGC(shallow, keeps, parallel bool) {
 		}
 		return
 	}
-	if parallel {
-		debug.SetMemoryLimit(64 << 20)
-		return
+	switch {
+	case limit > 0:
+	case parallel:
+		limit = 64 << 20
+	default:
+		limit = 80 << 20
 	}
-	debug.SetMemoryLimit(80 << 20)
+	debug.SetMemoryLimit(limit)
 }
 
 // StartCPUProfile profiles the process into the named file until stop is called.
