@@ -69,12 +69,10 @@ type decoder struct {
 	frameFunc func(reassembly.Frame)
 }
 
-// entryFacts is an entry with room for its facts and, for a request, for what the conversation
-// remembers of it until its response: one allocation rather than three.
+// entryFacts is an entry with room for its facts.
 type entryFacts struct {
 	e model.Entry
 	f codec.Facts
-	r request
 }
 
 // newDecoder returns a decoder for one assembler that reports to emit.
@@ -128,10 +126,10 @@ func (d *decoder) frame(f reassembly.Frame) {
 	cv := cs.cv
 	var e *model.Entry
 	var facts *codec.Facts
-	var ref *request
 	if d.facts {
+		// One allocation for the two rather than two: an entry's facts live as long as it does.
 		ef := new(entryFacts)
-		e, facts, ref = &ef.e, &ef.f, &ef.r
+		e, facts = &ef.e, &ef.f
 	} else {
 		e = new(model.Entry)
 	}
@@ -147,10 +145,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 	}
 	if f.Dir == reassembly.ToServer {
 		e.Request = true
-		if ref == nil {
-			ref = new(request)
-		}
-		*ref = request{frame: f.LastPacket, time: f.LastTime}
+		ref := &request{frame: f.LastPacket, time: f.LastTime}
 		res = cv.ClientFrame(f.Data, ref)
 		if res.Msg != nil {
 			ref.clientID = res.Msg.ClientID
