@@ -37,6 +37,8 @@ type Config struct {
 	Warn func(error)
 	// Saved, if not nil, is told the path of each file saved.
 	Saved func(path string)
+	// Files are saved on timers' goroutines, one at a time: Warn and Saved are called one at
+	// a time, but not always on the goroutine that shows the messages.
 }
 
 // Recorder is a render.Renderer that forwards to another and watches the pairs of messages
@@ -56,6 +58,9 @@ type Recorder struct {
 	warned  bool        // Expr failed on a pair, said
 	closed  bool
 	wg      sync.WaitGroup
+	// saving makes the saves (Dir is not for concurrent use) and the calls of Warn and Saved
+	// one at a time. It is taken after mu, never before.
+	saving sync.Mutex
 }
 
 // trigger is a file to be written.
@@ -146,7 +151,7 @@ func (r *Recorder) decide(req, resp *model.Entry) {
 	ok, err := r.cfg.Expr.Match(req, resp)
 	if err != nil && !r.warned {
 		r.warned = true
-		r.cfg.Warn(fmt.Errorf("--save-on: %v (pairs it fails on are not saved; this is said once)", err))
+		r.warn(fmt.Errorf("--save-on: %v (pairs it fails on are not saved; this is said once)", err))
 	}
 	if !ok {
 		return
@@ -171,7 +176,7 @@ func (r *Recorder) decide(req, resp *model.Entry) {
 		if len(r.saved)+len(r.waiting) >= r.cfg.MaxPerHour {
 			if !r.full {
 				r.full = true
-				r.cfg.Warn(fmt.Errorf("--save-max %d: %d files saved in the last hour; the next matches are not saved until an hour after the first (%s)",
+				r.warn(fmt.Errorf("--save-max %d: %d files saved in the last hour; the next matches are not saved until an hour after the first (%s)",
 					r.cfg.MaxPerHour, r.cfg.MaxPerHour, what))
 			}
 			return
@@ -181,6 +186,13 @@ func (r *Recorder) decide(req, resp *model.Entry) {
 	r.waiting = append(r.waiting, t)
 	r.wg.Add(1)
 	t.timer = time.AfterFunc(r.cfg.After, func() { r.save(t) })
+}
+
+// warn tells Config.Warn, one call at a time.
+func (r *Recorder) warn(err error) {
+	r.saving.Lock()
+	defer r.saving.Unlock()
+	r.cfg.Warn(err)
 }
 
 // describe says what matched, for the file's comment.
@@ -212,6 +224,8 @@ func (r *Recorder) save(t *trigger) {
 	r.saved = append(r.saved, time.Now())
 	r.mu.Unlock()
 
+	r.saving.Lock()
+	defer r.saving.Unlock()
 	path, err := r.cfg.Dir.Write(t.at, func(w io.Writer) error {
 		ng := capture.NewNgFile(w, r.cfg.Iface, comment)
 		if err := r.cfg.Ring.Each(t.at.Add(-r.cfg.Before), t.at.Add(r.cfg.After), ng.Write); err != nil {
