@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kdissect/kdissect/internal/pieces"
 	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/reassembly"
 	"github.com/kdissect/kdissect/render"
@@ -22,7 +23,7 @@ import (
 // written). A message's bytes are the same whoever writes them: the encoder is asked for once
 // the renderer's state a message reads (start of capture, file name) is set.
 //
-// A batch's bytes are kept in pieces of pieceBytes (chain), taken from a list of free pieces
+// A batch's bytes are kept in pieces of pieceBytes (batchOut), taken from a list of free pieces
 // and given back once written out: the same memory serves batch after batch, where buffers
 // grown by copying would be fresh memory to fault in (each fault costs much in a virtual
 // machine), and the bytes in flight are bounded by those of the pieces, whatever the size of
@@ -71,16 +72,16 @@ type writers struct {
 	queue    []*writeJob
 	head     int
 	spare    []*writeJob
-	// ahead counts the bytes of the pieces in memory, not yet written out; free holds pieces
+	// ahead counts the bytes of the pieces in memory, not yet written out; pool holds pieces
 	// to reuse.
 	ahead atomic.Int64
-	free  chan []byte
+	pool  *pieces.Pool
 }
 
 // writeJob is a batch of messages to write: the entries in, their bytes out.
 type writeJob struct {
 	es   []*model.Entry
-	out  chain
+	out  batchOut
 	err  error
 	done chan struct{}
 	// closes are frames outside the heap to close once these messages are written (and so
@@ -91,14 +92,14 @@ type writeJob struct {
 	taken atomic.Bool
 	sent  bool
 	// big, for a batch of one big message, carries its bytes instead of out.
-	big *pieces
+	big *bigOut
 }
 
-// pieces carries a big message's bytes from the writer making them to the merging goroutine,
+// bigOut carries a big message's bytes from the writer making them to the merging goroutine,
 // in pieces of pieceBytes: in memory while the bytes ahead allow (writers.ahead) or once the
 // message is next to be written out (next), then, for the rest of the message, in a temporary
 // file, whose bytes follow the pieces.
-type pieces struct {
+type bigOut struct {
 	w   *writers
 	ch  chan []byte
 	cur []byte
@@ -149,7 +150,7 @@ func (p *Pipeline) message(e *model.Entry) error {
 		if k := len(w.spare); k > 0 {
 			w.cur, w.spare = w.spare[k-1], w.spare[:k-1]
 		} else {
-			w.cur = &writeJob{out: chain{w: w}, done: make(chan struct{}, 1)}
+			w.cur = &writeJob{out: batchOut{Chain: pieces.Chain{Pool: w.pool}, w: w}, done: make(chan struct{}, 1)}
 			w.cur.taken.Store(true)
 		}
 	}
@@ -200,7 +201,7 @@ func (w *writers) start() bool {
 		return false
 	}
 	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
-	w.free = make(chan []byte, w.held/pieceBytes+w.n)
+	w.pool = pieces.NewPool(pieceBytes, w.held/pieceBytes+w.n)
 	w.own = enc
 	for range w.n {
 		enc = w.out.Encoder()
@@ -379,7 +380,7 @@ func (w *writers) writeBig(j *writeJob, wait bool) (bool, error) {
 			pc.werr = w.out.WriteEncoded(b)
 		}
 		w.ahead.Add(-int64(len(b)))
-		w.put(b)
+		w.pool.Put(b)
 	}
 	<-j.done
 	err := pc.werr
@@ -404,72 +405,44 @@ func (e encoded) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// chain is an io.Writer that keeps a batch's bytes in pieces taken from its writers.
-type chain struct {
-	w  *writers
-	bs [][]byte
+// batchOut is where a batch's bytes are made: pieces counted in writers.ahead as they are taken.
+type batchOut struct {
+	pieces.Chain
+	w *writers
 }
 
-func (c *chain) Write(b []byte) (int, error) {
-	n := len(b)
-	for len(b) > 0 {
-		k := len(c.bs) - 1
-		if k < 0 || len(c.bs[k]) == cap(c.bs[k]) {
-			c.bs = append(c.bs, c.w.piece())
-			c.w.ahead.Add(pieceBytes)
-			k++
-		}
-		m := copy(c.bs[k][len(c.bs[k]):cap(c.bs[k])], b)
-		c.bs[k], b = c.bs[k][:len(c.bs[k])+m], b[m:]
-	}
-	return n, nil
+func (o *batchOut) Write(b []byte) (int, error) {
+	before := len(o.Pieces)
+	n, err := o.Chain.Write(b)
+	o.w.ahead.Add(int64(len(o.Pieces)-before) * pieceBytes)
+	return n, err
 }
 
 // writeOut writes the pieces out, stopping at the first error, and gives them back.
-func (c *chain) writeOut() error {
+func (o *batchOut) writeOut() error {
 	var err error
-	for i, b := range c.bs {
+	for _, b := range o.Pieces {
 		if err == nil {
-			err = c.w.out.WriteEncoded(b)
+			err = o.w.out.WriteEncoded(b)
 		}
-		c.w.put(b)
-		c.bs[i] = nil
 	}
-	c.w.ahead.Add(-int64(len(c.bs)) * pieceBytes)
-	c.bs = c.bs[:0]
+	o.w.ahead.Add(-int64(len(o.Pieces)) * pieceBytes)
+	o.Release()
 	return err
 }
 
 // newPieces returns the pieces of a big message. The channel holds those made ahead: a writer
 // sends more only while the merging goroutine takes them.
-func (w *writers) newPieces() *pieces {
-	return &pieces{w: w, ch: make(chan []byte, w.held/pieceBytes+1)}
-}
-
-// piece returns an empty piece.
-func (w *writers) piece() []byte {
-	select {
-	case b := <-w.free:
-		return b[:0]
-	default:
-		return make([]byte, 0, pieceBytes)
-	}
-}
-
-// put keeps a piece written out for reuse.
-func (w *writers) put(b []byte) {
-	select {
-	case w.free <- b:
-	default:
-	}
+func (w *writers) newPieces() *bigOut {
+	return &bigOut{w: w, ch: make(chan []byte, w.held/pieceBytes+1)}
 }
 
 // Write copies b into pieces, or, once the message goes on in a file, into the file.
-func (pc *pieces) Write(b []byte) (int, error) {
+func (pc *bigOut) Write(b []byte) (int, error) {
 	n := len(b)
 	for len(b) > 0 && pc.file == nil {
 		if pc.cur == nil {
-			pc.cur = pc.w.piece()
+			pc.cur = pc.w.pool.Get()
 		}
 		k := copy(pc.cur[len(pc.cur):cap(pc.cur)], b)
 		pc.cur, b = pc.cur[:len(pc.cur)+k], b[k:]
@@ -485,7 +458,7 @@ func (pc *pieces) Write(b []byte) (int, error) {
 
 // send hands the piece made to the merging goroutine, or, when it is not waiting for these
 // bytes and those ahead are many, starts the file with it.
-func (pc *pieces) send() {
+func (pc *bigOut) send() {
 	b := pc.cur
 	pc.cur = nil
 	n := int64(len(b))
@@ -493,7 +466,7 @@ func (pc *pieces) send() {
 		pc.w.ahead.Add(-n)
 		if pc.spill() {
 			pc.fw.Write(b)
-			pc.w.put(b)
+			pc.w.pool.Put(b)
 			return
 		}
 		// Without a file, the writer waits for its turn.
@@ -505,7 +478,7 @@ func (pc *pieces) send() {
 // spill starts the temporary file the rest of the message goes to, and reports whether it
 // could. The file is unlinked at once: its space goes back when it is closed, or when the
 // process ends.
-func (pc *pieces) spill() bool {
+func (pc *bigOut) spill() bool {
 	f, err := os.CreateTemp("", "kdissect-out-*")
 	if err != nil {
 		return false
@@ -519,7 +492,7 @@ func (pc *pieces) spill() bool {
 }
 
 // close ends the message: the last piece is sent, the file flushed.
-func (pc *pieces) close() {
+func (pc *bigOut) close() {
 	if len(pc.cur) > 0 {
 		pc.send()
 	}
@@ -532,7 +505,7 @@ func (pc *pieces) close() {
 }
 
 // writeFile writes out the bytes of the file, after the pieces, and closes it.
-func (pc *pieces) writeFile() error {
+func (pc *bigOut) writeFile() error {
 	defer pc.file.Close()
 	if pc.err != nil {
 		return pc.err
@@ -540,8 +513,8 @@ func (pc *pieces) writeFile() error {
 	if _, err := pc.file.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("reading a message's output back from a temporary file: %w", err)
 	}
-	b := pc.w.piece()[:pieceBytes]
-	defer pc.w.put(b)
+	b := pc.w.pool.Get()[:pieceBytes]
+	defer pc.w.pool.Put(b)
 	for {
 		n, err := pc.file.Read(b)
 		if n > 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/pieces"
 	"github.com/kdissect/kdissect/model"
 )
 
@@ -60,7 +61,7 @@ type Parquet struct {
 	now      fieldWriter
 	compress *treeCompressor
 	bigTurn  chan struct{}
-	spare    chan []byte
+	spare    *pieces.Pool
 	// value holds a fact's value while its column is filled.
 	value model.Value
 }
@@ -214,7 +215,7 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 	batches := builders + 2
 	p := &Parquet{tree: tree, software: map[int]string{}, build: make(chan *rowBatch, batches),
 		order: make(chan *rowBatch, batches), free: make(chan *rowBatch, batches), done: make(chan error, 1),
-		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1), spare: make(chan []byte, parquetSpare)}
+		now: fieldWriter{str: NewJSON(io.Discard)}, bigTurn: make(chan struct{}, 1), spare: pieces.NewPool(parquetPieceBytes, parquetSpare)}
 	for range batches {
 		p.free <- &rowBatch{rows: make([]parquetRow, parquetBatch), msgs: make([]*codec.Message, parquetBatch),
 			built: make(chan struct{}, 1)}
@@ -506,7 +507,7 @@ func (p *Parquet) failure() error {
 // buildFields writes the field trees of the batches that come through build, until it is
 // closed, and says on each batch's built when they are written; spare holds buffers for
 // compressed trees.
-func buildFields(build <-chan *rowBatch, spare chan []byte) {
+func buildFields(build <-chan *rowBatch, spare *pieces.Pool) {
 	f := fieldWriter{str: NewJSON(io.Discard), spare: spare}
 	for b := range build {
 		b.err = f.batch(b)
@@ -617,7 +618,7 @@ type fieldWriter struct {
 	out      io.Writer
 	err      error
 	compress *treeCompressor
-	spare    chan []byte
+	spare    *pieces.Pool
 }
 
 // parquetTreeChunk is about how many bytes of a tree written to fieldWriter.out are held

@@ -16,6 +16,7 @@ import (
 	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/kdissect/kdissect/codec"
+	"github.com/kdissect/kdissect/internal/pieces"
 )
 
 // A field tree bigger than a page is compressed as it is written into a data page of its own
@@ -43,12 +44,12 @@ const (
 )
 
 // treePage is the field tree of a row, compressed: the row's place, in its batch and then in
-// its row group, the JSON in one zstd frame, in pieces, and its length.
+// its row group, the JSON in one zstd frame (in pieces, never grown nor copied whole), and its
+// length.
 type treePage struct {
-	row    int
-	pieces [][]byte
-	bytes  int
-	size   int
+	row        int
+	compressed pieces.Chain
+	size       int
 }
 
 // treeCompressor writes field trees compressed as they are written, a chunk at a time, into
@@ -56,14 +57,14 @@ type treePage struct {
 type treeCompressor struct {
 	enc   *zstd.Encoder
 	chunk []byte
-	spare chan []byte
+	spare *pieces.Pool
 	page  treePage
 }
 
 // newTreeCompressor returns a treeCompressor; one that compresses in a goroutine of its own
 // while the tree is written (concurrent) is for the trees written at once, on the goroutine
 // showing messages.
-func newTreeCompressor(spare chan []byte, concurrent bool) (*treeCompressor, error) {
+func newTreeCompressor(spare *pieces.Pool, concurrent bool) (*treeCompressor, error) {
 	o := zstdOptions()
 	if concurrent {
 		o = append(o, zstd.WithEncoderConcurrency(2))
@@ -75,29 +76,6 @@ func newTreeCompressor(spare chan []byte, concurrent bool) (*treeCompressor, err
 	return &treeCompressor{enc: enc, spare: spare}, nil
 }
 
-// pieceWriter appends what the encoder writes to the pieces of the page.
-type pieceWriter treeCompressor
-
-func (w *pieceWriter) Write(b []byte) (int, error) {
-	p := &w.page
-	n := len(b)
-	for len(b) > 0 {
-		if len(p.pieces) == 0 || len(p.pieces[len(p.pieces)-1]) == parquetPieceBytes {
-			piece := takeSpare(w.spare)
-			if piece == nil {
-				piece = make([]byte, 0, parquetPieceBytes)
-			}
-			p.pieces = append(p.pieces, piece)
-		}
-		last := &p.pieces[len(p.pieces)-1]
-		c := min(len(b), parquetPieceBytes-len(*last))
-		*last = append(*last, b[:c]...)
-		b = b[c:]
-	}
-	p.bytes += n
-	return n, nil
-}
-
 func (c *treeCompressor) Write(b []byte) (int, error) {
 	c.page.size += len(b)
 	return c.enc.Write(b)
@@ -105,8 +83,8 @@ func (c *treeCompressor) Write(b []byte) (int, error) {
 
 // compress writes the field tree of m with f, compressed.
 func (c *treeCompressor) compress(f *fieldWriter, m *codec.Message) (treePage, error) {
-	c.page = treePage{}
-	c.enc.Reset((*pieceWriter)(c))
+	c.page = treePage{compressed: pieces.Chain{Pool: c.spare}}
+	c.enc.Reset(&c.page.compressed)
 	f.out, f.err = c, nil
 	b := f.tree(c.chunk[:0], m)
 	if _, err := c.Write(b); err != nil && f.err == nil {
@@ -130,27 +108,6 @@ func (c *treeCompressor) compress(f *fieldWriter, m *codec.Message) (treePage, e
 // in 32 bits).
 const parquetMaxPage = 1<<31 - 1 - 64
 
-// takeSpare returns a spare buffer, if there is one.
-func takeSpare(spare chan []byte) []byte {
-	select {
-	case b := <-spare:
-		return b
-	default:
-		return nil
-	}
-}
-
-// giveSpare keeps the pieces of a page for the trees to come, unless enough are kept.
-func giveSpare(spare chan []byte, page treePage) {
-	for _, b := range page.pieces {
-		select {
-		case spare <- b[:0]:
-		default:
-			return
-		}
-	}
-}
-
 // groupWriter writes the rows of a row group into a file of their own (file), the trees of
 // pages compressed as an empty tree in a page of its own, until the group is full; then it
 // hands the group, the pages in place, to the writer.
@@ -159,7 +116,7 @@ type groupWriter struct {
 	file  bytes.Buffer
 	mini  *parquet.GenericWriter[parquetRow]
 	enc   *zstd.Encoder
-	spare chan []byte
+	spare *pieces.Pool
 	// fields is the place of the fields column among the leaves; rows counts the group's
 	// rows, pages are their compressed trees, pageBytes the bytes of those.
 	fields    int
@@ -168,7 +125,7 @@ type groupWriter struct {
 	pageBytes int
 }
 
-func newGroupWriter(w *parquet.GenericWriter[parquetRow], enc *zstd.Encoder, spare chan []byte,
+func newGroupWriter(w *parquet.GenericWriter[parquetRow], enc *zstd.Encoder, spare *pieces.Pool,
 	options []parquet.WriterOption) *groupWriter {
 	g := &groupWriter{w: w, enc: enc, spare: spare}
 	g.mini = parquet.NewGenericWriter[parquetRow](&g.file, options...)
@@ -223,7 +180,7 @@ func (g *groupWriter) writePage(row []parquetRow, page treePage) error {
 	}
 	page.row = g.rows
 	g.pages = append(g.pages, page)
-	g.pageBytes += page.bytes
+	g.pageBytes += page.compressed.Len
 	g.rows++
 	return g.endIfFull()
 }
@@ -256,8 +213,8 @@ func (g *groupWriter) end() error {
 	if _, err := g.w.WriteRowGroup(f.RowGroups()[0]); err != nil {
 		return err
 	}
-	for _, p := range g.pages {
-		giveSpare(g.spare, p)
+	for i := range g.pages {
+		g.pages[i].compressed.Release()
 	}
 	clear(g.pages)
 	g.pages, g.rows, g.pageBytes = g.pages[:0], 0, 0
@@ -402,7 +359,7 @@ func (g *groupWriter) page(old []byte, tree treePage) ([][]byte, int64, error) {
 	default:
 		return nil, 0, fmt.Errorf("values in %s", v2.Encoding)
 	}
-	body := append([][]byte{old[hlen : hlen+levels], g.enc.EncodeAll(length, nil)}, tree.pieces...)
+	body := append([][]byte{old[hlen : hlen+levels], g.enc.EncodeAll(length, nil)}, tree.compressed.Pieces...)
 	crc, n := uint32(0), 0
 	for _, b := range body {
 		crc = crc32.Update(crc, crc32.IEEETable, b)
