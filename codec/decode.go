@@ -77,7 +77,11 @@ func (c *uuidValues) value(u UUID) any {
 
 // stringValues keeps the values of a few short strings, and pointers to them: a connection's
 // requests all carry its client id, a producer's the same topics. Neither is ever written.
-type stringValues [8]struct {
+type stringValues [8]keptString
+
+// keptString is a string kept by stringValues: its value as a node's, and a pointer to it once
+// one is asked for.
+type keptString struct {
 	s string
 	v any
 	p *string
@@ -97,11 +101,7 @@ func (c *stringValues) value(b []byte) any {
 	e := &c[slot(b)]
 	if e.v == nil || e.s != string(b) { // compared without making a string
 		s := string(b)
-		*e = struct {
-			s string
-			v any
-			p *string
-		}{s: s, v: s}
+		*e = keptString{s: s, v: s}
 	}
 	return e.v
 }

@@ -59,8 +59,8 @@ type redirect struct{ w io.Writer }
 
 func (r *redirect) Write(p []byte) (int, error) { return r.w.Write(p) }
 
-// Encoder returns a copy of j that writes into memory: a line depends on the entry, MaxBytes
-// and the file name only.
+// Encoder returns a copy of j that writes where WriteMessage says: a line depends on the
+// entry, MaxBytes and the file name only.
 func (j *JSON) Encoder() Encoder {
 	to := new(redirect)
 	c := NewJSON(to)
@@ -74,8 +74,8 @@ func (j *JSON) WriteEncoded(b []byte) error {
 	return err
 }
 
-// Encoder returns a copy of d that writes into memory, or nil when headings show the time
-// since the previous message (-t d), or since a start not known yet (-t r).
+// Encoder returns a copy of d that writes where WriteMessage says, or nil when headings show
+// the time since the previous message (-t d), or since a start not known yet (-t r).
 func (d *Diagram) Encoder() Encoder {
 	if d.clock.format == TimeDelta || d.clock.format == TimeRel && d.clock.start.IsZero() {
 		return nil
