@@ -165,11 +165,13 @@ func (sh *shard) record(ev event) {
 	sh.r.events = append(sh.r.events, keyedEvent{pkt: sh.pkt, phase: sh.phase, ev: ev})
 }
 
-// sharded is Read for a capture file, spread over Config.Workers shards.
-func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err error) {
+// startShards starts Config.Workers shards. They share the bounds one assembler would have,
+// on its pages and on its open connections: each shard holding DefaultMaxConns would keep
+// Workers times the connections a single assembler keeps open, and their memory.
+func (p *Pipeline) startShards() []*shard {
 	opt := p.options()
-	// The shards share the bound one assembler would have.
 	opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.cfg.Workers)
+	opt.MaxConns = max(1024, reassembly.DefaultMaxConns/p.cfg.Workers)
 	shards := make([]*shard, p.cfg.Workers)
 	for i := range shards {
 		sh := &shard{in: make(chan *round, roundsInFlight), out: make(chan *round, roundsInFlight)}
@@ -177,6 +179,12 @@ func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err err
 		shards[i] = sh
 		go sh.run()
 	}
+	return shards
+}
+
+// sharded is Read for a capture file, spread over Config.Workers shards.
+func (p *Pipeline) sharded(r *capture.Reader, name string) (packets int, err error) {
+	shards := p.startShards()
 	// slots bounds the rounds in flight; free brings rounds back from the merger for reuse. It
 	// has room for every round there can be, so that none is dropped and made again.
 	slots := make(chan struct{}, roundsInFlight)

@@ -58,3 +58,37 @@ func TestIdleFlushed(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenConnectionsBoundShared: with several workers, the shards share the bound on open
+// connections that one assembler has, rather than each keeping that many: beyond it the least
+// recently active are flushed, so memory stays that of one assembler. Connections beyond the
+// bound are flushed at the flushes, once a second of capture time, and those a shard holds are
+// uneven (by a hash of their addresses): hence the margins of a second's connections and an
+// eighth of the bound.
+func TestOpenConnectionsBoundShared(t *testing.T) {
+	spec := connsgen.Spec{Conns: 20000, Every: connsgen.DefaultEvery}
+	file := filepath.Join(t.TempDir(), "open.pcap")
+	var buf bytes.Buffer
+	if err := connsgen.Write(&buf, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 8192 // reassembly.DefaultMaxConns, as the notice says
+	least := spec.Conns - int(time.Second/spec.Every) - bound*9/8
+	for _, workers := range []string{"1", "4"} {
+		t.Run("workers "+workers, func(t *testing.T) {
+			out, errOut, code := kdissect(t, "--format", "summary", "--workers", workers, file)
+			var idle int
+			if _, err := fmt.Sscanf(errOut, "kdissect: %d connections idle", &idle); err != nil {
+				t.Fatalf("exit %d, stderr %q: no count of idle connections (%v)", code, errOut, err)
+			}
+			requests := strings.Count(out, " Request ")
+			if code != 0 || requests != spec.Conns || idle < least {
+				t.Errorf("exit %d, %d requests shown, %d connections flushed as idle; want 0, %d, at least %d",
+					code, requests, idle, spec.Conns, least)
+			}
+		})
+	}
+}
