@@ -73,6 +73,8 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 	if status != ExitOK {
 		return status
 	}
+	_, parallel := cfg.Out.(render.Parallel)
+	defer TuneGC(cfg.Codec.Shallow, len(cfg.Codec.Keep) > 0, parallel && cfg.Workers > 1, f.HeapLimit)()
 	warnings := NewWarnings(stderr)
 	cfg.Warn = warnings.Warn
 	var progress func(string) (func(read, size int64, packets int), func())
@@ -154,8 +156,6 @@ func (o *Capture) configure(cmd *Command, stdout, stderr io.Writer) (render.Form
 	if err != nil {
 		return f, dissect.Config{}, cmd.UsageError(stderr, "%v", err)
 	}
-	_, parallel := out.(render.Parallel)
-	TuneGC(c.Shallow, len(c.Keep) > 0, parallel && o.Workers > 1, f.HeapLimit)
 	cfg := dissect.Config{Codec: c, Out: out, Plan: plan, Select: o.Select, IsServerPort: ports.Has,
 		Detect: len(o.Ports) == 0 || o.Detect, Workers: o.Workers, Limit: o.Count, Batch: f.Batch && (o.Always == nil || o.Always.New == nil)}
 	if o.stats != nil {

@@ -65,7 +65,7 @@ func (l Live) Run(cmd *Command, cfg dissect.Config, f render.Format, stdout, std
 	}
 
 	cfg.Limit, cfg.Flush, cfg.Stop = l.Count, true, stop
-	TuneGC(cfg.Codec.Shallow, len(cfg.Codec.Keep) > 0, false, f.HeapLimit) // else the heap doubles what it holds, for days
+	defer TuneGC(cfg.Codec.Shallow, len(cfg.Codec.Keep) > 0, false, f.HeapLimit)() // else the heap doubles what it holds, for days
 	stats := l.Stats
 	if stats != nil {
 		cfg.Stats = stats

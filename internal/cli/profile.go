@@ -6,7 +6,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
+	"sync/atomic"
 )
 
 // TuneGC sets the collector for what a run holds; GOGC and GOMEMLIMIT in the environment take
@@ -15,8 +17,7 @@ import (
 // collections, and a peak RSS under 64 MB (62 MB on the 200 MB benchmark capture; with 48 MiB,
 // 66 MB for 8 collections instead of 11). Formats that write field trees hold frames and one
 // records field at a time (codec.Codec.LazyRecords), but a big message makes much garbage
-// quickly: a soft limit of
-// 80 MiB keeps the heap near what they hold, where GOGC alone lets it double (on a capture
+// quickly: a soft limit of 80 MiB keeps the heap near what they hold, where GOGC alone lets it double (on a capture
 // whose largest message is 9 MB: 89 instead of 121 MiB peak RSS, the same CPU). Over the limit
 // (a message larger than it), the runtime bounds the collector's share of the CPU. Shallow
 // runs whose analyses read trees (keeps: codec.Codec.Keep) also hold the trees that wait for
@@ -27,19 +28,23 @@ import (
 // keeps their peak RSS under 96 MB (86 instead of 98 MB with 2 workers on the capture of 9 MB
 // Fetch responses, 18 instead of 16 collections). A format that holds less with its trees
 // says its own limit (render.Format.HeapLimit, limit here; 0 for none).
-func TuneGC(shallow, keeps, parallel bool, limit int64) {
+//
+// A limit is the room for what a run holds while it holds little; a run that comes to hold
+// more (many connections left open: some 40 MiB at 8192 of them) would collect over and over,
+// close to the limit, for as long as it held it. So after each collection the limit follows
+// what the heap holds (followHeld), and comes back down with it. stop ends that; the caller
+// calls it when the run ends.
+func TuneGC(shallow, keeps, parallel bool, limit int64) (stop func()) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	if shallow {
-		debug.SetGCPercent(200)
-		debug.SetMemoryLimit(44 << 20)
-		if keeps {
-			debug.SetMemoryLimit(64 << 20)
-		}
-		return
+		return func() {}
 	}
 	switch {
+	case shallow && keeps:
+		debug.SetGCPercent(200)
+		limit = 64 << 20
+	case shallow:
+		debug.SetGCPercent(200)
+		limit = 44 << 20
 	case limit > 0:
 	case parallel:
 		limit = 64 << 20
@@ -47,6 +52,45 @@ func TuneGC(shallow, keeps, parallel bool, limit int64) {
 		limit = 80 << 20
 	}
 	debug.SetMemoryLimit(limit)
+	return followHeld(limit)
+}
+
+// heldOverhead is the room over what the heap holds that followHeld leaves to the next
+// collection: half of it again, and a little more, as GOGC=50 would, where a limit at what
+// is held would leave none.
+func heldOverhead(live int64) int64 { return live + live/2 + 8<<20 }
+
+// followHeld sets the soft memory limit, after each collection until stop, to the larger of
+// base and heldOverhead of the heap the collection found live.
+func followHeld(base int64) (stop func()) {
+	m := &gcMark{base: base, live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	m.arm()
+	return func() { m.stopped.Store(true) }
+}
+
+// gcMark learns of each collection from an object of its own that the collection frees: the
+// runtime runs its cleanup after the collection, which reads what the heap holds, sets the
+// limit, and leaves another such object.
+type gcMark struct {
+	base    int64
+	live    []metrics.Sample
+	stopped atomic.Bool
+}
+
+func (m *gcMark) arm() {
+	// Big enough not to share a block with other small objects, which would keep it.
+	runtime.AddCleanup(new([64]byte), (*gcMark).collected, m)
+}
+
+func (m *gcMark) collected() {
+	if m.stopped.Load() {
+		return
+	}
+	metrics.Read(m.live)
+	if m.live[0].Value.Kind() == metrics.KindUint64 {
+		debug.SetMemoryLimit(max(m.base, heldOverhead(int64(m.live[0].Value.Uint64()))))
+	}
+	m.arm()
 }
 
 // StartCPUProfile profiles the process into the named file until stop is called.
