@@ -57,6 +57,9 @@ func assemble(t testing.TB, spec connsgen.Spec, opt Options) *openCounter {
 	}
 	h := &openCounter{}
 	opt.IsServerPort = func(p uint16) bool { return p == connsgen.ServerPort }
+	if opt.Detect != nil {
+		opt.IsServerPort = func(uint16) bool { return false }
+	}
 	a := New(h, opt)
 	for {
 		seg, err := r.Next()
@@ -101,6 +104,24 @@ func TestIdleConnections(t *testing.T) {
 				t.Errorf("%d closed as idle, at most %d open at once; want %d, at most %d", h.idle, h.maxOpen, tt.idle, tt.atMostOpen)
 			}
 		})
+	}
+}
+
+// TestIdleUndecided: a connection closed as idle before its first bytes told whether it is
+// Kafka is not taken for one that is not: its later packets start a new connection, whose
+// bytes decide. Connections all started at the same capture time make the one just opened (by
+// its SYN, no bytes yet) as idle as the others when the bound is passed.
+func TestIdleUndecided(t *testing.T) {
+	detect := func(first []byte, _ bool) (wire.Verdict, string) {
+		if len(first) == 0 {
+			return wire.NeedMore, ""
+		}
+		return wire.Yes, "Kafka"
+	}
+	const n = 50
+	h := assemble(t, connsgen.Spec{Conns: n}, Options{MaxConns: 16, Detect: detect})
+	if h.requests != n || h.responses != n || h.idle == 0 {
+		t.Errorf("%d requests, %d responses, %d connections closed as idle; want %d, %d, some", h.requests, h.responses, h.idle, n, n)
 	}
 }
 
