@@ -21,8 +21,9 @@ type Facts struct {
 	Topics   []string // topic names, first seen first, without repeats
 	TopicIDs []UUID
 	// Partitions lists, per topic name (or topic id as Kafka prints it), the partitions the
-	// message names.
-	Partitions map[string][]int32
+	// message names, each topic once (PartitionsOf finds one). A list rather than a map: most
+	// messages name one topic, and a map per message cost more than the search.
+	Partitions []TopicPartitions
 	Groups     []string
 	Members    []string
 	// Errors holds the non-zero error codes, without repeats.
@@ -49,6 +50,38 @@ type Coordinator struct {
 	Port   int32
 	// ErrorCode is the answer's error (0: none); NodeID is then -1.
 	ErrorCode int16
+}
+
+// TopicPartitions is the partitions a message names for one topic.
+type TopicPartitions struct {
+	Topic      string // the topic's name, or its id as Kafka prints it
+	Partitions []int32
+}
+
+// PartitionsIndex returns the index of key's partitions in f.Partitions, or -1. The search
+// starts at from and wraps around: a caller that looks topics up in the order the message
+// names them passes the index after the last one found, and finds most at once.
+func (f *Facts) PartitionsIndex(key string, from int) int {
+	n := len(f.Partitions)
+	for j := range n {
+		i := from + j
+		if i >= n {
+			i -= n
+		}
+		if f.Partitions[i].Topic == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// PartitionsOf returns the partitions the message names for key (a topic name, or a topic id
+// as Kafka prints it); nil for none.
+func (f *Facts) PartitionsOf(key string) []int32 {
+	if i := f.PartitionsIndex(key, 0); i >= 0 {
+		return f.Partitions[i].Partitions
+	}
+	return nil
 }
 
 // HostPort is the coordinator's address as "host:port".
@@ -160,17 +193,17 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	w.walk(body, factsScope{partition: -1})
 	// Copies of the right size, where appending grew the lists.
 	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneSome(w.sets), cloneSome(w.names), cloneSome(w.topicIDs)
-	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
-		w.f.Partitions = make(map[string][]int32, len(w.topics))
+	if len(w.topics) > 0 { // nil for a message that names no partition: nothing to make
+		w.f.Partitions = make([]TopicPartitions, len(w.topics))
 		// The facts' lists of partitions share one array, each list capped at its length.
 		n := 0
 		for _, t := range w.topics {
 			n += len(t.partitions)
 		}
 		all := make([]int32, n)
-		for _, t := range w.topics {
+		for i, t := range w.topics {
 			k := copy(all, t.partitions)
-			w.f.Partitions[t.key] = all[:k:k]
+			w.f.Partitions[i] = TopicPartitions{Topic: t.key, Partitions: all[:k:k]}
 			all = all[k:]
 		}
 	}
@@ -888,12 +921,14 @@ func (t *TopicNames) Resolve(f *Facts) {
 			continue
 		}
 		key, _ := id.AppendText(buf[:0]) // looked up without making a string
-		if p, ok := f.Partitions[string(key)]; ok {
-			delete(f.Partitions, string(key))
-			if q, ok := f.Partitions[name]; ok {
-				p = append(q, p...)
+		if j := f.PartitionsIndex(string(key), 0); j >= 0 {
+			f.Partitions[j].Topic = name
+			// Where the name has partitions of its own, the id's join them (each list is
+			// capped at its length: append copies) and the id's entry goes.
+			if k := f.PartitionsIndex(name, j+1); k != j {
+				f.Partitions[k].Partitions = append(f.Partitions[k].Partitions, f.Partitions[j].Partitions...)
+				f.Partitions = slices.Delete(f.Partitions, j, j+1)
 			}
-			f.Partitions[name] = p
 		}
 		if !slices.Contains(f.Topics, name) {
 			// Room for the names of the ids left, once: most messages name topics by id only.

@@ -140,7 +140,7 @@ func TestFactsPartitions(t *testing.T) {
 	for _, topics := range []int{1, 3, onceSetScan + 5} {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version = 7
-		want := map[string][]int32{}
+		var want []TopicPartitions // first named first
 		for round := range 2 { // every topic twice, the second time with new and old partitions
 			for i := range topics {
 				topic := kmsg.NewProduceRequestTopic()
@@ -149,8 +149,11 @@ func TestFactsPartitions(t *testing.T) {
 					part := kmsg.NewProduceRequestTopicPartition()
 					part.Partition = p
 					topic.Partitions = append(topic.Partitions, part)
-					if !slices.Contains(want[topic.Topic], p) {
-						want[topic.Topic] = append(want[topic.Topic], p)
+					if i == len(want) {
+						want = append(want, TopicPartitions{Topic: topic.Topic})
+					}
+					if !slices.Contains(want[i].Partitions, p) {
+						want[i].Partitions = append(want[i].Partitions, p)
 					}
 				}
 				req.Topics = append(req.Topics, topic)
@@ -178,7 +181,8 @@ func TestFactsPartitions(t *testing.T) {
 		}
 		req.Topics = append(req.Topics, topic)
 	}
-	if got := c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil))).Facts().Partitions["wide"]; !slices.Equal(got, want) {
+	wide := c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil))).Facts()
+	if got := wide.PartitionsOf("wide"); !slices.Equal(got, want) {
 		t.Errorf("partitions of a wide topic: %v, want %v", got, want)
 	}
 	r := RecordSet{}
@@ -335,9 +339,31 @@ func TestFactsWalkerReuse(t *testing.T) {
 		}
 	}
 	f := got[0]
-	next := fmt.Sprint(f.Partitions["topic-1"])
-	f.Partitions["topic-0"] = append(f.Partitions["topic-0"], 99)
-	if fmt.Sprint(f.Partitions["topic-1"]) != next {
-		t.Errorf("appending to topic-0's partitions changed topic-1's: %v, was %s", f.Partitions["topic-1"], next)
+	next := fmt.Sprint(f.PartitionsOf("topic-1"))
+	f.Partitions[0].Partitions = append(f.PartitionsOf("topic-0"), 99)
+	if fmt.Sprint(f.PartitionsOf("topic-1")) != next {
+		t.Errorf("appending to topic-0's partitions changed topic-1's: %v, was %s", f.PartitionsOf("topic-1"), next)
+	}
+}
+
+// TestResolvePartitions checks that naming topic ids moves their partitions to the names: to
+// the name's own list where the message names the topic both ways, the id's after the name's.
+func TestResolvePartitions(t *testing.T) {
+	a, b, c := UUID{1}, UUID{2}, UUID{3}
+	f := Facts{Topics: []string{"alpha"}, TopicIDs: []UUID{a, b, c}, Partitions: []TopicPartitions{
+		{Topic: a.String(), Partitions: []int32{4}},
+		{Topic: "alpha", Partitions: []int32{1, 2}[:2:2]},
+		{Topic: b.String(), Partitions: []int32{5}},
+		{Topic: c.String(), Partitions: []int32{6}},
+	}}
+	var names TopicNames
+	names.Add([]TopicIDName{{ID: a, Name: "alpha"}, {ID: b, Name: "beta"}})
+	names.Resolve(&f)
+	want := fmt.Sprintf("[{alpha [1 2 4]} {beta [5]} {%s [6]}]", c)
+	if got := fmt.Sprint(f.Partitions); got != want {
+		t.Errorf("partitions %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(f.Topics); got != "[alpha beta]" {
+		t.Errorf("topics %s, want [alpha beta]", got)
 	}
 }
