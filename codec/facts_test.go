@@ -141,7 +141,7 @@ func TestFactsPartitions(t *testing.T) {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version = 7
 		var want []TopicPartitions // first named first
-		for round := range 2 { // every topic twice, the second time with new and old partitions
+		for round := range 2 {     // every topic twice, the second time with new and old partitions
 			for i := range topics {
 				topic := kmsg.NewProduceRequestTopic()
 				topic.Topic = fmt.Sprint("topic-", i)
