@@ -140,8 +140,9 @@ func TestFactsPartitions(t *testing.T) {
 	for _, topics := range []int{1, 3, onceSetScan + 5} {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version = 7
-		var want []TopicPartitions // first named first
-		for round := range 2 {     // every topic twice, the second time with new and old partitions
+		// want lists the topics first named first.
+		var want []TopicPartitions
+		for round := range 2 { // every topic twice, the second time with new and old partitions
 			for i := range topics {
 				topic := kmsg.NewProduceRequestTopic()
 				topic.Topic = fmt.Sprint("topic-", i)
