@@ -762,10 +762,45 @@ type TopicIDName struct {
 
 // TopicIDNames returns what m teaches of topic names: the id and the name of every struct of m
 // that holds both (Metadata, CreateTopics and DescribeTopicPartitions responses, ...).
-func (m *Message) TopicIDNames() []TopicIDName {
+func (m *Message) TopicIDNames() []TopicIDName { return topicIDNames(m, nil) }
+
+// TopicIDNamer gives what messages teach of topic names (Message.TopicIDNames), one message
+// after another, remembering which structures can hold a topic's name and id at which version
+// rather than reading their definitions again for every message. Its memory is bounded by the
+// definitions. The zero value is ready to use; it is not safe for concurrent use.
+type TopicIDNamer struct{ names map[structVersion]bool }
+
+// structVersion is a structure's definition at one version.
+type structVersion struct {
+	s *schema.StructDef
+	v int16
+}
+
+// TopicIDNames returns what m teaches of topic names, as m.TopicIDNames does.
+func (t *TopicIDNamer) TopicIDNames(m *Message) []TopicIDName { return topicIDNames(m, t) }
+
+// namesTopicIDs is namesTopicIDs(s, v, 0), remembered (t may be nil: not remembered).
+func (t *TopicIDNamer) namesTopicIDs(s *schema.StructDef, v int16) bool {
+	if t == nil {
+		return namesTopicIDs(s, v, 0)
+	}
+	k := structVersion{s, v}
+	named, ok := t.names[k]
+	if !ok {
+		if t.names == nil {
+			t.names = map[structVersion]bool{}
+		}
+		named = namesTopicIDs(s, v, 0)
+		t.names[k] = named
+	}
+	return named
+}
+
+// topicIDNames is Message.TopicIDNames, with the structures that can hold names asked of t.
+func topicIDNames(m *Message, t *TopicIDNamer) []TopicIDName {
 	var out []TopicIDName
 	Walk(m.Fields, func(n *Node, _ int) bool {
-		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !namesTopicIDs(d.Struct, m.Version, 0)) {
+		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !t.namesTopicIDs(d.Struct, m.Version)) {
 			return false // nothing to learn below
 		}
 		if n.Type != wire.Struct {

@@ -62,9 +62,11 @@ func TestOnceSet(t *testing.T) {
 
 // TestLearnPassesOverOnlyWhatCannotName: TopicIDNames looks inside only the structs that can
 // hold a topic name and a topic id; it must learn what a walk of every struct learns, for every
-// API key, version and direction.
+// API key, version and direction. So must a TopicIDNamer that has seen every message before,
+// which remembers which structs it passes over.
 func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 	c := testCodec(t)
+	var namer TopicIDNamer
 	learnt := 0
 	for key := int16(0); key < 1000; key++ {
 		if kmsg.RequestForKey(key) == nil {
@@ -96,10 +98,15 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					}
 					return true
 				})
-				var names TopicNames
+				var names, again TopicNames
 				names.learn(m)
 				if fmt.Sprint(names.names) != fmt.Sprint(want) {
 					t.Errorf("key %d v%d response %v: learnt %v, want %v", key, v, response, names.names, want)
+				}
+				namer.TopicIDNames(m)
+				again.Add(namer.TopicIDNames(m))
+				if fmt.Sprint(again.names) != fmt.Sprint(want) {
+					t.Errorf("key %d v%d response %v: a namer learnt %v, want %v", key, v, response, again.names, want)
 				}
 				learnt += len(want)
 			}
