@@ -191,22 +191,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
-	// Copies of the right size, where appending grew the lists.
-	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneSome(w.sets), cloneSome(w.names), cloneSome(w.topicIDs)
-	if len(w.topics) > 0 { // nil for a message that names no partition: nothing to make
-		w.f.Partitions = make([]TopicPartitions, len(w.topics))
-		// The facts' lists of partitions share one array, each list capped at its length.
-		n := 0
-		for _, t := range w.topics {
-			n += len(t.partitions)
-		}
-		all := make([]int32, n)
-		for i, t := range w.topics {
-			k := copy(all, t.partitions)
-			w.f.Partitions[i] = TopicPartitions{Topic: t.key, Partitions: all[:k:k]}
-			all = all[k:]
-		}
-	}
+	w.place()
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
@@ -222,6 +207,76 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	f := w.f
 	w.f, w.m = Facts{}, nil // the walker holds neither the facts nor the message
 	return f
+}
+
+// factsRoom is room for the lists of a message's facts that name one topic: most messages'.
+// Where two lists or more fit, they take one allocation rather than one each.
+type factsRoom struct {
+	sets  [1]RecordSet
+	names [1]string
+	ids   [1]UUID
+	parts [1]TopicPartitions
+	nums  [4]int32
+}
+
+// place gives the facts copies of the lists the walk gathered, of the right size (appending
+// grew them), each capped at its length so that appending to one copies it: in a factsRoom
+// where two or more fit, and nil where they are empty.
+func (w *factsWalk) place() {
+	n := 0
+	for _, t := range w.topics {
+		n += len(t.partitions)
+	}
+	fits := func(l, room int) int {
+		if l > 0 && l <= room {
+			return 1
+		}
+		return 0
+	}
+	var room *factsRoom // the lengths of its arrays are constants, read without it
+	var (
+		sets  []RecordSet
+		names []string
+		ids   []UUID
+		parts []TopicPartitions
+		nums  []int32
+	)
+	if fits(len(w.sets), len(room.sets))+fits(len(w.names), len(room.names))+fits(len(w.topicIDs), len(room.ids))+
+		fits(len(w.topics), len(room.parts))+fits(n, len(room.nums)) >= 2 {
+		room = new(factsRoom)
+		sets, names, ids, parts, nums = room.sets[:], room.names[:], room.ids[:], room.parts[:], room.nums[:]
+	}
+	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(w.sets, sets), cloneInto(w.names, names), cloneInto(w.topicIDs, ids)
+	if len(w.topics) == 0 { // nil for a message that names no partition: nothing to make
+		return
+	}
+	if len(w.topics) <= len(parts) {
+		w.f.Partitions = parts[:len(w.topics):len(w.topics)]
+	} else {
+		w.f.Partitions = make([]TopicPartitions, len(w.topics))
+	}
+	// The lists of partitions share one array, each list capped at its length.
+	all := nums
+	if n > len(nums) {
+		all = make([]int32, n)
+	}
+	for i, t := range w.topics {
+		k := copy(all, t.partitions)
+		w.f.Partitions[i] = TopicPartitions{Topic: t.key, Partitions: all[:k:k]}
+		all = all[k:]
+	}
+}
+
+// cloneInto returns a copy of list: in room if it fits, else a list of its own; nil when list
+// is empty. The copy's capacity is its length.
+func cloneInto[T any](list, room []T) []T {
+	switch {
+	case len(list) == 0:
+		return nil
+	case len(list) <= len(room):
+		return room[:copy(room, list):len(list)]
+	}
+	return slices.Clone(list)
 }
 
 // apiFacts reads, per API and direction, the facts that one API alone says, from the fields
@@ -363,14 +418,6 @@ func reuse[T any](list []T) []T {
 		return nil
 	}
 	return list[:0]
-}
-
-// cloneSome returns a copy of list, nil when it is empty.
-func cloneSome[T any](list []T) []T {
-	if len(list) == 0 {
-		return nil
-	}
-	return slices.Clone(list)
 }
 
 // idKey is id as Kafka prints it, made once while the walker keeps it.
