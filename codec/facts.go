@@ -210,7 +210,8 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 }
 
 // factsRoom is room for the lists of a message's facts that name one topic: most messages'.
-// Where two lists or more fit, they take one allocation rather than one each.
+// Where two lists or more fit, they take one allocation rather than one each. names is also
+// room for the name of a topic the message names by id alone (TopicNames.Resolve adds it).
 type factsRoom struct {
 	sets  [1]RecordSet
 	names [1]string
@@ -241,12 +242,22 @@ func (w *factsWalk) place() {
 		parts []TopicPartitions
 		nums  []int32
 	)
-	if fits(len(w.sets), len(room.sets))+fits(len(w.names), len(room.names))+fits(len(w.topicIDs), len(room.ids))+
+	// A message that names its topics by id alone gets their names from TopicNames.Resolve:
+	// room for them is a list that fits too.
+	byID := len(w.names) == 0 && fits(len(w.topicIDs), len(room.names)) == 1
+	named := fits(len(w.names), len(room.names))
+	if byID {
+		named = 1
+	}
+	if fits(len(w.sets), len(room.sets))+named+fits(len(w.topicIDs), len(room.ids))+
 		fits(len(w.topics), len(room.parts))+fits(n, len(room.nums)) >= 2 {
 		room = new(factsRoom)
 		sets, names, ids, parts, nums = room.sets[:], room.names[:], room.ids[:], room.parts[:], room.nums[:]
 	}
 	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(w.sets, sets), cloneInto(w.names, names), cloneInto(w.topicIDs, ids)
+	if byID && room != nil {
+		w.f.Topics = names[:0] // empty, with room for Resolve to append the names
+	}
 	if len(w.topics) == 0 { // nil for a message that names no partition: nothing to make
 		return
 	}
