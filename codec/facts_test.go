@@ -375,3 +375,44 @@ func TestResolvePartitions(t *testing.T) {
 		t.Errorf("topics %s, want [alpha beta]", got)
 	}
 }
+
+// TestFactsRoom: the lists of a message naming one topic by id share one allocation; giving
+// the id its name, appending to one list, or gathering the next message's facts with the same
+// walker changes no other list.
+func TestFactsRoom(t *testing.T) {
+	c := testCodec(t)
+	c.Shallow = true
+	fetch := func(id UUID, parts ...int32) *Message {
+		r := kmsg.NewPtrFetchRequest()
+		r.SetVersion(13)
+		ft := kmsg.NewFetchRequestTopic()
+		ft.TopicID = id
+		for _, p := range parts {
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.Partition = p
+			ft.Partitions = append(ft.Partitions, fp)
+		}
+		r.Topics = append(r.Topics, ft)
+		return c.DecodeRequest(frame(KeyFetch, 13, true, false, 1, r.AppendTo(nil)))
+	}
+	a, b := UUID{1}, UUID{2}
+	var fw FactsWalker
+	f := fw.Facts(fetch(a, 3, 4))
+	if len(f.Topics) != 0 || cap(f.Topics) != 1 {
+		t.Errorf("topics %v (capacity %d), want none with room for one", f.Topics, cap(f.Topics))
+	}
+	var names TopicNames
+	names.Add([]TopicIDName{{ID: a, Name: "alpha"}})
+	names.Resolve(&f)
+	g := fw.Facts(fetch(b, 5))
+	f.TopicIDs = append(f.TopicIDs, b)
+	f.Partitions[0].Partitions = append(f.Partitions[0].Partitions, 9)
+	want := "[alpha] [{alpha [3 4 9]}]"
+	if got := fmt.Sprint(f.Topics, f.Partitions); got != want {
+		t.Errorf("facts %s, want %s", got, want)
+	}
+	want = fmt.Sprintf("[] [%s] [{%s [5]}]", b, b)
+	if got := fmt.Sprint(g.Topics, g.TopicIDs, g.Partitions); got != want {
+		t.Errorf("next facts %s, want %s", got, want)
+	}
+}
