@@ -99,6 +99,50 @@ func benchDecode(b *testing.B, shallow, release bool) {
 	}
 }
 
+// BenchmarkTopicIDNames measures what messages teach of topic names, with a TopicIDNamer, as
+// the pipeline learns them from every message.
+func BenchmarkTopicIDNames(b *testing.B) {
+	c := testCodec(b)
+	c.Shallow = true
+	for name, f := range benchFrames(b) {
+		b.Run(name, func(b *testing.B) {
+			var m *Message
+			if f.response {
+				m = c.DecodeResponse(f.frame, f.key, f.ver)
+			} else {
+				m = c.DecodeRequest(f.frame)
+			}
+			var namer TopicIDNamer
+			b.ReportAllocs()
+			for b.Loop() {
+				namer.TopicIDNames(m)
+			}
+		})
+	}
+}
+
+// BenchmarkFactsWalker measures the facts of shallow trees gathered by one FactsWalker, message
+// after message, as the pipeline gathers them.
+func BenchmarkFactsWalker(b *testing.B) {
+	c := testCodec(b)
+	c.Shallow = true
+	for name, f := range benchFrames(b) {
+		b.Run(name, func(b *testing.B) {
+			var m *Message
+			if f.response {
+				m = c.DecodeResponse(f.frame, f.key, f.ver)
+			} else {
+				m = c.DecodeRequest(f.frame)
+			}
+			var fw FactsWalker
+			b.ReportAllocs()
+			for b.Loop() {
+				fw.Facts(m)
+			}
+		})
+	}
+}
+
 // BenchmarkFacts measures Message.Facts on shallow trees, as summaries and statistics use it.
 func BenchmarkFacts(b *testing.B) {
 	c := testCodec(b)

@@ -21,8 +21,9 @@ type Facts struct {
 	Topics   []string // topic names, first seen first, without repeats
 	TopicIDs []UUID
 	// Partitions lists, per topic name (or topic id as Kafka prints it), the partitions the
-	// message names.
-	Partitions map[string][]int32
+	// message names, each topic once (PartitionsOf finds one). A list rather than a map: most
+	// messages name one topic, and a map per message cost more than the search.
+	Partitions []TopicPartitions
 	Groups     []string
 	Members    []string
 	// Errors holds the non-zero error codes, without repeats.
@@ -49,6 +50,38 @@ type Coordinator struct {
 	Port   int32
 	// ErrorCode is the answer's error (0: none); NodeID is then -1.
 	ErrorCode int16
+}
+
+// TopicPartitions is the partitions a message names for one topic.
+type TopicPartitions struct {
+	Topic      string // the topic's name, or its id as Kafka prints it
+	Partitions []int32
+}
+
+// PartitionsIndex returns the index of key's partitions in f.Partitions, or -1. The search
+// starts at from and wraps around: a caller that looks topics up in the order the message
+// names them passes the index after the last one found, and finds most at once.
+func (f *Facts) PartitionsIndex(key string, from int) int {
+	n := len(f.Partitions)
+	for j := range n {
+		i := from + j
+		if i >= n {
+			i -= n
+		}
+		if f.Partitions[i].Topic == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// PartitionsOf returns the partitions the message names for key (a topic name, or a topic id
+// as Kafka prints it); nil for none.
+func (f *Facts) PartitionsOf(key string) []int32 {
+	if i := f.PartitionsIndex(key, 0); i >= 0 {
+		return f.Partitions[i].Partitions
+	}
+	return nil
 }
 
 // HostPort is the coordinator's address as "host:port".
@@ -158,22 +191,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
-	// Copies of the right size, where appending grew the lists.
-	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneSome(w.sets), cloneSome(w.names), cloneSome(w.topicIDs)
-	if len(w.topics) > 0 { // nil for a message that names no partition: no map to make
-		w.f.Partitions = make(map[string][]int32, len(w.topics))
-		// The facts' lists of partitions share one array, each list capped at its length.
-		n := 0
-		for _, t := range w.topics {
-			n += len(t.partitions)
-		}
-		all := make([]int32, n)
-		for _, t := range w.topics {
-			k := copy(all, t.partitions)
-			w.f.Partitions[t.key] = all[:k:k]
-			all = all[k:]
-		}
-	}
+	w.place()
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
@@ -189,6 +207,87 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	f := w.f
 	w.f, w.m = Facts{}, nil // the walker holds neither the facts nor the message
 	return f
+}
+
+// factsRoom is room for the lists of a message's facts that name one topic: most messages'.
+// Where two lists or more fit, they take one allocation rather than one each. names is also
+// room for the name of a topic the message names by id alone (TopicNames.Resolve adds it).
+type factsRoom struct {
+	sets  [1]RecordSet
+	names [1]string
+	ids   [1]UUID
+	parts [1]TopicPartitions
+	nums  [4]int32
+}
+
+// place gives the facts copies of the lists the walk gathered, of the right size (appending
+// grew them), each capped at its length so that appending to one copies it: in a factsRoom
+// where two or more fit, and nil where they are empty.
+func (w *factsWalk) place() {
+	n := 0
+	for _, t := range w.topics {
+		n += len(t.partitions)
+	}
+	fits := func(l, room int) int {
+		if l > 0 && l <= room {
+			return 1
+		}
+		return 0
+	}
+	var room *factsRoom // the lengths of its arrays are constants, read without it
+	var (
+		sets  []RecordSet
+		names []string
+		ids   []UUID
+		parts []TopicPartitions
+		nums  []int32
+	)
+	// A message that names its topics by id alone gets their names from TopicNames.Resolve:
+	// room for them is a list that fits too.
+	byID := len(w.names) == 0 && fits(len(w.topicIDs), len(room.names)) == 1
+	named := fits(len(w.names), len(room.names))
+	if byID {
+		named = 1
+	}
+	if fits(len(w.sets), len(room.sets))+named+fits(len(w.topicIDs), len(room.ids))+
+		fits(len(w.topics), len(room.parts))+fits(n, len(room.nums)) >= 2 {
+		room = new(factsRoom)
+		sets, names, ids, parts, nums = room.sets[:], room.names[:], room.ids[:], room.parts[:], room.nums[:]
+	}
+	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(w.sets, sets), cloneInto(w.names, names), cloneInto(w.topicIDs, ids)
+	if byID && room != nil {
+		w.f.Topics = names[:0] // empty, with room for Resolve to append the names
+	}
+	if len(w.topics) == 0 { // nil for a message that names no partition: nothing to make
+		return
+	}
+	if len(w.topics) <= len(parts) {
+		w.f.Partitions = parts[:len(w.topics):len(w.topics)]
+	} else {
+		w.f.Partitions = make([]TopicPartitions, len(w.topics))
+	}
+	// The lists of partitions share one array, each list capped at its length.
+	all := nums
+	if n > len(nums) {
+		all = make([]int32, n)
+	}
+	for i, t := range w.topics {
+		k := copy(all, t.partitions)
+		w.f.Partitions[i] = TopicPartitions{Topic: t.key, Partitions: all[:k:k]}
+		all = all[k:]
+	}
+}
+
+// cloneInto returns a copy of list: in room if it fits, else a list of its own; nil when list
+// is empty. The copy's capacity is its length.
+func cloneInto[T any](list, room []T) []T {
+	switch {
+	case len(list) == 0:
+		return nil
+	case len(list) <= len(room):
+		return room[:copy(room, list):len(list)]
+	}
+	return slices.Clone(list)
 }
 
 // apiFacts reads, per API and direction, the facts that one API alone says, from the fields
@@ -330,14 +429,6 @@ func reuse[T any](list []T) []T {
 		return nil
 	}
 	return list[:0]
-}
-
-// cloneSome returns a copy of list, nil when it is empty.
-func cloneSome[T any](list []T) []T {
-	if len(list) == 0 {
-		return nil
-	}
-	return slices.Clone(list)
 }
 
 // idKey is id as Kafka prints it, made once while the walker keeps it.
@@ -729,10 +820,45 @@ type TopicIDName struct {
 
 // TopicIDNames returns what m teaches of topic names: the id and the name of every struct of m
 // that holds both (Metadata, CreateTopics and DescribeTopicPartitions responses, ...).
-func (m *Message) TopicIDNames() []TopicIDName {
+func (m *Message) TopicIDNames() []TopicIDName { return topicIDNames(m, nil) }
+
+// TopicIDNamer gives what messages teach of topic names (Message.TopicIDNames), one message
+// after another, remembering which structures can hold a topic's name and id at which version
+// rather than reading their definitions again for every message. Its memory is bounded by the
+// definitions. The zero value is ready to use; it is not safe for concurrent use.
+type TopicIDNamer struct{ names map[structVersion]bool }
+
+// structVersion is a structure's definition at one version.
+type structVersion struct {
+	s *schema.StructDef
+	v int16
+}
+
+// TopicIDNames returns what m teaches of topic names, as m.TopicIDNames does.
+func (t *TopicIDNamer) TopicIDNames(m *Message) []TopicIDName { return topicIDNames(m, t) }
+
+// namesTopicIDs is namesTopicIDs(s, v, 0), remembered (t may be nil: not remembered).
+func (t *TopicIDNamer) namesTopicIDs(s *schema.StructDef, v int16) bool {
+	if t == nil {
+		return namesTopicIDs(s, v, 0)
+	}
+	k := structVersion{s, v}
+	named, ok := t.names[k]
+	if !ok {
+		if t.names == nil {
+			t.names = map[structVersion]bool{}
+		}
+		named = namesTopicIDs(s, v, 0)
+		t.names[k] = named
+	}
+	return named
+}
+
+// topicIDNames is Message.TopicIDNames, with the structures that can hold names asked of t.
+func topicIDNames(m *Message, t *TopicIDNamer) []TopicIDName {
 	var out []TopicIDName
 	Walk(m.Fields, func(n *Node, _ int) bool {
-		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !namesTopicIDs(d.Struct, m.Version, 0)) {
+		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !t.namesTopicIDs(d.Struct, m.Version)) {
 			return false // nothing to learn below
 		}
 		if n.Type != wire.Struct {
@@ -888,12 +1014,14 @@ func (t *TopicNames) Resolve(f *Facts) {
 			continue
 		}
 		key, _ := id.AppendText(buf[:0]) // looked up without making a string
-		if p, ok := f.Partitions[string(key)]; ok {
-			delete(f.Partitions, string(key))
-			if q, ok := f.Partitions[name]; ok {
-				p = append(q, p...)
+		if j := f.PartitionsIndex(string(key), 0); j >= 0 {
+			f.Partitions[j].Topic = name
+			// Where the name has partitions of its own, the id's join them (each list is
+			// capped at its length: append copies) and the id's entry goes.
+			if k := f.PartitionsIndex(name, j+1); k != j {
+				f.Partitions[k].Partitions = append(f.Partitions[k].Partitions, f.Partitions[j].Partitions...)
+				f.Partitions = slices.Delete(f.Partitions, j, j+1)
 			}
-			f.Partitions[name] = p
 		}
 		if !slices.Contains(f.Topics, name) {
 			// Room for the names of the ids left, once: most messages name topics by id only.

@@ -62,9 +62,11 @@ func TestOnceSet(t *testing.T) {
 
 // TestLearnPassesOverOnlyWhatCannotName: TopicIDNames looks inside only the structs that can
 // hold a topic name and a topic id; it must learn what a walk of every struct learns, for every
-// API key, version and direction.
+// API key, version and direction. So must a TopicIDNamer that has seen every message before,
+// which remembers which structs it passes over.
 func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 	c := testCodec(t)
+	var namer TopicIDNamer
 	learnt := 0
 	for key := int16(0); key < 1000; key++ {
 		if kmsg.RequestForKey(key) == nil {
@@ -96,10 +98,15 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 					}
 					return true
 				})
-				var names TopicNames
+				var names, again TopicNames
 				names.learn(m)
 				if fmt.Sprint(names.names) != fmt.Sprint(want) {
 					t.Errorf("key %d v%d response %v: learnt %v, want %v", key, v, response, names.names, want)
+				}
+				namer.TopicIDNames(m)
+				again.Add(namer.TopicIDNames(m))
+				if fmt.Sprint(again.names) != fmt.Sprint(want) {
+					t.Errorf("key %d v%d response %v: a namer learnt %v, want %v", key, v, response, again.names, want)
 				}
 				learnt += len(want)
 			}
@@ -140,7 +147,8 @@ func TestFactsPartitions(t *testing.T) {
 	for _, topics := range []int{1, 3, onceSetScan + 5} {
 		req := kmsg.NewPtrProduceRequest()
 		req.Version = 7
-		want := map[string][]int32{}
+		// want lists the topics first named first.
+		var want []TopicPartitions
 		for round := range 2 { // every topic twice, the second time with new and old partitions
 			for i := range topics {
 				topic := kmsg.NewProduceRequestTopic()
@@ -149,8 +157,11 @@ func TestFactsPartitions(t *testing.T) {
 					part := kmsg.NewProduceRequestTopicPartition()
 					part.Partition = p
 					topic.Partitions = append(topic.Partitions, part)
-					if !slices.Contains(want[topic.Topic], p) {
-						want[topic.Topic] = append(want[topic.Topic], p)
+					if i == len(want) {
+						want = append(want, TopicPartitions{Topic: topic.Topic})
+					}
+					if !slices.Contains(want[i].Partitions, p) {
+						want[i].Partitions = append(want[i].Partitions, p)
 					}
 				}
 				req.Topics = append(req.Topics, topic)
@@ -178,7 +189,8 @@ func TestFactsPartitions(t *testing.T) {
 		}
 		req.Topics = append(req.Topics, topic)
 	}
-	if got := c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil))).Facts().Partitions["wide"]; !slices.Equal(got, want) {
+	wide := c.DecodeRequest(frame(0, 7, false, false, 1, req.AppendTo(nil))).Facts()
+	if got := wide.PartitionsOf("wide"); !slices.Equal(got, want) {
 		t.Errorf("partitions of a wide topic: %v, want %v", got, want)
 	}
 	r := RecordSet{}
@@ -335,9 +347,72 @@ func TestFactsWalkerReuse(t *testing.T) {
 		}
 	}
 	f := got[0]
-	next := fmt.Sprint(f.Partitions["topic-1"])
-	f.Partitions["topic-0"] = append(f.Partitions["topic-0"], 99)
-	if fmt.Sprint(f.Partitions["topic-1"]) != next {
-		t.Errorf("appending to topic-0's partitions changed topic-1's: %v, was %s", f.Partitions["topic-1"], next)
+	next := fmt.Sprint(f.PartitionsOf("topic-1"))
+	f.Partitions[0].Partitions = append(f.PartitionsOf("topic-0"), 99)
+	if fmt.Sprint(f.PartitionsOf("topic-1")) != next {
+		t.Errorf("appending to topic-0's partitions changed topic-1's: %v, was %s", f.PartitionsOf("topic-1"), next)
+	}
+}
+
+// TestResolvePartitions checks that naming topic ids moves their partitions to the names: to
+// the name's own list where the message names the topic both ways, the id's after the name's.
+func TestResolvePartitions(t *testing.T) {
+	a, b, c := UUID{1}, UUID{2}, UUID{3}
+	f := Facts{Topics: []string{"alpha"}, TopicIDs: []UUID{a, b, c}, Partitions: []TopicPartitions{
+		{Topic: a.String(), Partitions: []int32{4}},
+		{Topic: "alpha", Partitions: []int32{1, 2}[:2:2]},
+		{Topic: b.String(), Partitions: []int32{5}},
+		{Topic: c.String(), Partitions: []int32{6}},
+	}}
+	var names TopicNames
+	names.Add([]TopicIDName{{ID: a, Name: "alpha"}, {ID: b, Name: "beta"}})
+	names.Resolve(&f)
+	want := fmt.Sprintf("[{alpha [1 2 4]} {beta [5]} {%s [6]}]", c)
+	if got := fmt.Sprint(f.Partitions); got != want {
+		t.Errorf("partitions %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(f.Topics); got != "[alpha beta]" {
+		t.Errorf("topics %s, want [alpha beta]", got)
+	}
+}
+
+// TestFactsRoom: the lists of a message naming one topic by id share one allocation; giving
+// the id its name, appending to one list, or gathering the next message's facts with the same
+// walker changes no other list.
+func TestFactsRoom(t *testing.T) {
+	c := testCodec(t)
+	c.Shallow = true
+	fetch := func(id UUID, parts ...int32) *Message {
+		r := kmsg.NewPtrFetchRequest()
+		r.SetVersion(13)
+		ft := kmsg.NewFetchRequestTopic()
+		ft.TopicID = id
+		for _, p := range parts {
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.Partition = p
+			ft.Partitions = append(ft.Partitions, fp)
+		}
+		r.Topics = append(r.Topics, ft)
+		return c.DecodeRequest(frame(KeyFetch, 13, true, false, 1, r.AppendTo(nil)))
+	}
+	a, b := UUID{1}, UUID{2}
+	var fw FactsWalker
+	f := fw.Facts(fetch(a, 3, 4))
+	if len(f.Topics) != 0 || cap(f.Topics) != 1 {
+		t.Errorf("topics %v (capacity %d), want none with room for one", f.Topics, cap(f.Topics))
+	}
+	var names TopicNames
+	names.Add([]TopicIDName{{ID: a, Name: "alpha"}})
+	names.Resolve(&f)
+	g := fw.Facts(fetch(b, 5))
+	f.TopicIDs = append(f.TopicIDs, b)
+	f.Partitions[0].Partitions = append(f.Partitions[0].Partitions, 9)
+	want := "[alpha] [{alpha [3 4 9]}]"
+	if got := fmt.Sprint(f.Topics, f.Partitions); got != want {
+		t.Errorf("facts %s, want %s", got, want)
+	}
+	want = fmt.Sprintf("[] [%s] [{%s [5]}]", b, b)
+	if got := fmt.Sprint(g.Topics, g.TopicIDs, g.Partitions); got != want {
+		t.Errorf("next facts %s, want %s", got, want)
 	}
 }

@@ -61,6 +61,8 @@ type decoder struct {
 	facts, expand, lent bool
 	// walker gathers the facts of the assembler's messages, one after another.
 	walker codec.FactsWalker
+	// namer gives the topic names the assembler's messages teach.
+	namer codec.TopicIDNamer
 	// arena holds the trees kept for the analyses (Codec.Compact).
 	arena codec.Arena
 	emit  func(event)
@@ -174,7 +176,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 		e.Facts = facts
 	}
 	if e.Msg != nil && !res.SASLToken {
-		ev.names = e.Msg.TopicIDNames()
+		ev.names = d.namer.TopicIDNames(e.Msg)
 	}
 	if d.lent {
 		// Nothing after this reads the tree, and the frame's memory will hold another frame:

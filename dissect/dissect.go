@@ -116,6 +116,10 @@ type naming struct {
 	scan *codec.Codec
 	// deferred is the file being read whose first pass was put off (learnFirst).
 	deferred string
+	// namedSet is the last fetch session set (SessionStep.Partitions, shared by the steps
+	// that leave it as it was) whose topic ids unnamed found all named: names are never
+	// forgotten, so the steps that share it are not looked at again.
+	namedSet []codec.SessionPartition
 }
 
 // analyse gives an entry what the capture as a whole knows of it: the names of the topics

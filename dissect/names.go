@@ -118,15 +118,28 @@ func (n *naming) unnamed(e *model.Entry) bool {
 		}
 	}
 	if s := e.Session; s != nil {
-		for _, ps := range [...][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten, s.Partitions} {
+		for _, ps := range [...][]codec.SessionPartition{s.Added, s.Updated, s.Forgotten} {
 			for i := range ps {
 				if sp := &ps[i]; sp.Topic == "" && missing(sp.TopicID) {
 					return true
 				}
 			}
 		}
+		if ps := s.Partitions; len(ps) > 0 && !sameList(ps, n.namedSet) {
+			for i := range ps {
+				if sp := &ps[i]; sp.Topic == "" && missing(sp.TopicID) {
+					return true
+				}
+			}
+			n.namedSet = ps
+		}
 	}
 	return false
+}
+
+// sameList reports whether a and b are the same list: the same memory, the same length.
+func sameList[T any](a, b []T) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // nameScanner is the first pass's reassembly.Handler: frames go to each connection's NameScan,

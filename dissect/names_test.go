@@ -177,4 +177,15 @@ func TestUnnamed(t *testing.T) {
 			t.Errorf("%s: unnamed %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	// A session's set found named is not looked at again, but a longer list on the same
+	// memory is.
+	set := []codec.SessionPartition{{TopicID: named}, {TopicID: other}}
+	for i, tc := range []struct {
+		n    int
+		want bool
+	}{{1, false}, {1, false}, {2, true}} {
+		if got := n.unnamed(session(set[:tc.n]...)); got != tc.want {
+			t.Errorf("session set %d: unnamed %v, want %v", i, got, tc.want)
+		}
+	}
 }

@@ -67,11 +67,11 @@ func parquetEntries() []*model.Entry {
 			{Name: "NullStruct", Type: wire.NullableStruct, Children: []*codec.Node{{Name: "present", Type: wire.Int8, Value: int64(-1)}}},
 			{Name: "_tagged_fields", Type: wire.TaggedFields, Value: int64(0)},
 		}}
-	produceFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}},
+	produceFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: []codec.TopicPartitions{{Topic: "orders", Partitions: []int32{3}}},
 		RecordSets: []codec.RecordSet{{Topic: "orders", Partition: 3, Records: 2, Bytes: 70, Codecs: []string{"zstd"}}}}
 	resp := &codec.Message{Response: true, APIKey: 0, APIName: "Produce", Version: 9, CorrelationID: 7, Size: 60,
 		Warnings: []codec.Warning{{Offset: 9, Msg: "odd"}}}
-	respFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: map[string][]int32{"orders": {3}}, Errors: []int16{6}}
+	respFacts := &codec.Facts{Topics: []string{"orders"}, Partitions: []codec.TopicPartitions{{Topic: "orders", Partitions: []int32{3}}}, Errors: []int16{6}}
 	versions := &codec.Message{APIKey: 18, APIName: "ApiVersions", Version: 3, CorrelationID: 1, ClientID: &cid, Size: 40}
 	unknown := &codec.Message{Response: true, APIKey: -1, CorrelationID: 99, Size: 12}
 	return []*model.Entry{

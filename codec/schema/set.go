@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +50,7 @@ func (a *API) Flexible(v int16) bool {
 
 // Set is a read-only collection of definitions indexed by API key, plus the two headers.
 type Set struct {
-	apis           map[int16]*API
+	apis           []*API              // by key: nil where no API has the key
 	data           map[string]*Message // data definitions by name (Data)
 	RequestHeader  *Message
 	ResponseHeader *Message
@@ -82,7 +81,7 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded definitions: %w", err)
 	}
-	s := &Set{apis: map[int16]*API{}, data: map[string]*Message{}}
+	s := &Set{data: map[string]*Message{}}
 	for _, m := range ms {
 		if err := s.addEmbedded(m); err != nil {
 			return nil, fmt.Errorf("embedded definitions: %w", err)
@@ -162,9 +161,15 @@ func (s *Set) slot(m *Message) (**Message, error) {
 	if !m.HasAPIKey {
 		return nil, &NoAPIKeyError{Path: m.Source, Message: m.Name, APIKey: apiKeyText(m)}
 	}
-	a := s.apis[m.APIKey]
+	if m.APIKey < 0 { // Parse and WithDir refuse them
+		return nil, fmt.Errorf("%s: %s: apiKey %d out of range", m.Source, m.Name, m.APIKey)
+	}
+	a := s.API(m.APIKey)
 	if a == nil {
 		a = &API{Key: m.APIKey}
+		if int(m.APIKey) >= len(s.apis) {
+			s.apis = append(s.apis, make([]*API, int(m.APIKey)+1-len(s.apis))...)
+		}
 		s.apis[m.APIKey] = a
 	}
 	// A new definition for the key names the API (a renamed API in a newer release).
@@ -199,29 +204,36 @@ func (s *Set) mergeData(data []byte, path string) bool {
 	return true
 }
 
-// API returns the definitions of an API key, or nil.
-func (s *Set) API(key int16) *API { return s.apis[key] }
+// API returns the definitions of an API key, or nil. (A list indexed by key rather than a
+// map: every message asks.)
+func (s *Set) API(key int16) *API {
+	if key < 0 || int(key) >= len(s.apis) {
+		return nil
+	}
+	return s.apis[key]
+}
 
 // APIs returns every API in key order.
 func (s *Set) APIs() []*API {
 	out := make([]*API, 0, len(s.apis))
 	for _, a := range s.apis {
-		out = append(out, a)
+		if a != nil {
+			out = append(out, a)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
 
 // Lookup finds an API by number or by name, ignoring case ("Metadata", "metadata", "3").
 func (s *Set) Lookup(nameOrKey string) (*API, error) {
 	if n, err := strconv.Atoi(nameOrKey); err == nil {
-		if a := s.apis[int16(n)]; a != nil && n >= 0 && n <= 32767 {
+		if a := s.API(int16(n)); a != nil && n >= 0 && n <= 32767 {
 			return a, nil
 		}
 		return nil, fmt.Errorf("no API with key %s", nameOrKey)
 	}
 	names := make([]string, 0, len(s.apis))
-	for _, a := range s.apis {
+	for _, a := range s.APIs() {
 		if strings.EqualFold(a.Name, nameOrKey) {
 			return a, nil
 		}
@@ -247,11 +259,13 @@ func (s *Set) Lookup(nameOrKey string) (*API, error) {
 // apiKey, when >= 0, is given to every definition in dir whose apiKey is not a number; such a
 // definition without it is a *NoAPIKeyError, and an apiKey past an int16 an *APIKeyRangeError.
 func (s *Set) WithDir(dir string, apiKey int) (*Set, error) {
-	out := &Set{apis: map[int16]*API{}, data: maps.Clone(s.data), RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
+	out := &Set{apis: make([]*API, len(s.apis)), data: maps.Clone(s.data), RequestHeader: s.RequestHeader, ResponseHeader: s.ResponseHeader,
 		notices: slices.Clone(s.notices)}
 	for k, a := range s.apis {
-		c := *a
-		out.apis[k] = &c
+		if a != nil {
+			c := *a
+			out.apis[k] = &c
+		}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
