@@ -85,7 +85,8 @@ func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *rende
 	return dissect.NewCodec(set, plan, dissect.CodecOptions{MaxDecompressed: c.MaxDecompressed, ShowSecrets: c.ShowSecrets}), plan, nil
 }
 
-// LookupFormat returns the format chosen, as --no-fields makes it.
+// LookupFormat returns the format chosen, as --no-fields makes it, and refuses a compression
+// (--parquet-compression) it does not have.
 func (c *Common) LookupFormat() (render.Format, error) {
 	f, ok := render.LookupFormat(c.Format)
 	if !ok {
