@@ -238,8 +238,10 @@ func NewParquet(w io.Writer, tree bool, compression string) *Parquet {
 	return p
 }
 
-// writeOnly hides all but Write of the output from parquet-go, which takes a slower path with
-// a file it may seek in and read back.
+// writeOnly hides all but Write of the output from parquet-go: copying a row group's pages
+// (groupWriter), its buffered writer would otherwise hand each column's copy to the file's
+// ReadFrom, which tries the kernel's copies first and then copies through a buffer of its own
+// each time.
 type writeOnly struct{ w io.Writer }
 
 func (o writeOnly) Write(b []byte) (int, error) { return o.w.Write(b) }

@@ -12,7 +12,7 @@ import (
 )
 
 // ParquetCompressions names the codecs that Parquet pages may be compressed with
-// (Options.Compression), the default first: snappy writes fastest; zstd makes files 1.5 to 1.7
+// (Options.Compression), the default first: snappy writes fastest; zstd makes files 1.5 to 1.8
 // times smaller for more CPU; none is for readers without either.
 func ParquetCompressions() []string { return []string{"snappy", "zstd", "none"} }
 

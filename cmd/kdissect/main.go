@@ -46,7 +46,7 @@ func registerCommon(fs *flag.FlagSet, c *cli.Common, defaultFormat string) {
 	fs.IntVar(&c.MaxMessages, "max-messages", render.DefaultMaxMessages, "html: how many messages the page holds; the others are counted and left out (0: no limit)")
 	parquet, _ := render.LookupFormat("parquet")
 	fs.StringVar(&c.Compression, "parquet-compression", "", "parquet: how pages are compressed: "+
-		strings.Join(parquet.Compressions, ", ")+" (default "+parquet.Compressions[0]+", fastest; zstd: files 1.5 to 1.7 times smaller, written slower)")
+		strings.Join(parquet.Compressions, ", ")+" (default "+parquet.Compressions[0]+", fastest; zstd: files 1.5 to 1.8 times smaller, written slower)")
 }
 
 // registerDecoding registers the flags of how messages are decoded, whatever is shown of them:
