@@ -86,10 +86,13 @@ type rowBatch struct {
 
 // parquetBatch is how many rows are collected before they are handed on, unless their
 // messages' frames take parquetBatchFrames first (their field trees' JSON is a few times
-// that); there are as many batches as builders and two more: one filled, one written.
+// that); there are as many batches as builders and two more: one filled, one written. The
+// messages of the batches, decoded and waiting for their trees, are a good part of the heap:
+// with 32 KiB of frames a batch rather than 128, the 210 MB benchmark capture is written with
+// a fifth fewer collections.
 const (
 	parquetBatch       = 256
-	parquetBatchFrames = 128 << 10
+	parquetBatchFrames = 32 << 10
 )
 
 // parquetBatchKeep is the most bytes of field trees a batch keeps room for once written.
@@ -107,11 +110,11 @@ const ParquetHoldsUpTo = 1 << 20
 
 // ParquetHeapLimit is the soft heap limit of a run writing Parquet with field trees: trees
 // over a page are compressed as they are written (treePage), and the rows wait in row groups
-// of a few MiB, so that the heap holds 35 to 45 MiB. On a capture of Fetch responses of up to
-// 9 MB: 90 MB peak RSS, where 64 MiB gives 95 MB and the 80 MiB of other formats 110 MB, for
-// about the same CPU; on the 200 MB benchmark capture, 86 instead of 104 MB, for a quarter
-// more CPU (more collections).
-const ParquetHeapLimit = 60 << 20
+// of a few MiB, so that the heap holds 30 to 35 MiB once collected, 10 more than JSON lines.
+// On a capture of Fetch responses of up to 9 MB: 88 MB peak RSS (60 MiB: 84 MB, 72 MiB: 95
+// MB); on the 210 MB benchmark capture, 82 MB, with 84 collections where 60 MiB makes 100 and
+// JSON lines 47.
+const ParquetHeapLimit = 64 << 20
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
 // fast (a few MiB per column), small enough that the writer holds little.
