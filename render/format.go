@@ -34,6 +34,9 @@ type Format struct {
 	Binary bool
 	// Ext ends the name of the file written for each capture into a directory (-o DIR).
 	Ext string
+	// Compressions names the codecs the format's output may be compressed with, the default
+	// first (Options.Compression; nil: the format has no such choice).
+	Compressions []string
 	// HeapLimit is the soft limit of the heap of a run writing field trees in this format,
 	// when it holds less than most (0: that of cli.TuneGC).
 	HeapLimit int64
@@ -116,6 +119,8 @@ type Options struct {
 	// File is the capture file read, when there is one: the Parquet rows name it (JSON lines
 	// name files only when there are several, see FileStarter).
 	File string
+	// Compression is the codec of a format with Compressions ("": its default).
+	Compression string
 }
 
 // Formats is the table of output formats, the default first.
@@ -129,7 +134,8 @@ func Formats() []Format {
 		{Name: "html", Hint: "the workshop page", New: newHTML, Ext: ".html", Needs: Needs{Tree: true, Bytes: true, Notes: true}, Records: "full",
 			Page: WriteLayoutPage},
 		{Name: "parquet", Hint: "with -o", New: newParquet, Needs: Needs{Tree: true, Facts: true, Notes: true, Expands: true, Holds: true, HoldsUpTo: ParquetHoldsUpTo},
-			Records: "full", Batch: true, Binary: true, Silent: true, Ext: ".parquet", HeapLimit: ParquetHeapLimit, Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
+			Records: "full", Batch: true, Binary: true, Silent: true, Ext: ".parquet", Compressions: ParquetCompressions(),
+			HeapLimit: ParquetHeapLimit, Lean: &Lean{Needs: Needs{Facts: true}, Records: "headers"}},
 		{Name: "none", Hint: "with --stats", New: newDiscard, Needs: Needs{Facts: true}, Records: "headers", Silent: true, Empty: true},
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/wire"
@@ -55,9 +53,11 @@ type Parquet struct {
 	software map[int]string
 	// group writes the rows a row group at a time (the writing goroutine's).
 	group *groupWriter
-	// now writes big messages' field trees, on the goroutine showing messages, compressed by
-	// compress, made at the first; bigTurn holds a token while the tree it wrote waits to be
-	// written. spare holds pieces for compressed trees.
+	// codec compresses the pages. now writes big messages' field trees, on the goroutine
+	// showing messages, compressed by compress (on a goroutine of its own), made at the
+	// first; bigTurn holds a token while the tree it wrote waits to be written. spare holds
+	// pieces for compressed trees.
+	codec    pageCodec
 	now      fieldWriter
 	compress *treeCompressor
 	bigTurn  chan struct{}
@@ -86,10 +86,13 @@ type rowBatch struct {
 
 // parquetBatch is how many rows are collected before they are handed on, unless their
 // messages' frames take parquetBatchFrames first (their field trees' JSON is a few times
-// that); there are as many batches as builders and two more: one filled, one written.
+// that); there are as many batches as builders and two more: one filled, one written. The
+// messages of the batches, decoded and waiting for their trees, are a good part of the heap:
+// with 32 KiB of frames a batch rather than 128, the 210 MB benchmark capture is written with
+// a fifth fewer collections.
 const (
 	parquetBatch       = 256
-	parquetBatchFrames = 128 << 10
+	parquetBatchFrames = 32 << 10
 )
 
 // parquetBatchKeep is the most bytes of field trees a batch keeps room for once written.
@@ -107,11 +110,11 @@ const ParquetHoldsUpTo = 1 << 20
 
 // ParquetHeapLimit is the soft heap limit of a run writing Parquet with field trees: trees
 // over a page are compressed as they are written (treePage), and the rows wait in row groups
-// of a few MiB, so that the heap holds 35 to 45 MiB. On a capture of Fetch responses of up to
-// 9 MB: 90 MB peak RSS, where 64 MiB gives 95 MB and the 80 MiB of other formats 110 MB, for
-// about the same CPU; on the 200 MB benchmark capture, 86 instead of 104 MB, for a quarter
-// more CPU (more collections).
-const ParquetHeapLimit = 60 << 20
+// of a few MiB, so that the heap holds 30 to 35 MiB once collected, 10 more than JSON lines.
+// On a capture of Fetch responses of up to 9 MB: 88 MB peak RSS (60 MiB: 84 MB, 72 MiB: 95
+// MB); on the 210 MB benchmark capture, 82 MB, with 84 collections where 60 MiB makes 100 and
+// JSON lines 47.
+const ParquetHeapLimit = 64 << 20
 
 // ParquetRowGroupRows is the most rows a row group holds: large enough for readers to scan
 // fast (a few MiB per column), small enough that the writer holds little.
@@ -206,8 +209,10 @@ type coordinatorRow struct {
 	ErrorCode int16  `parquet:"error_code"`
 }
 
-// NewParquet writes a Parquet file to w; without tree, the fields column is null.
-func NewParquet(w io.Writer, tree bool) *Parquet {
+// NewParquet writes a Parquet file to w, its pages compressed with the codec named (one of
+// ParquetCompressions; "": the default); without tree, the fields column is null. A codec that
+// does not exist fails the writing: its error comes back once rows are handed on, or at Close.
+func NewParquet(w io.Writer, tree bool, compression string) *Parquet {
 	builders := 1
 	if tree {
 		builders = min(runtime.GOMAXPROCS(0), parquetBuilders)
@@ -221,24 +226,33 @@ func NewParquet(w io.Writer, tree bool) *Parquet {
 			built: make(chan struct{}, 1)}
 	}
 	p.cur = <-p.free
-	enc, err := zstd.NewWriter(nil, zstdOptions()...)
+	codec, err := newPageCodec(compression)
 	if err != nil {
-		panic(err) // only for options that do not exist
+		p.err, codec = err, snappyCodec{}
 	}
-	options := parquetOptions(enc)
-	p.w = parquet.NewGenericWriter[parquetRow](w, options...)
-	p.group = newGroupWriter(p.w, enc, p.spare, options)
+	p.codec = codec
+	options := parquetOptions(codec)
+	p.w = parquet.NewGenericWriter[parquetRow](writeOnly{w}, options...)
+	p.group = newGroupWriter(p.w, codec, p.spare, options)
 	for range builders {
-		go buildFields(p.build, p.spare)
+		go buildFields(p.build, codec, p.spare)
 	}
 	go p.writeBatches()
 	return p
 }
 
-// parquetOptions are the writer's, its pages compressed by enc.
-func parquetOptions(enc *zstd.Encoder) []parquet.WriterOption {
+// writeOnly hides all but Write of the output from parquet-go: copying a row group's pages
+// (groupWriter), its buffered writer would otherwise hand each column's copy to the file's
+// ReadFrom, which tries the kernel's copies first and then copies through a buffer of its own
+// each time.
+type writeOnly struct{ w io.Writer }
+
+func (o writeOnly) Write(b []byte) (int, error) { return o.w.Write(b) }
+
+// parquetOptions are the writer's, its pages compressed by codec.
+func parquetOptions(codec pageCodec) []parquet.WriterOption {
 	return []parquet.WriterOption{
-		parquet.Compression(&zstdCodec{enc: enc}),
+		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
 		parquet.PageBufferSize(parquetPageBytes),
 		// Bounds of the field trees' JSON would be whole values copied into every page
@@ -248,15 +262,8 @@ func parquetOptions(enc *zstd.Encoder) []parquet.WriterOption {
 	}
 }
 
-// zstdOptions are those of the encoders of pages. A page is compressed alone: a window the
-// size of a page is enough (a big tree's page is compressed as a stream, in such windows).
-func zstdOptions() []zstd.EOption {
-	return []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(parquetPageBytes), zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false)}
-}
-
 func newParquet(w io.Writer, o Options) Renderer {
-	p := NewParquet(w, !o.NoTree)
+	p := NewParquet(w, !o.NoTree, o.Compression)
 	p.file = o.File
 	return p
 }
@@ -361,7 +368,7 @@ func (p *Parquet) Message(e *model.Entry) error {
 func (p *Parquet) bigTree(m *codec.Message) error {
 	p.bigTurn <- struct{}{}
 	if p.compress == nil {
-		c, err := newTreeCompressor(p.spare, true)
+		c, err := newTreeCompressor(p.codec, p.spare, true)
 		if err != nil {
 			<-p.bigTurn
 			return err
@@ -505,10 +512,10 @@ func (p *Parquet) failure() error {
 }
 
 // buildFields writes the field trees of the batches that come through build, until it is
-// closed, and says on each batch's built when they are written; spare holds buffers for
-// compressed trees.
-func buildFields(build <-chan *rowBatch, spare *pieces.Pool) {
-	f := fieldWriter{str: NewJSON(io.Discard), spare: spare}
+// closed, and says on each batch's built when they are written; big ones are compressed with
+// codec into pieces from spare.
+func buildFields(build <-chan *rowBatch, codec pageCodec, spare *pieces.Pool) {
+	f := fieldWriter{str: NewJSON(io.Discard), codec: codec, spare: spare}
 	for b := range build {
 		b.err = f.batch(b)
 		b.built <- struct{}{}
@@ -518,7 +525,7 @@ func buildFields(build <-chan *rowBatch, spare *pieces.Pool) {
 // writeBatches writes the batches that come through order once they are built, until it is
 // closed; it says on done how the writing ended.
 func (p *Parquet) writeBatches() {
-	var err error
+	err := p.failure() // a codec that does not exist
 	for b := range p.order {
 		<-b.built
 		if err == nil {
@@ -599,6 +606,9 @@ func (p *Parquet) Close() error {
 	close(p.build)
 	close(p.order)
 	err := <-p.done
+	if p.compress != nil {
+		p.compress.stop()
+	}
 	p.closed = &err
 	return err
 }
@@ -614,10 +624,11 @@ type fieldWriter struct {
 	scratch codec.Nodes
 	// out, when set, takes the JSON as it is written, parquetTreeChunk bytes at a time (a big
 	// tree, compressed as it comes: treeCompressor); err is its first error. compress, made
-	// at the first big tree, compresses them into pieces from spare.
+	// at the first big tree, compresses them with codec into pieces from spare.
 	out      io.Writer
 	err      error
 	compress *treeCompressor
+	codec    pageCodec
 	spare    *pieces.Pool
 }
 
@@ -653,7 +664,7 @@ func (f *fieldWriter) batch(b *rowBatch) error {
 			r.Fields = b.fields[start:len(b.fields):len(b.fields)]
 		} else if err == nil {
 			if f.compress == nil {
-				if f.compress, err = newTreeCompressor(f.spare, false); err != nil {
+				if f.compress, err = newTreeCompressor(f.codec, f.spare, false); err != nil {
 					continue
 				}
 			}
@@ -753,31 +764,4 @@ func (f *fieldWriter) elements(b []byte, nodes []*codec.Node) []byte {
 		b = f.spill(f.value(b, c))
 	}
 	return append(b, ']')
-}
-
-// zstdCodec compresses pages with one zstd encoder for the whole file. parquet-go's own codec
-// keeps its encoders in a pool that every garbage collection empties, and making an encoder
-// costs more than compressing a page.
-type zstdCodec struct {
-	enc *zstd.Encoder
-	dec *zstd.Decoder
-}
-
-func (*zstdCodec) String() string                            { return "ZSTD" }
-func (*zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
-
-func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
-	return c.enc.EncodeAll(src, dst[:0]), nil
-}
-
-// Decode is there for the interface: a writer reads nothing back.
-func (c *zstdCodec) Decode(dst, src []byte) ([]byte, error) {
-	if c.dec == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, err
-		}
-		c.dec = d
-	}
-	return c.dec.DecodeAll(src, dst[:0])
 }

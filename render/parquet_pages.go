@@ -9,7 +9,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/delta"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
@@ -44,7 +43,7 @@ const (
 )
 
 // treePage is the field tree of a row, compressed: the row's place, in its batch and then in
-// its row group, the JSON in one zstd frame (in pieces, never grown nor copied whole), and its
+// its row group, the JSON compressed (in pieces, never grown nor copied whole), and its
 // length.
 type treePage struct {
 	row        int
@@ -55,36 +54,35 @@ type treePage struct {
 // treeCompressor writes field trees compressed as they are written, a chunk at a time, into
 // pieces from spare.
 type treeCompressor struct {
-	enc   *zstd.Encoder
-	chunk []byte
-	spare *pieces.Pool
-	page  treePage
+	stream treeStream
+	chunk  []byte
+	spare  *pieces.Pool
+	page   treePage
 }
 
-// newTreeCompressor returns a treeCompressor; one that compresses in a goroutine of its own
-// while the tree is written (concurrent) is for the trees written at once, on the goroutine
-// showing messages.
-func newTreeCompressor(spare *pieces.Pool, concurrent bool) (*treeCompressor, error) {
-	o := zstdOptions()
-	if concurrent {
-		o = append(o, zstd.WithEncoderConcurrency(2))
-	}
-	enc, err := zstd.NewWriter(nil, o...)
+// newTreeCompressor returns a treeCompressor of codec; one that compresses in a goroutine of
+// its own while the tree is written (concurrent) is for the trees written at once, on the
+// goroutine showing messages, and is stopped once done with.
+func newTreeCompressor(codec pageCodec, spare *pieces.Pool, concurrent bool) (*treeCompressor, error) {
+	s, err := codec.stream()
 	if err != nil {
 		return nil, err
 	}
-	return &treeCompressor{enc: enc, spare: spare}, nil
+	if concurrent {
+		s = newAsyncStream(s)
+	}
+	return &treeCompressor{stream: s, spare: spare}, nil
 }
 
 func (c *treeCompressor) Write(b []byte) (int, error) {
 	c.page.size += len(b)
-	return c.enc.Write(b)
+	return c.stream.Write(b)
 }
 
 // compress writes the field tree of m with f, compressed.
 func (c *treeCompressor) compress(f *fieldWriter, m *codec.Message) (treePage, error) {
 	c.page = treePage{compressed: pieces.Chain{Pool: c.spare}}
-	c.enc.Reset(&c.page.compressed)
+	c.stream.Reset(&c.page.compressed)
 	f.out, f.err = c, nil
 	b := f.tree(c.chunk[:0], m)
 	if _, err := c.Write(b); err != nil && f.err == nil {
@@ -93,8 +91,8 @@ func (c *treeCompressor) compress(f *fieldWriter, m *codec.Message) (treePage, e
 	c.chunk = b[:0]
 	err := f.err
 	f.out, f.err = nil, nil
-	if err == nil {
-		err = c.enc.Close()
+	if cerr := c.stream.Close(); err == nil {
+		err = cerr
 	}
 	if err == nil && c.page.size > parquetMaxPage {
 		err = fmt.Errorf("a field tree of %d bytes: more than a Parquet page holds", c.page.size)
@@ -102,6 +100,71 @@ func (c *treeCompressor) compress(f *fieldWriter, m *codec.Message) (treePage, e
 	page := c.page
 	c.page = treePage{}
 	return page, err
+}
+
+// stop ends the goroutine of a concurrent compressor.
+func (c *treeCompressor) stop() {
+	if a, ok := c.stream.(*asyncStream); ok {
+		close(a.work)
+	}
+}
+
+// asyncStream compresses the chunks written to it on a goroutine of its own, so that the
+// goroutine writing the tree goes on meanwhile; a chunk is copied into one of two buffers,
+// and Close waits for the last. Errors come back at Close.
+type asyncStream struct {
+	s    treeStream
+	work chan asyncChunk
+	free chan []byte
+	done chan error
+}
+
+// asyncChunk is a chunk to compress, or the end of a tree.
+type asyncChunk struct {
+	b   []byte
+	end bool
+}
+
+func newAsyncStream(s treeStream) *asyncStream {
+	a := &asyncStream{s: s, work: make(chan asyncChunk, 2), free: make(chan []byte, 2), done: make(chan error)}
+	a.free <- nil
+	a.free <- nil
+	go a.run()
+	return a
+}
+
+// run compresses the chunks until work is closed.
+func (a *asyncStream) run() {
+	var err error
+	for c := range a.work {
+		if c.end {
+			if err == nil {
+				err = a.s.Close()
+			}
+			a.done <- err
+			err = nil
+			continue
+		}
+		if err == nil {
+			_, err = a.s.Write(c.b)
+		}
+		a.free <- c.b[:0]
+	}
+}
+
+// Reset begins a tree: only between trees, when run waits for work.
+func (a *asyncStream) Reset(w io.Writer) { a.s.Reset(w) }
+
+func (a *asyncStream) Write(b []byte) (int, error) {
+	if len(b) > 0 {
+		a.work <- asyncChunk{b: append(<-a.free, b...)}
+	}
+	return len(b), nil
+}
+
+func (a *asyncStream) Close() error {
+	a.work <- asyncChunk{end: true}
+	return <-a.done
 }
 
 // parquetMaxPage is the most bytes a page may hold before compression (its header counts them
@@ -115,7 +178,7 @@ type groupWriter struct {
 	w     *parquet.GenericWriter[parquetRow]
 	file  bytes.Buffer
 	mini  *parquet.GenericWriter[parquetRow]
-	enc   *zstd.Encoder
+	codec pageCodec
 	spare *pieces.Pool
 	// fields is the place of the fields column among the leaves; rows counts the group's
 	// rows, pages are their compressed trees, pageBytes the bytes of those.
@@ -125,9 +188,9 @@ type groupWriter struct {
 	pageBytes int
 }
 
-func newGroupWriter(w *parquet.GenericWriter[parquetRow], enc *zstd.Encoder, spare *pieces.Pool,
+func newGroupWriter(w *parquet.GenericWriter[parquetRow], codec pageCodec, spare *pieces.Pool,
 	options []parquet.WriterOption) *groupWriter {
-	g := &groupWriter{w: w, enc: enc, spare: spare}
+	g := &groupWriter{w: w, codec: codec, spare: spare}
 	g.mini = parquet.NewGenericWriter[parquetRow](&g.file, options...)
 	leaf, _ := w.Schema().Lookup("fields")
 	g.fields = leaf.ColumnIndex
@@ -229,9 +292,9 @@ func (g *groupWriter) end() error {
 // replacePages returns file, a Parquet file of one row group whose fields column has an empty
 // tree, in a data page (v2) of its own, in the rows of g.pages, with that column chunk made
 // again: each of those pages replaced by the compressed tree, its header as parquet-go wrote
-// it but for the sizes and the checksum, the definition levels as they were, the values as
-// two zstd frames (a zstd stream may have several): the value's length, as the encoding of
-// the values has it, and the JSON, compressed before its length was known. The chunk goes
+// it but for the sizes and the checksum, the definition levels as they were, the values
+// compressed as the codec's prefix (the value's length, as the encoding of the values has it)
+// and then the JSON, compressed before its length was known. The chunk goes
 // where the offset indexes were, then they (parquet-go reads them as one run), then the
 // footer that points to them; the rest of the file stays where it was.
 func (g *groupWriter) replacePages(file []byte) (*readerParts, error) {
@@ -359,7 +422,7 @@ func (g *groupWriter) page(old []byte, tree treePage) ([][]byte, int64, error) {
 	default:
 		return nil, 0, fmt.Errorf("values in %s", v2.Encoding)
 	}
-	body := append([][]byte{old[hlen : hlen+levels], g.enc.EncodeAll(length, nil)}, tree.compressed.Pieces...)
+	body := append([][]byte{old[hlen : hlen+levels], g.codec.prefix(length, tree.size)}, tree.compressed.Pieces...)
 	crc, n := uint32(0), 0
 	for _, b := range body {
 		crc = crc32.Update(crc, crc32.IEEETable, b)

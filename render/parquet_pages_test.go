@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 
@@ -39,12 +38,18 @@ func treePageEntries() []*model.Entry {
 	return []*model.Entry{small, {Frame: 8, FirstFrame: 8, Msg: mid}, {Frame: 9, FirstFrame: 9, Msg: big}, small, small}
 }
 
-// TestParquetTreePages: the trees of messages over parquetStreamOver, compressed as they are
-// written, are in pages of their own, in the row group of the rows around them; the rows come
-// back with the trees as written whole.
+// TestParquetTreePages: with every codec, the trees of messages over parquetStreamOver,
+// compressed as they are written, are in pages of their own, in the row group of the rows
+// around them; the rows come back with the trees as written whole.
 func TestParquetTreePages(t *testing.T) {
+	for _, name := range ParquetCompressions() {
+		t.Run(name, func(t *testing.T) { treePages(t, name) })
+	}
+}
+
+func treePages(t *testing.T, name string) {
 	entries := treePageEntries()
-	data := writeParquet(t, Options{}, entries)
+	data := writeParquet(t, Options{Compression: name}, entries)
 	f, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
@@ -81,21 +86,27 @@ func TestParquetTreePages(t *testing.T) {
 	}
 }
 
-// TestParquetTreePagesAsParquetGo: the file is the one parquet-go writes when it is given the
-// trees whole, with the same pages, but for the compression of the trees' pages (and so the
-// offsets and sizes): the same metadata, statistics and page indexes, the same page headers,
-// the same bytes once decompressed.
+// TestParquetTreePagesAsParquetGo: with every codec, the file is the one parquet-go writes
+// when it is given the trees whole, with the same pages, but for the compression of the trees'
+// pages (and so the offsets and sizes): the same metadata, statistics and page indexes, the
+// same page headers, the same bytes once decompressed.
 func TestParquetTreePagesAsParquetGo(t *testing.T) {
-	data := writeParquet(t, Options{}, treePageEntries())
+	for _, name := range ParquetCompressions() {
+		t.Run(name, func(t *testing.T) { treePagesAsParquetGo(t, name) })
+	}
+}
+
+func treePagesAsParquetGo(t *testing.T, name string) {
+	data := writeParquet(t, Options{Compression: name}, treePageEntries())
 	rows := readParquet(t, data)
 
 	// The same rows, given to parquet-go whole, each tree of ours in a page of its own.
-	enc, err := zstd.NewWriter(nil, zstdOptions()...)
+	codec, err := newPageCodec(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var ref bytes.Buffer
-	w := parquet.NewGenericWriter[parquetRow](&ref, parquetOptions(enc)...)
+	w := parquet.NewGenericWriter[parquetRow](&ref, parquetOptions(codec)...)
 	leaf, _ := w.Schema().Lookup("fields")
 	for i := range rows {
 		own := i == 1 || i == 2
@@ -117,7 +128,7 @@ func TestParquetTreePagesAsParquetGo(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, want := fileLayout(t, data, leaf.ColumnIndex), fileLayout(t, ref.Bytes(), leaf.ColumnIndex)
+	got, want := fileLayout(t, data, leaf.ColumnIndex, codec), fileLayout(t, ref.Bytes(), leaf.ColumnIndex, codec)
 	if !reflect.DeepEqual(got.meta, want.meta) {
 		t.Errorf("metadata:\n%+v\nwant\n%+v", got.meta, want.meta)
 	}
@@ -154,18 +165,14 @@ type layoutPage struct {
 }
 
 // fileLayout returns the layout of a file of one row group; the pages are those of the
-// column of index fields (the other columns are written by parquet-go alone).
-func fileLayout(t *testing.T, file []byte, fields int) layout {
+// column of index fields (the other columns are written by parquet-go alone), decompressed by
+// dec.
+func fileLayout(t *testing.T, file []byte, fields int, dec pageCodec) layout {
 	t.Helper()
 	meta, _, err := parquetFooter(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec, err := zstd.NewReader(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
 	var l layout
 	for i := range meta.RowGroups {
 		rg := &meta.RowGroups[i]
@@ -200,7 +207,7 @@ func fileLayout(t *testing.T, file []byte, fields int) layout {
 }
 
 // readPage returns the header of a data page (v2) and its bytes, the values decompressed.
-func readPage(t *testing.T, dec *zstd.Decoder, page []byte) layoutPage {
+func readPage(t *testing.T, dec pageCodec, page []byte) layoutPage {
 	t.Helper()
 	var p layoutPage
 	n, err := unmarshalPrefix(page, &p.header)
@@ -212,7 +219,7 @@ func readPage(t *testing.T, dec *zstd.Decoder, page []byte) layoutPage {
 	}
 	v2 := p.header.DataPageHeaderV2.V
 	levels := n + int(v2.DefinitionLevelsByteLength+v2.RepetitionLevelsByteLength)
-	values, err := dec.DecodeAll(page[levels:], nil)
+	values, err := dec.Decode(nil, page[levels:])
 	if err != nil {
 		t.Fatal(err)
 	}

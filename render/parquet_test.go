@@ -239,7 +239,7 @@ func TestParquetNoTree(t *testing.T) {
 func TestParquetRowGroups(t *testing.T) {
 	e := parquetEntries()[1]
 	var out bytes.Buffer
-	p := NewParquet(&out, true)
+	p := NewParquet(&out, true, "")
 	n := ParquetRowGroupRows*2 + 100
 	for range n {
 		if err := p.Message(e); err != nil {
@@ -289,7 +289,7 @@ func rowGroupBytes(t *testing.T, size, n int) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	value := make([]byte, size) // random bytes: written as hex, compressed to about their size
 	var out bytes.Buffer
-	p := NewParquet(&out, true)
+	p := NewParquet(&out, true, "")
 	for i := range n {
 		for j := range value {
 			value[j] = byte(rng.Uint32())
@@ -339,7 +339,7 @@ func BenchmarkParquet(b *testing.B) {
 	} {
 		entries, tree := c.entries, c.tree
 		b.Run(c.name, func(b *testing.B) {
-			p := NewParquet(io.Discard, tree)
+			p := NewParquet(io.Discard, tree, "")
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if err := p.Message(entries[i%len(entries)]); err != nil {
@@ -389,7 +389,7 @@ func TestParquetLazyRecords(t *testing.T) {
 		c := codec.New(set)
 		c.Records, c.LazyRecords = records.New(records.Options{}), lazy
 		var out bytes.Buffer
-		p := NewParquet(&out, true)
+		p := NewParquet(&out, true, "")
 		for i := range 8 { // a batch each: builders write them at once
 			m := c.DecodeResponse(frame, 1, 16)
 			if m.Unexpanded() != lazy {
@@ -439,7 +439,7 @@ func TestParquetLetsGoOfBigMessages(t *testing.T) {
 		c := codec.New(set)
 		c.Records, c.LazyRecords = records.New(records.Options{}), true
 		var out bytes.Buffer
-		p := NewParquet(&out, true)
+		p := NewParquet(&out, true, "")
 		for i := range 3 {
 			b := bytes.Clone(frame)
 			m := c.DecodeResponse(b, 1, 16)

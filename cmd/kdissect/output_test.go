@@ -57,7 +57,7 @@ func TestOutputFile(t *testing.T) {
 	}
 }
 
-// TestOutputErrors: what -o and --no-fields refuse, as usage errors that leave no file.
+// TestOutputErrors: what -o, --no-fields and --parquet-compression refuse, as usage errors that leave no file.
 func TestOutputErrors(t *testing.T) {
 	a := pcap("kgo-produce-fetch.pcap")
 	dir := t.TempDir()
@@ -73,6 +73,9 @@ func TestOutputErrors(t *testing.T) {
 	}{
 		{[]string{"--format", "parquet", a}, "--format parquet writes a file, not text: give -o FILE.parquet"},
 		{[]string{"--format", "json", "--no-fields", a}, "--no-fields goes with --format parquet"},
+		{[]string{"--format", "json", "--parquet-compression", "zstd", a}, "--parquet-compression goes with --format parquet"},
+		{[]string{"--format", "parquet", "--parquet-compression", "lzo", "-o", filepath.Join(dir, "x.parquet"), a},
+			`--parquet-compression "lzo": snappy, zstd, none`},
 		{[]string{"--format", "json", "-o", a, a}, "it would be overwritten"},
 		// A capture that is not being read is not overwritten by text either (-o meant as -w).
 		{[]string{"--format", "summary", "-o", copyA, a}, "-o " + copyA + " is a capture: it would be overwritten"},

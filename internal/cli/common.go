@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/kdissect/kdissect/codec"
 	"github.com/kdissect/kdissect/codec/schema"
@@ -35,6 +37,8 @@ type Common struct {
 	Capture string
 	// MaxMessages is how many messages a page holds (html).
 	MaxMessages int
+	// Compression is the codec of a format that has a choice of them (parquet; "": its default).
+	Compression string
 }
 
 // Codec builds the codec from the built-in definitions and --schema-dir, whose notices (files
@@ -81,7 +85,8 @@ func (c *Common) CodecPlan(stderr io.Writer, sel dissect.Selection, needs *rende
 	return dissect.NewCodec(set, plan, dissect.CodecOptions{MaxDecompressed: c.MaxDecompressed, ShowSecrets: c.ShowSecrets}), plan, nil
 }
 
-// LookupFormat returns the format chosen, as --no-fields makes it.
+// LookupFormat returns the format chosen, as --no-fields makes it, and refuses a compression
+// (--parquet-compression) it does not have.
 func (c *Common) LookupFormat() (render.Format, error) {
 	f, ok := render.LookupFormat(c.Format)
 	if !ok {
@@ -100,7 +105,24 @@ func (c *Common) LookupFormat() (render.Format, error) {
 		}
 		f = lean
 	}
+	if c.Compression != "" && !slices.Contains(f.Compressions, c.Compression) {
+		return f, compressionError(c.Compression, f)
+	}
 	return f, nil
+}
+
+// compressionError says why --parquet-compression is refused with format f.
+func compressionError(name string, f render.Format) error {
+	if f.Compressions == nil {
+		var with []render.Format
+		for _, f := range render.Formats() {
+			if f.Compressions != nil {
+				with = append(with, f)
+			}
+		}
+		return fmt.Errorf("--parquet-compression goes with --format %s", render.ListFormats(with, " or ", false))
+	}
+	return fmt.Errorf("--parquet-compression %q: %s", name, strings.Join(f.Compressions, ", "))
 }
 
 // Output returns the format chosen and its renderer, writing to w; what it leaves out is said
@@ -121,7 +143,7 @@ func (c *Common) Output(w, stderr io.Writer) (render.Format, render.Renderer, er
 		return f, nil, fmt.Errorf("-t: %v", err)
 	}
 	o := render.Options{Color: Colorful(w), Hex: c.Hex, Explain: c.Explain, MaxBytes: c.MaxBytes, Time: times,
-		NoTree: c.Lean, File: c.Capture, MaxMessages: c.MaxMessages,
+		NoTree: c.Lean, File: c.Capture, MaxMessages: c.MaxMessages, Compression: c.Compression,
 		Warn: func(s string) { fmt.Fprintf(stderr, "kdissect: %s\n", s) }}
 	return f, f.New(w, o), nil
 }

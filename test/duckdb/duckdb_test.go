@@ -369,3 +369,54 @@ func TestFieldsTree(t *testing.T) {
 		t.Errorf("no message names kdissect-events beside its ids: %v", names)
 	}
 }
+
+// compressions are kdissect's codecs of Parquet pages (--parquet-compression).
+var compressions = []string{"snappy", "zstd", "none"}
+
+// TestCompressions: DuckDB reads the same rows from the files of every codec: the golden files
+// of render (render/testdata/trees-CODEC.parquet, whose big field trees are compressed as they
+// are written, a chunk at a time, into pages of their own) and the files of every capture in
+// pcaps/.
+func TestCompressions(t *testing.T) {
+	db := open(t)
+	var trees []string
+	for _, c := range compressions {
+		trees = append(trees, "read_parquet("+quote(filepath.Join(root, "render", "testdata", "trees-"+c+".parquet"))+")")
+	}
+	sameRows(t, db, trees)
+	big := query(t, db, `SELECT frame, length(fields), json_valid(fields) FROM `+trees[0]+` WHERE frame IN (10, 11) ORDER BY frame`)
+	if len(big) != 2 || fmt.Sprint(big[0][2], big[1][2]) != "true true" {
+		t.Fatalf("the big trees: %v", big)
+	}
+	for _, r := range big {
+		if n, _ := r[1].(json.Number).Int64(); n < 100_000 {
+			t.Errorf("frame %v: a tree of %d bytes, want a big one", r[0], n)
+		}
+	}
+
+	files := captures(t)
+	var dirs []string
+	for _, c := range compressions {
+		dir := filepath.Join(t.TempDir(), c) + "/"
+		run(t, append([]string{"--format", "parquet", "--parquet-compression", c, "-o", dir}, files...)...)
+		dirs = append(dirs, "read_parquet("+quote(dir+"*.parquet")+")")
+	}
+	sameRows(t, db, dirs)
+}
+
+// sameRows checks that the tables hold the same rows, as many of each, and some.
+func sameRows(t *testing.T, db *sql.DB, tables []string) {
+	t.Helper()
+	n := query(t, db, "SELECT count(*) FROM "+tables[0])
+	if len(n) != 1 || n[0][0] == json.Number("0") {
+		t.Fatalf("%s: %v rows", tables[0], n)
+	}
+	for _, other := range tables[1:] {
+		m := query(t, db, "SELECT count(*) FROM "+other)
+		diff := query(t, db, `SELECT count(*) FROM ((SELECT * FROM `+tables[0]+` EXCEPT ALL SELECT * FROM `+other+`)
+			UNION ALL (SELECT * FROM `+other+` EXCEPT ALL SELECT * FROM `+tables[0]+`))`)
+		if fmt.Sprint(m) != fmt.Sprint(n) || fmt.Sprint(diff) != "[[0]]" {
+			t.Errorf("%s: %v rows, %v differ from those of %s (%v rows)", other, m, diff, tables[0], n)
+		}
+	}
+}
