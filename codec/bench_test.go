@@ -6,12 +6,32 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// benchFrames builds realistic large frames with kmsg.
-func benchFrames(b *testing.B) map[string]struct {
+// benchFrame is a frame of benchFrames, with what decoding it takes.
+type benchFrame struct {
 	frame    []byte
 	response bool
 	key, ver int16
-} {
+}
+
+func (f benchFrame) decode(c *Codec) *Message {
+	if f.response {
+		return c.DecodeResponse(f.frame, f.key, f.ver)
+	}
+	return c.DecodeRequest(f.frame)
+}
+
+// benchShallow runs bench on each of benchFrames decoded shallow, as summaries and statistics
+// decode them.
+func benchShallow(b *testing.B, bench func(b *testing.B, m *Message)) {
+	c := testCodec(b)
+	c.Shallow = true
+	for name, f := range benchFrames(b) {
+		b.Run(name, func(b *testing.B) { bench(b, f.decode(c)) })
+	}
+}
+
+// benchFrames builds realistic large frames with kmsg.
+func benchFrames(b *testing.B) map[string]benchFrame {
 	b.Helper()
 	meta := kmsg.NewMetadataResponse()
 	meta.Version = 12
@@ -51,11 +71,7 @@ func benchFrames(b *testing.B) map[string]struct {
 		ft.Partitions = append(ft.Partitions, fp)
 	}
 	fetch.Topics = append(fetch.Topics, ft)
-	return map[string]struct {
-		frame    []byte
-		response bool
-		key, ver int16
-	}{
+	return map[string]benchFrame{
 		"Metadata1000Partitions": {frame(3, 12, true, true, 1, meta.AppendTo(nil)), true, 3, 12},
 		"Produce4MiB":            {frame(0, 9, true, false, 1, produce.AppendTo(nil)), false, 0, 9},
 		"Fetch4MiB":              {frame(1, 16, true, true, 1, fetch.AppendTo(nil)), true, 1, 16},
@@ -82,12 +98,7 @@ func benchDecode(b *testing.B, shallow, release bool) {
 			b.SetBytes(int64(len(f.frame)))
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				var m *Message
-				if f.response {
-					m = c.DecodeResponse(f.frame, f.key, f.ver)
-				} else {
-					m = c.DecodeRequest(f.frame)
-				}
+				m := f.decode(c)
 				if len(m.Warnings) > 0 {
 					b.Fatal(m.Warnings)
 				}
@@ -102,66 +113,36 @@ func benchDecode(b *testing.B, shallow, release bool) {
 // BenchmarkTopicIDNames measures what messages teach of topic names, with a TopicIDNamer, as
 // the pipeline learns them from every message.
 func BenchmarkTopicIDNames(b *testing.B) {
-	c := testCodec(b)
-	c.Shallow = true
-	for name, f := range benchFrames(b) {
-		b.Run(name, func(b *testing.B) {
-			var m *Message
-			if f.response {
-				m = c.DecodeResponse(f.frame, f.key, f.ver)
-			} else {
-				m = c.DecodeRequest(f.frame)
-			}
-			var namer TopicIDNamer
-			b.ReportAllocs()
-			for b.Loop() {
-				namer.TopicIDNames(m)
-			}
-		})
-	}
+	benchShallow(b, func(b *testing.B, m *Message) {
+		var namer TopicIDNamer
+		b.ReportAllocs()
+		for b.Loop() {
+			namer.TopicIDNames(m)
+		}
+	})
 }
 
 // BenchmarkFactsWalker measures the facts of shallow trees gathered by one FactsWalker, message
 // after message, as the pipeline gathers them.
 func BenchmarkFactsWalker(b *testing.B) {
-	c := testCodec(b)
-	c.Shallow = true
-	for name, f := range benchFrames(b) {
-		b.Run(name, func(b *testing.B) {
-			var m *Message
-			if f.response {
-				m = c.DecodeResponse(f.frame, f.key, f.ver)
-			} else {
-				m = c.DecodeRequest(f.frame)
-			}
-			var fw FactsWalker
-			b.ReportAllocs()
-			for b.Loop() {
-				fw.Facts(m)
-			}
-		})
-	}
+	benchShallow(b, func(b *testing.B, m *Message) {
+		var fw FactsWalker
+		b.ReportAllocs()
+		for b.Loop() {
+			fw.Facts(m)
+		}
+	})
 }
 
 // BenchmarkFacts measures Message.Facts on shallow trees, as summaries and statistics use it.
 func BenchmarkFacts(b *testing.B) {
-	c := testCodec(b)
-	c.Shallow = true
-	for name, f := range benchFrames(b) {
-		b.Run(name, func(b *testing.B) {
-			var m *Message
-			if f.response {
-				m = c.DecodeResponse(f.frame, f.key, f.ver)
-			} else {
-				m = c.DecodeRequest(f.frame)
-			}
-			nodes := 0
-			Walk(m.Fields, func(*Node, int) bool { nodes++; return true })
-			b.ReportAllocs()
-			for b.Loop() {
-				m.Facts()
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/node")
-		})
-	}
+	benchShallow(b, func(b *testing.B, m *Message) {
+		nodes := 0
+		Walk(m.Fields, func(*Node, int) bool { nodes++; return true })
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Facts()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(nodes), "ns/node")
+	})
 }
