@@ -1007,6 +1007,15 @@ func (t *TopicNames) Resolve(f *Facts) {
 			}
 		}
 	}
+	if len(f.TopicIDs) > manyTopicIDs {
+		t.resolveMany(f)
+	} else {
+		t.resolveFew(f)
+	}
+}
+
+// resolveFew is Resolve's naming of ids, and of their partitions, for a message of few.
+func (t *TopicNames) resolveFew(f *Facts) {
 	var buf [24]byte
 	for i, id := range f.TopicIDs {
 		name, ok := t.names[id]
@@ -1027,5 +1036,54 @@ func (t *TopicNames) Resolve(f *Facts) {
 			// Room for the names of the ids left, once: most messages name topics by id only.
 			f.Topics = append(slices.Grow(f.Topics, len(f.TopicIDs)-i), name)
 		}
+	}
+}
+
+// manyTopicIDs is how many topic ids Resolve names by searching the message's lists; past it
+// (a replica's Fetch of thousands of topics), resolveMany finds them through maps.
+const manyTopicIDs = 16
+
+// resolveMany is Resolve's naming of ids for a message of many: the same result, with each
+// list's entries found through a map, and those merged into another removed once at the end.
+func (t *TopicNames) resolveMany(f *Facts) {
+	at := make(map[string]int, len(f.Partitions))
+	for i, p := range f.Partitions {
+		at[p.Topic] = i
+	}
+	named := make(map[string]bool, len(f.Topics)+len(f.TopicIDs))
+	for _, name := range f.Topics {
+		named[name] = true
+	}
+	var gone []bool
+	for _, id := range f.TopicIDs {
+		name, ok := t.names[id]
+		if !ok {
+			continue
+		}
+		if j, ok := at[id.String()]; ok {
+			if k, ok := at[name]; ok {
+				f.Partitions[k].Partitions = append(f.Partitions[k].Partitions, f.Partitions[j].Partitions...)
+				if gone == nil {
+					gone = make([]bool, len(f.Partitions))
+				}
+				gone[j] = true
+			} else {
+				f.Partitions[j].Topic, at[name] = name, j
+			}
+		}
+		if !named[name] {
+			named[name] = true
+			f.Topics = append(f.Topics, name)
+		}
+	}
+	if gone != nil {
+		kept := f.Partitions[:0]
+		for i, p := range f.Partitions {
+			if !gone[i] {
+				kept = append(kept, p)
+			}
+		}
+		clear(f.Partitions[len(kept):])
+		f.Partitions = kept
 	}
 }

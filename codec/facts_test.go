@@ -376,6 +376,39 @@ func TestResolvePartitions(t *testing.T) {
 	}
 }
 
+// TestResolveMany: a message of many topic ids is named as one of few would be (the same
+// entries, merged and in the same order, the same topics), through maps instead of searches.
+func TestResolveMany(t *testing.T) {
+	var names TopicNames
+	build := func() Facts {
+		var f Facts
+		for i := range 3 * manyTopicIDs {
+			id := UUID{byte(i), 7}
+			f.TopicIDs = append(f.TopicIDs, id)
+			f.Partitions = append(f.Partitions, TopicPartitions{Topic: id.String(), Partitions: []int32{int32(i)}[:1:1]})
+			switch i % 3 {
+			case 0: // named, with partitions of its own under the name too
+				name := fmt.Sprintf("t%d", i)
+				f.Topics = append(f.Topics, name)
+				f.Partitions = append(f.Partitions, TopicPartitions{Topic: name, Partitions: []int32{100 + int32(i)}[:1:1]})
+				names.Add([]TopicIDName{{ID: id, Name: name}})
+			case 1: // named, by id alone
+				names.Add([]TopicIDName{{ID: id, Name: fmt.Sprintf("t%d", i)}})
+			} // 2: not named
+		}
+		return f
+	}
+	many, few := build(), build()
+	names.resolveMany(&many)
+	names.resolveFew(&few)
+	if got, want := fmt.Sprint(many.Partitions, many.Topics), fmt.Sprint(few.Partitions, few.Topics); got != want {
+		t.Errorf("resolveMany:\n%s\nresolveFew:\n%s", got, want)
+	}
+	if len(many.Partitions) != 3*manyTopicIDs || len(many.Topics) != 2*manyTopicIDs {
+		t.Errorf("%d partition lists and %d topics; want %d and %d", len(many.Partitions), len(many.Topics), 3*manyTopicIDs, 2*manyTopicIDs)
+	}
+}
+
 // TestFactsRoom: the lists of a message naming one topic by id share one allocation; giving
 // the id its name, appending to one list, or gathering the next message's facts with the same
 // walker changes no other list.

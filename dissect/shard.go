@@ -165,13 +165,15 @@ func (sh *shard) record(ev event) {
 	sh.r.events = append(sh.r.events, keyedEvent{pkt: sh.pkt, phase: sh.phase, ev: ev})
 }
 
-// startShards starts Config.Workers shards. They share the bounds one assembler would have,
-// on its pages and on its open connections: each shard holding DefaultMaxConns would keep
-// Workers times the connections a single assembler keeps open, and their memory.
+// startShards starts Config.Workers shards. The bounds one assembler would have, on its pages
+// and on its open connections, are split between them: each shard holding DefaultMaxConns
+// would keep Workers times the connections a single assembler keeps open, and their memory.
+// A shard's part of the connections (by a hash of their addresses) is uneven, so one may
+// close some while the others together keep fewer than the bound.
 func (p *Pipeline) startShards() []*shard {
 	opt := p.options()
 	opt.MaxPagesTotal = max(1024, reassembly.DefaultMaxPagesTotal/p.cfg.Workers)
-	opt.MaxConns = max(1024, reassembly.DefaultMaxConns/p.cfg.Workers)
+	opt.MaxConns = max(64, reassembly.DefaultMaxConns/p.cfg.Workers)
 	shards := make([]*shard, p.cfg.Workers)
 	for i := range shards {
 		sh := &shard{in: make(chan *round, roundsInFlight), out: make(chan *round, roundsInFlight)}

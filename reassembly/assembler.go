@@ -604,9 +604,9 @@ func (s *stream) finish() {
 	s.a.streams.remove(s)
 	s.conn.Idle = s.lastSeen.Before(s.a.idleBefore)
 	if s.undecided || s.rejected {
-		if s.undecided && !s.conn.Idle {
-			// Never decided: not Kafka, or too little to tell. One closed as idle may not
-			// have sent its first bytes yet: its later packets start a new connection.
+		if s.undecided && (!s.conn.Idle || s.pending != nil) {
+			// Never decided: not Kafka, or too little to tell. One closed as idle before any
+			// bytes (s.held) has not had its chance: its later packets start a new connection.
 			s.a.rejected[s.key] = true
 		}
 		return
