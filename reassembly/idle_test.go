@@ -18,6 +18,9 @@ import (
 type openCounter struct {
 	open, maxOpen, idle, closed int
 	requests, responses         int
+	// rejected counts the connections taken for not Kafka before the assembler's Close (at
+	// which every connection still undecided is).
+	rejected int
 }
 
 func (h *openCounter) Open(*Conn) (Checker, Checker) {
@@ -71,6 +74,7 @@ func assemble(t testing.TB, spec connsgen.Spec, opt Options) *openCounter {
 		}
 		a.Add(seg)
 	}
+	h.rejected = len(a.rejected)
 	a.Close()
 	return h
 }
@@ -120,8 +124,15 @@ func TestIdleUndecided(t *testing.T) {
 	}
 	const n = 50
 	h := assemble(t, connsgen.Spec{Conns: n}, Options{MaxConns: 16, Detect: detect})
-	if h.requests != n || h.responses != n || h.idle == 0 {
-		t.Errorf("%d requests, %d responses, %d connections closed as idle; want %d, %d, some", h.requests, h.responses, h.idle, n, n)
+	if h.requests != n || h.responses != n || h.idle == 0 || h.rejected != 0 {
+		t.Errorf("%d requests, %d responses, %d connections closed as idle, %d rejected; want %d, %d, some, none",
+			h.requests, h.responses, h.idle, h.rejected, n, n)
+	}
+	// One that held bytes had its chance: closed as idle, it is not Kafka.
+	never := func([]byte, bool) (wire.Verdict, string) { return wire.NeedMore, "" }
+	h = assemble(t, connsgen.Spec{Conns: n}, Options{MaxConns: 16, Detect: never})
+	if h.rejected == 0 {
+		t.Errorf("no connection that held bytes undecided was rejected when closed as idle")
 	}
 }
 
