@@ -84,6 +84,52 @@ func (f *Facts) PartitionsOf(key string) []int32 {
 	return nil
 }
 
+// ManyTopics is how many topics a message's facts are searched for without an index: past it
+// (a Metadata response, a replica's Fetch, can name thousands), lookups go through maps.
+const ManyTopics = 16
+
+// PartitionsFinder looks topics' partitions up in a message's facts: by searching them while
+// they are few, from where the last was found (topics are mostly looked up in the order the
+// message names them), and in an index made once they are many.
+type PartitionsFinder struct {
+	f     *Facts
+	next  int
+	index map[string]int
+}
+
+// NewPartitionsFinder returns a finder of f's partitions; f must not change while it is used.
+func NewPartitionsFinder(f *Facts) PartitionsFinder { return PartitionsFinder{f: f} }
+
+// Of returns key's partitions, and whether the facts hold an entry for key.
+func (p *PartitionsFinder) Of(key string) ([]int32, bool) {
+	ps := p.f.Partitions
+	if len(ps) > ManyTopics {
+		if p.index == nil {
+			p.index = make(map[string]int, len(ps))
+			for i := len(ps) - 1; i >= 0; i-- { // the first entry of a key wins, as in a search
+				p.index[ps[i].Topic] = i
+			}
+		}
+		i, ok := p.index[key]
+		if !ok {
+			return nil, false
+		}
+		return ps[i].Partitions, true
+	}
+	i := p.f.PartitionsIndex(key, p.next)
+	if i < 0 {
+		return nil, false
+	}
+	p.next = i + 1
+	return ps[i].Partitions, true
+}
+
+// Named reports whether the facts name partitions for key.
+func (p *PartitionsFinder) Named(key string) bool {
+	ps, _ := p.Of(key)
+	return len(ps) > 0
+}
+
 // HostPort is the coordinator's address as "host:port".
 func (c Coordinator) HostPort() string { return net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))) }
 
@@ -1007,7 +1053,7 @@ func (t *TopicNames) Resolve(f *Facts) {
 			}
 		}
 	}
-	if len(f.TopicIDs) > manyTopicIDs {
+	if len(f.TopicIDs) > ManyTopics {
 		t.resolveMany(f)
 	} else {
 		t.resolveFew(f)
@@ -1039,12 +1085,9 @@ func (t *TopicNames) resolveFew(f *Facts) {
 	}
 }
 
-// manyTopicIDs is how many topic ids Resolve names by searching the message's lists; past it
-// (a replica's Fetch of thousands of topics), resolveMany finds them through maps.
-const manyTopicIDs = 16
-
-// resolveMany is Resolve's naming of ids for a message of many: the same result, with each
-// list's entries found through a map, and those merged into another removed once at the end.
+// resolveMany is Resolve's naming of ids for a message of more than ManyTopics: the same
+// result, with each list's entries found through a map (which follows the entries renamed, as
+// a PartitionsFinder's index would not), and those merged into another removed at the end.
 func (t *TopicNames) resolveMany(f *Facts) {
 	at := make(map[string]int, len(f.Partitions))
 	for i, p := range f.Partitions {

@@ -382,7 +382,7 @@ func TestResolveMany(t *testing.T) {
 	var names TopicNames
 	build := func() Facts {
 		var f Facts
-		for i := range 3 * manyTopicIDs {
+		for i := range 3 * ManyTopics {
 			id := UUID{byte(i), 7}
 			f.TopicIDs = append(f.TopicIDs, id)
 			f.Partitions = append(f.Partitions, TopicPartitions{Topic: id.String(), Partitions: []int32{int32(i)}[:1:1]})
@@ -404,8 +404,8 @@ func TestResolveMany(t *testing.T) {
 	if got, want := fmt.Sprint(many.Partitions, many.Topics), fmt.Sprint(few.Partitions, few.Topics); got != want {
 		t.Errorf("resolveMany:\n%s\nresolveFew:\n%s", got, want)
 	}
-	if len(many.Partitions) != 3*manyTopicIDs || len(many.Topics) != 2*manyTopicIDs {
-		t.Errorf("%d partition lists and %d topics; want %d and %d", len(many.Partitions), len(many.Topics), 3*manyTopicIDs, 2*manyTopicIDs)
+	if len(many.Partitions) != 3*ManyTopics || len(many.Topics) != 2*ManyTopics {
+		t.Errorf("%d partition lists and %d topics; want %d and %d", len(many.Partitions), len(many.Topics), 3*ManyTopics, 2*ManyTopics)
 	}
 }
 

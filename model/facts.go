@@ -181,9 +181,9 @@ func addTopicIDs(v *Value, f *codec.Facts) {
 // those of any other key, sorted.
 func addPartitions(v *Value, f *codec.Facts) {
 	done := 0
-	find := partitionsFinder{f: f}
+	find := codec.NewPartitionsFinder(f)
 	add := func(key string) {
-		if ps, ok := find.of(key); ok {
+		if ps, ok := find.Of(key); ok {
 			for _, n := range ps {
 				v.Partitions = append(v.Partitions, Partition{Topic: key, Partition: n})
 			}
@@ -195,7 +195,7 @@ func addPartitions(v *Value, f *codec.Facts) {
 	}
 	var buf [24]byte
 	for _, id := range f.TopicIDs {
-		if k, _ := id.AppendText(buf[:0]); find.named(string(k)) {
+		if k, _ := id.AppendText(buf[:0]); find.Named(string(k)) {
 			add(string(k))
 		}
 	}
@@ -213,49 +213,6 @@ func addPartitions(v *Value, f *codec.Facts) {
 	for _, k := range rest {
 		add(k)
 	}
-}
-
-// partitionsFinder looks topics' partitions up in a message's facts: by searching them while
-// they are few, from where the last was found (topics are mostly looked up in the order the
-// message names them), and in an index made once they are many (a Metadata response can name
-// thousands of topics, and ids that name none).
-type partitionsFinder struct {
-	f     *codec.Facts
-	next  int
-	index map[string]int
-}
-
-// manyTopics is how many topics' partitions partitionsFinder searches without an index.
-const manyTopics = 16
-
-// of returns key's partitions, and whether the facts hold an entry for key.
-func (p *partitionsFinder) of(key string) ([]int32, bool) {
-	ps := p.f.Partitions
-	if len(ps) > manyTopics {
-		if p.index == nil {
-			p.index = make(map[string]int, len(ps))
-			for i := len(ps) - 1; i >= 0; i-- { // the first entry of a key wins, as in a search
-				p.index[ps[i].Topic] = i
-			}
-		}
-		i, ok := p.index[key]
-		if !ok {
-			return nil, false
-		}
-		return ps[i].Partitions, true
-	}
-	i := p.f.PartitionsIndex(key, p.next)
-	if i < 0 {
-		return nil, false
-	}
-	p.next = i + 1
-	return ps[i].Partitions, true
-}
-
-// named reports whether the facts name partitions for key.
-func (p *partitionsFinder) named(key string) bool {
-	ps, _ := p.of(key)
-	return len(ps) > 0
 }
 
 func sumRecords(f *codec.Facts, n func(*codec.RecordSet) int) int64 {
@@ -297,10 +254,10 @@ func addErrors(v *Value, f *codec.Facts) {
 // Topic ids are looked up in Partitions without making strings of them.
 func showTopics(b []byte, f *codec.Facts) []byte {
 	var idKey [24]byte
-	find := partitionsFinder{f: f}
+	find := codec.NewPartitionsFinder(f)
 	total := len(f.Topics)
 	for _, id := range f.TopicIDs {
-		if k, _ := id.AppendText(idKey[:0]); find.named(string(k)) {
+		if k, _ := id.AppendText(idKey[:0]); find.Named(string(k)) {
 			total++
 		}
 	}
@@ -310,7 +267,7 @@ func showTopics(b []byte, f *codec.Facts) []byte {
 			break
 		}
 		b = inert.Append(space(b, &shown), name)
-		if ps, _ := find.of(name); len(ps) > 0 {
+		if ps, _ := find.Of(name); len(ps) > 0 {
 			b = append(b, '[')
 			for i, p := range ps {
 				if i > 0 {
@@ -325,7 +282,7 @@ func showTopics(b []byte, f *codec.Facts) []byte {
 		if shown == 3 {
 			break
 		}
-		if k, _ := id.AppendText(idKey[:0]); find.named(string(k)) {
+		if k, _ := id.AppendText(idKey[:0]); find.Named(string(k)) {
 			b = append(append(space(b, &shown), "id:"...), k...)
 		}
 	}

@@ -21,11 +21,11 @@ func fact(t testing.TB, name string) Fact {
 
 // TestPartitionsOrder checks that the summary and the partitions fact find each topic's
 // partitions in the facts' list, whichever order the list holds them in and however many
-// topics there are (searched while few, indexed past manyTopics): topics by name first, then
+// topics there are (searched while few, indexed past codec.ManyTopics): topics by name first, then
 // ids, then other keys sorted.
 func TestPartitionsOrder(t *testing.T) {
 	id := codec.UUID{1}
-	for _, topics := range []int{2, manyTopics + 3} {
+	for _, topics := range []int{2, codec.ManyTopics + 3} {
 		f := &codec.Facts{TopicIDs: []codec.UUID{id, {2}}}
 		for i := range topics {
 			f.Topics = append(f.Topics, fmt.Sprint("t", i))
