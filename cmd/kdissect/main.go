@@ -93,10 +93,12 @@ func (o *captureOptions) registerInput(fs *flag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", min(runtime.GOMAXPROCS(0), 8), "connections of a capture file are spread over this many goroutines (1: one goroutine reads, reassembles and decodes)")
 	fs.IntVarP(&o.Count, "count", "c", 0, "stop after this many Kafka messages")
 	fs.DurationVar(&o.Duration, "duration", 0, "stop after this long (30s, 5m, 1h), for a capture coming through a pipe")
-	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the run to this file")
-	fs.StringVar(&o.MemProfile, "memprofile", "", "write a Go heap profile at the end of the run to this file")
-	fs.MarkHidden("cpuprofile")
-	fs.MarkHidden("memprofile")
+	fs.StringVar(&o.Profiles.CPU, "cpuprofile", "", "write a Go CPU profile of the run to this file")
+	fs.StringVar(&o.Profiles.Mem, "memprofile", "", "write a Go heap profile at the end of the run to this file")
+	fs.StringVar(&o.Profiles.Trace, "trace", "", "write a Go execution trace of the run to this file")
+	for _, name := range []string{"cpuprofile", "memprofile", "trace"} {
+		fs.MarkHidden(name)
+	}
 	cli.SetMinimum(fs, "workers", 1)
 	cli.HideDefault(fs, "api-key", "correlation-id", "stream")
 }

@@ -35,8 +35,8 @@ type Capture struct {
 	Duration time.Duration
 	// Write is -w: the packets of the messages shown are written to it.
 	Write string
-	// CPUProfile and MemProfile name files for Go CPU and heap profiles of the run.
-	CPUProfile, MemProfile string
+	// Profiles names files for Go profiles of the run.
+	Profiles Profiles
 	// Findings is --findings: after the messages, what the doctor finds (package doctor);
 	// FindingsFormat writes them as one of FindingsFormats (the doctor command's --format).
 	// doctor is the run's (nil without), made by configure.
@@ -106,7 +106,7 @@ func (o *Capture) Run(cmd *Command, files []string, stdin io.Reader, stdout, std
 		o.on.abandon(cfg.Out)
 		return cmd.UsageError(stderr, "%v", err)
 	}
-	stopProfiles, err := StartProfiles(o.CPUProfile, o.MemProfile, stderr)
+	stopProfiles, err := StartProfiles(o.Profiles, stderr)
 	if err != nil {
 		o.on.abandon(cfg.Out)
 		return cmd.Failed(stderr, "%v", err)

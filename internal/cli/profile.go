@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"sync/atomic"
 )
 
@@ -123,23 +124,49 @@ func StartHeapProfile(name string) (write func() error) {
 	}
 }
 
-// StartProfiles starts the profiles asked for: a CPU profile into cpu, a heap profile into mem
-// (none for ""). stop ends them and writes the heap profile, telling stderr if it cannot.
-func StartProfiles(cpu, mem string, stderr io.Writer) (stop func(), err error) {
-	stopCPU := func() {}
-	if cpu != "" {
-		if stopCPU, err = StartCPUProfile(cpu); err != nil {
+// StartTrace writes a Go execution trace of the process into the named file until stop is
+// called: where goroutines wait, and cores stand idle, which a CPU profile does not show.
+func StartTrace(name string) (stop func(), err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); f.Close() }, nil
+}
+
+// Profiles names the files of the profiles of a run; "" for none.
+type Profiles struct {
+	CPU, Mem, Trace string
+}
+
+// StartProfiles starts the profiles asked for. stop ends them and writes the heap profile,
+// telling stderr if it cannot.
+func StartProfiles(p Profiles, stderr io.Writer) (stop func(), err error) {
+	stopCPU, stopTrace := func() {}, func() {}
+	if p.CPU != "" {
+		if stopCPU, err = StartCPUProfile(p.CPU); err != nil {
+			return nil, err
+		}
+	}
+	if p.Trace != "" {
+		if stopTrace, err = StartTrace(p.Trace); err != nil {
+			stopCPU()
 			return nil, err
 		}
 	}
 	writeHeap := func() error { return nil }
-	if mem != "" {
-		writeHeap = StartHeapProfile(mem)
+	if p.Mem != "" {
+		writeHeap = StartHeapProfile(p.Mem)
 	}
 	return func() {
 		if err := writeHeap(); err != nil {
 			fmt.Fprintf(stderr, "kdissect: %v\n", err)
 		}
+		stopTrace()
 		stopCPU()
 	}, nil
 }

@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +54,55 @@ func TestFollowHeld(t *testing.T) {
 	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
 		t.Errorf("after stop, a collection set the limit to %d MiB", l>>20)
 	}
+}
+
+// TestStartProfiles: each profile asked for is written, in its format, once stop is called;
+// one that cannot be created is an error naming its file, and none of the others is started.
+func TestStartProfiles(t *testing.T) {
+	dir := t.TempDir()
+	p := Profiles{
+		CPU:   filepath.Join(dir, "cpu.pprof"),
+		Mem:   filepath.Join(dir, "mem.pprof"),
+		Trace: filepath.Join(dir, "run.trace"),
+	}
+	var stderr bytes.Buffer
+	stop, err := StartProfiles(p, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := 0
+	for i := range 1 << 16 {
+		sink += len(make([]byte, i&1023))
+	}
+	_ = sink
+	stop()
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	for _, c := range []struct {
+		name, start string
+	}{
+		{p.CPU, "\x1f\x8b"}, // gzipped protocol buffer
+		{p.Mem, "\x1f\x8b"},
+		{p.Trace, "go 1."},
+	} {
+		b, err := os.ReadFile(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte(c.start)) {
+			t.Errorf("%s starts %q; want %q", filepath.Base(c.name), b[:min(len(b), 8)], c.start)
+		}
+	}
+
+	missing := filepath.Join(dir, "no", "such", "run.trace")
+	if _, err := StartProfiles(Profiles{CPU: filepath.Join(dir, "cpu2.pprof"), Trace: missing}, &stderr); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a trace in a folder that does not exist: error %v; want one naming %s", err, missing)
+	}
+	// The CPU profile started first was stopped: another can start.
+	stopCPU, err := StartCPUProfile(filepath.Join(dir, "cpu3.pprof"))
+	if err != nil {
+		t.Fatalf("after a failed start, the CPU profile is still running: %v", err)
+	}
+	stopCPU()
 }
