@@ -32,6 +32,7 @@ Usage:
   kbench soak [-for 10m] [-rate 2] [-rotate 30s] [-ring 64MB]  kdissect live always on under a steady load (root)
   kbench conns -n 200000 -o FILE [-close]               a synthetic capture of many connections, one request each (no root)
   kbench outputs -kdissect BIN -o DIR CAPTURE...        every format's output of BIN on each capture, to compare two builds (diff -r)
+  kbench cores [-n 5] [-cores 2] [-kdissect BIN] FILE.pcap  one core against several, and against the machine's own ceiling
   kbench floor [-count] FILE                              the floor program alone (run uses it; -count: bytes counted, not read)
   kbench help                                             this text
 
@@ -64,6 +65,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 		err = soakMain(args[1:], stdout, stderr)
 	case "outputs":
 		err = outputsMain(args[1:], stdout, stderr)
+	case "cores":
+		err = coresMain(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
