@@ -253,3 +253,33 @@ func (c countedEncoder) WriteMessage(w io.Writer, e *model.Entry) error {
 	c.n.Add(1)
 	return c.Encoder.WriteMessage(w, e)
 }
+
+// TestWritersFull: batches handed over wait for the writers up to batchesPerWriter each, twice
+// as many while the next to be written out is a big message, and none once the pieces made
+// ahead hold more than the bound.
+func TestWritersFull(t *testing.T) {
+	small, big := &writeJob{}, &writeJob{big: &bigOut{}}
+	for _, c := range []struct {
+		name   string
+		head   *writeJob
+		queued int
+		ahead  int64
+		want   bool
+	}{
+		{"few small", small, batchesPerWriter*2 - 1, 0, false},
+		{"enough small", small, batchesPerWriter * 2, 0, true},
+		{"as many behind a big one", big, batchesPerWriter * 2, 0, false},
+		{"twice as many behind a big one", big, batchesPerWriter * 4, 0, true},
+		{"pieces ahead over the bound", big, 1, 1 << 20, true},
+	} {
+		w := &writers{n: 2, held: 1 << 10}
+		w.queue = append(w.queue, c.head)
+		for range c.queued - 1 {
+			w.queue = append(w.queue, small)
+		}
+		w.ahead.Store(c.ahead)
+		if got := w.full(); got != c.want {
+			t.Errorf("%s: full() = %v; want %v", c.name, got, c.want)
+		}
+	}
+}

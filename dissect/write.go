@@ -41,7 +41,8 @@ const (
 	// to write. batchBytes counts the messages' sizes on the wire.
 	batchMessages = 64
 	batchBytes    = 256 << 10
-	// batchesPerWriter bounds the batches handed to the writers and not yet written out.
+	// batchesPerWriter bounds the batches handed to the writers and not yet written out
+	// (writers.full).
 	batchesPerWriter = 3
 	// bigMessage: a message bigger than this on the wire is a batch of its own, written in
 	// pieces (pieces), never held whole.
@@ -185,9 +186,23 @@ func (p *Pipeline) handOver() {
 	w.cur, w.curBytes = nil, 0
 	for w.head < len(w.queue) && p.writeNext(false) {
 	}
-	for w.head < len(w.queue) && (len(w.queue)-w.head >= batchesPerWriter*w.n || w.ahead.Load() > int64(w.held)) {
+	for w.head < len(w.queue) && w.full() {
 		p.writeNext(true)
 	}
+}
+
+// full reports whether the batches handed over must be written out before more are: there are
+// batchesPerWriter per writer, or the pieces made ahead hold more than held. While the next
+// batch to write out is a big message, twice as many batches may wait: a writer takes tens to
+// hundreds of milliseconds to make a big message, and the others, once they have made the few
+// batches behind it, would stand idle (a trace of diagrams of 9 MB Fetch responses showed the
+// merging goroutine waiting so with the pieces ahead under 2 MiB).
+func (w *writers) full() bool {
+	limit := batchesPerWriter * w.n
+	if w.queue[w.head].big != nil {
+		limit *= 2
+	}
+	return len(w.queue)-w.head >= limit || w.ahead.Load() > int64(w.held)
 }
 
 // start starts the writers if they are not yet, and reports whether they write.
@@ -200,7 +215,7 @@ func (w *writers) start() bool {
 		w.off = true
 		return false
 	}
-	w.jobs = make(chan *writeJob, batchesPerWriter*w.n)
+	w.jobs = make(chan *writeJob, 2*batchesPerWriter*w.n) // room for all that full allows
 	w.pool = pieces.NewPool(pieceBytes, w.held/pieceBytes+w.n)
 	w.own = enc
 	for range w.n {
