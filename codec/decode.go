@@ -257,10 +257,19 @@ func (d *decoder) fail(off int, format string, args ...any) {
 
 // Add returns a pointer to a copy of n, taken from a slab.
 func (a *Nodes) Add(n Node) *Node {
+	p := a.next()
+	*p = n
+	return p
+}
+
+// next returns a zero node taken from a slab, for the caller to fill: the decoder's nodes are
+// filled in place, which costs less than copying a whole Node in (Add). Slabs are zero beyond
+// their length: made so, or cleared when given back.
+func (a *Nodes) next() *Node {
 	if len(a.nodes) == cap(a.nodes) {
 		a.nextNodes()
 	}
-	a.nodes = append(a.nodes, n)
+	a.nodes = a.nodes[:len(a.nodes)+1]
 	return &a.nodes[len(a.nodes)-1]
 }
 
@@ -319,9 +328,38 @@ func (d *decoder) uvarint(name string) (uint64, int, bool) {
 
 // structBody decodes the fields of s present at the decoder's version, then, in flexible
 // versions, the struct's tagged fields, and appends their nodes to out. With a shallow plan p,
-// only the fields p keeps get nodes; the others are skipped (see Codec.Shallow).
+// only the fields p keeps get nodes; the others are skipped (see Codec.Shallow), those of fixed
+// size in runs, at once, where the bytes hold them all.
 func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) []*Node {
-	for i, f := range s.Fields {
+	if p != nil && p.layouts != nil {
+		for _, st := range p.steps(d.version) {
+			if d.failed {
+				return out
+			}
+			if st.skip > 0 && st.skip <= d.left() {
+				d.pos += st.skip
+				continue
+			}
+			// A field kept or of variable size, or a run cut short: field by field, for the
+			// warning of the one that does not fit.
+			out = d.fields(s, p, st.first, st.last, out)
+		}
+	} else {
+		out = d.fields(s, p, 0, len(s.Fields), out)
+	}
+	if d.flex && !d.failed {
+		if n := d.taggedSection(s, p); n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// fields decodes the fields of s from first to last-1 that are present at the decoder's
+// version, as structBody does, and appends their nodes to out.
+func (d *decoder) fields(s *schema.StructDef, p *shallowPlan, first, last int, out []*Node) []*Node {
+	for i := first; i < last; i++ {
+		f := s.Fields[i]
 		if d.failed {
 			return out
 		}
@@ -337,11 +375,6 @@ func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) [
 			sub = p.sub[i]
 		}
 		if n := d.field(f, sub); n != nil {
-			out = append(out, n)
-		}
-	}
-	if d.flex && !d.failed {
-		if n := d.taggedSection(s, p); n != nil {
 			out = append(out, n)
 		}
 	}
@@ -473,7 +506,8 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 		var e *Node
 		if f.Elem == schema.Struct {
 			es := d.pos
-			e = d.node(Node{Name: wire.IndexName(int(i)), Type: wire.Struct, Offset: es})
+			e = d.nodes.next()
+			e.Name, e.Type, e.Offset = wire.IndexName(int(i)), wire.Struct, es
 			e.Children = d.structBody(f.Struct, p, d.children(bodyCap(f.Struct, p)))
 			e.Size = d.pos - es
 		} else {
@@ -527,7 +561,8 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		}
 		b := d.b[d.pos : d.pos+size]
 		d.pos += size
-		n := d.node(Node{Name: name, Type: typ, Offset: start, Size: size})
+		n := d.nodes.next()
+		n.Name, n.Type, n.Offset, n.Size = name, typ, start, size
 		switch k {
 		case schema.Bool:
 			n.Value = b[0] != 0
@@ -557,7 +592,8 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	if !ok {
 		return nil
 	}
-	n := d.node(Node{Name: name, Type: typ, Offset: start, PrefixSize: uint8(d.pos - start)})
+	n := d.nodes.next()
+	n.Name, n.Type, n.Offset, n.PrefixSize = name, typ, start, uint8(d.pos-start)
 	if !data {
 		// A null, or a length the bytes cannot hold (decoding stops here).
 		n.badPrefix = length != -1
