@@ -29,6 +29,8 @@ type decoder struct {
 	// paged, when set, holds the frame: each records field's memory is given back once it is
 	// decoded (a summary's checks read every byte of a big Fetch response once).
 	paged Paged
+	// sasl, when set, is set to true once a SASL token's nodes are made (Message.sasl).
+	sasl *bool
 }
 
 // Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
@@ -411,6 +413,9 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 		case f.Name == "AuthBytes":
 			// SaslAuthenticate carries SASL tokens: the one place the protocol nests another.
 			decodeSASL(n, d.show)
+			if d.sasl != nil {
+				*d.sasl = true
+			}
 		}
 	}
 	return n

@@ -244,7 +244,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	if read := apiFacts[apiDirection{m.APIKey, m.Response}]; read != nil {
 		read(&w.f, body)
 	}
-	if !m.Response {
+	if !m.Response && m.sasl {
 		// A SASL token: in SaslAuthenticate's AuthBytes, or alone after SaslHandshake v0.
 		if n := Find(body, "user"); n != nil && n.Type == wire.SASL {
 			w.f.SASLUser, _ = n.Value.(string)

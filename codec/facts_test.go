@@ -269,6 +269,11 @@ func TestLineFacts(t *testing.T) {
 			}
 		}
 	}
+	// A raw token after SaslHandshake v0: a frame without a Kafka header.
+	token := fmt.Appendf(nil, "\x00\x00\x00\x0d\x00alice\x00secret")
+	if got := full.saslMessage(token, false).Facts().SASLUser; got != "alice" {
+		t.Errorf("raw SASL token: user %q, want alice", got)
+	}
 }
 
 // TestMessageErrors: Message.Errors gives the error codes Facts gives, and allocates nothing

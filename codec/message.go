@@ -91,6 +91,9 @@ type Message struct {
 	lazyNext int
 	// paged, when set, holds the frame (Conversation.SetPaged).
 	paged Paged
+	// sasl reports that the tree holds a SASL token's nodes (decodeSASL): Facts looks for its
+	// user only then.
+	sasl bool
 }
 
 // HeaderReason says why m's header has the version it has: the API version's place in the
@@ -436,7 +439,8 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 		a = &Nodes{}
 	}
 	m.nodes = a
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets, paged: m.paged}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets, paged: m.paged,
+		sasl: &m.sasl}
 	if c.LazyRecords && !c.Shallow && c.Records != nil {
 		d.lazyRecords, m.records = &m.lazy, c.Records
 	}
