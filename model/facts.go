@@ -255,8 +255,14 @@ func addErrors(v *Value, f *codec.Facts) {
 func showTopics(b []byte, f *codec.Facts) []byte {
 	var idKey [24]byte
 	find := codec.NewPartitionsFinder(f)
+	// Most messages' ids have their names by now, their partitions too: where no topic of the
+	// partitions is as long as an id's text, no id names partitions, and none is made text.
+	ids := f.TopicIDs
+	if !slices.ContainsFunc(f.Partitions, func(p codec.TopicPartitions) bool { return len(p.Topic) == codec.UUIDTextLen }) {
+		ids = nil
+	}
 	total := len(f.Topics)
-	for _, id := range f.TopicIDs {
+	for _, id := range ids {
 		if k, _ := id.AppendText(idKey[:0]); find.Named(string(k)) {
 			total++
 		}
@@ -278,7 +284,7 @@ func showTopics(b []byte, f *codec.Facts) []byte {
 			b = append(b, ']')
 		}
 	}
-	for _, id := range f.TopicIDs {
+	for _, id := range ids {
 		if shown == 3 {
 			break
 		}
