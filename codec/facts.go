@@ -553,7 +553,7 @@ func (w *factsWalk) topicIndex(key string) int {
 
 // walk gathers the facts of nodes, inside scope s, and of the nodes below them.
 func (w *factsWalk) walk(nodes []*Node, s factsScope) {
-	s = w.inside(s, nodes)
+	w.inside(&s, nodes)
 	for _, n := range nodes {
 		w.leaf(n, &s)
 		switch {
@@ -573,9 +573,9 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 	}
 }
 
-// inside returns the scope of a struct's fields: its own topic and partition fields set the
-// scope of all its children.
-func (w *factsWalk) inside(s factsScope, nodes []*Node) factsScope {
+// inside makes s the scope of a struct's fields: its own topic and partition fields set the
+// scope of all its children. (s in place: a scope is copied for each struct, not three times.)
+func (w *factsWalk) inside(s *factsScope, nodes []*Node) {
 	topic, id := s.topic, s.id
 	for _, n := range nodes {
 		switch v := n.Value.(type) {
@@ -603,7 +603,6 @@ func (w *factsWalk) inside(s factsScope, nodes []*Node) factsScope {
 			s.key = ""
 		}
 	}
-	return s
 }
 
 // leaf gathers the fact a node's own value says: a topic, group or member, a topic id, an
