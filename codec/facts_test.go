@@ -359,6 +359,44 @@ func TestFactsWalkerReuse(t *testing.T) {
 	}
 }
 
+// TestFactsArena: a FactsWalker carves the lists of messages' facts from chunks it shares
+// between messages, so that a message naming a few topics costs no allocation of its own for
+// them; each list is capped at its length, so appending to one (as TopicNames.Resolve does)
+// leaves the next message's alone.
+func TestFactsArena(t *testing.T) {
+	c := testCodec(t)
+	c.Shallow = true
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 13
+	for i := range 2 {
+		topic := kmsg.NewProduceRequestTopic()
+		topic.TopicID = [16]byte{byte(i + 1)}
+		for p := range 2 {
+			part := kmsg.NewProduceRequestTopicPartition()
+			part.Partition = int32(p)
+			topic.Partitions = append(topic.Partitions, part)
+		}
+		req.Topics = append(req.Topics, topic)
+	}
+	m := c.DecodeRequest(frame(0, 13, true, false, 1, req.AppendTo(nil)))
+	var fw FactsWalker
+	if n := testing.AllocsPerRun(200, func() { fw.Facts(m) }); n >= 1 {
+		t.Errorf("%.2f allocations for the facts of each message", n)
+	}
+	a, b := fw.Facts(m), fw.Facts(m)
+	if len(a.TopicIDs) != 2 || len(a.Partitions) != 2 {
+		t.Fatalf("facts %+v", a)
+	}
+	want := fmt.Sprint(b)
+	a.TopicIDs = append(a.TopicIDs, UUID{9})
+	a.Partitions = append(a.Partitions, TopicPartitions{Topic: "x"})
+	a.Partitions[1].Partitions = append(a.Partitions[1].Partitions, 9)
+	a.Topics = append(a.Topics, "x")
+	if got := fmt.Sprint(b); got != want {
+		t.Errorf("appending to a message's lists changed the next message's facts:\n%s\nwas\n%s", got, want)
+	}
+}
+
 // TestResolvePartitions checks that naming topic ids moves their partitions to the names: to
 // the name's own list where the message names the topic both ways, the id's after the name's.
 func TestResolvePartitions(t *testing.T) {
