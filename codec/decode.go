@@ -338,13 +338,17 @@ func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) [
 			if d.failed {
 				return out
 			}
-			if st.skip > 0 && st.skip <= d.left() {
+			switch {
+			case st.skip > 0 && st.skip <= d.left():
 				d.pos += st.skip
-				continue
+			case st.skip == 0:
+				// A field kept or of variable size, in the body at this version.
+				out = d.one(s.Fields[st.first], p, st.first, out)
+			default:
+				// A run cut short: field by field, for the warning of the one that does not
+				// fit.
+				out = d.fields(s, p, st.first, st.last, out)
 			}
-			// A field kept or of variable size, or a run cut short: field by field, for the
-			// warning of the one that does not fit.
-			out = d.fields(s, p, st.first, st.last, out)
 		}
 	} else {
 		out = d.fields(s, p, 0, len(s.Fields), out)
@@ -365,20 +369,26 @@ func (d *decoder) fields(s *schema.StructDef, p *shallowPlan, first, last int, o
 		if d.failed {
 			return out
 		}
-		if !f.InBody(d.version) {
-			continue
+		if f.InBody(d.version) {
+			out = d.one(f, p, i, out)
 		}
-		var sub *shallowPlan
-		if p != nil {
-			if !p.keep[i] {
-				d.skip(f)
-				continue
-			}
-			sub = p.sub[i]
+	}
+	return out
+}
+
+// one decodes field f, the i-th of its struct, present at the decoder's version, and appends
+// its node to out; with a shallow plan p, only if p keeps it (else it is skipped).
+func (d *decoder) one(f *schema.Field, p *shallowPlan, i int, out []*Node) []*Node {
+	var sub *shallowPlan
+	if p != nil {
+		if !p.keep[i] {
+			d.skip(f)
+			return out
 		}
-		if n := d.field(f, sub); n != nil {
-			out = append(out, n)
-		}
+		sub = p.sub[i]
+	}
+	if n := d.field(f, sub); n != nil {
+		out = append(out, n)
 	}
 	return out
 }

@@ -74,7 +74,7 @@ type planLayout struct {
 
 // planStep is one step through a struct's body: its fields from first to last-1, those of them
 // in the body at the layout's versions. When those are all skipped and of fixed size, skip is
-// the bytes they take in all (else 0).
+// the bytes they take in all; else skip is 0 and the step is one field, in the body.
 type planStep struct {
 	first, last int
 	skip        int
