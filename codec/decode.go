@@ -55,31 +55,51 @@ type Nodes struct {
 	// given back: the next payload is decompressed into it (InflateBuffer).
 	spare []byte
 	// uuids and strings keep the values of the UUIDs and short strings decoded lately, for the
-	// trees decoded after.
-	uuids   uuidValues
-	strings stringValues
+	// trees decoded after; made at their first use (a Nodes that decodes no message's header,
+	// a facts walk's scratch, needs neither).
+	uuids   *uuidValues
+	strings *stringValues
+}
+
+// uuidValue returns u as a node's value, kept in a.uuids.
+func (a *Nodes) uuidValue(u UUID) any {
+	if a.uuids == nil {
+		a.uuids = new(uuidValues)
+	}
+	return a.uuids.value(u)
+}
+
+// stringValue returns b as a string node's value, kept in a.strings.
+func (a *Nodes) stringValue(b []byte) any {
+	if a.strings == nil {
+		a.strings = new(stringValues)
+	}
+	return a.strings.value(b)
 }
 
 // uuidValues keeps the values (Node.Value) of a few UUIDs: consumers and producers name the
 // same few topic ids in every message, each made a value once rather than for each message.
-// A value is never written, and may be shared by any number of trees.
-type uuidValues [8]struct {
+// A value is never written, and may be shared by any number of trees. There are entries for
+// dozens, so that the ids of a few topics seldom share one and take it from each other at
+// every message.
+type uuidValues [64]struct {
 	id UUID
 	v  any
 }
 
 // value returns u as a node's value.
 func (c *uuidValues) value(u UUID) any {
-	e := &c[u[15]&7] // ids are random: their bytes spread them over the entries
+	e := &c[u[15]&63] // ids are random: their bytes spread them over the entries
 	if e.v == nil || e.id != u {
 		e.id, e.v = u, u
 	}
 	return e.v
 }
 
-// stringValues keeps the values of a few short strings, and pointers to them: a connection's
+// stringValues keeps the values of short strings, and pointers to them: a connection's
 // requests all carry its client id, a producer's the same topics. Neither is ever written.
-type stringValues [8]keptString
+// There are entries for the client ids of a hundred connections or so.
+type stringValues [128]keptString
 
 // keptString is a string kept by stringValues: its value as a node's, and a pointer to it once
 // one is asked for.
@@ -92,8 +112,15 @@ type keptString struct {
 // maxKeptString is the longest string stringValues keeps.
 const maxKeptString = 64
 
-// slot is where stringValues keeps s.
-func slot[T ~string | ~[]byte](s T) int { return (len(s) ^ int(s[len(s)-1])) & 7 }
+// slot is where stringValues keeps s: a hash of all its bytes (FNV-1a), as client ids often
+// differ in one character anywhere ("producer-11-gzip", "producer-12-gzip").
+func slot[T ~string | ~[]byte](s T) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return int(h & (uint32(len(stringValues{})) - 1))
+}
 
 // value returns b as a string node's value.
 func (c *stringValues) value(b []byte) any {
@@ -106,6 +133,14 @@ func (c *stringValues) value(b []byte) any {
 		*e = keptString{s: s, v: s}
 	}
 	return e.v
+}
+
+// stringPointer returns a pointer to s, kept in a.strings when s is a value kept there.
+func (a *Nodes) stringPointer(s string) *string {
+	if a.strings == nil {
+		return newString(s)
+	}
+	return a.strings.pointer(s)
 }
 
 // pointer returns a pointer to s, one kept for it when s is a value kept.
@@ -598,7 +633,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		case schema.UUID:
 			var u UUID
 			copy(u[:], b)
-			n.Value = d.nodes.uuids.value(u)
+			n.Value = d.nodes.uuidValue(u)
 		}
 		return n
 	}
@@ -620,7 +655,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	n.Size = d.pos - start
 	switch {
 	case k == schema.String:
-		n.Value = d.nodes.strings.value(b)
+		n.Value = d.nodes.stringValue(b)
 	case k == schema.Records && d.lazyRecords != nil && len(b) > 0:
 		d.lazy(n, b)
 		n.Value = int64(len(b))

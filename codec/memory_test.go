@@ -199,7 +199,7 @@ func TestCompact(t *testing.T) {
 // again gets the value it got before rather than one made anew.
 func TestUUIDValues(t *testing.T) {
 	var c uuidValues
-	a, b, other := UUID{1, 15: 3}, UUID{2, 15: 11}, UUID{3, 15: 4} // a and b share an entry
+	a, b, other := UUID{1, 15: 3}, UUID{2, 15: 67}, UUID{3, 15: 4} // a and b share an entry
 	for i, u := range []UUID{a, a, b, a, other, b, b, {}} {
 		if v := c.value(u); v != any(u) {
 			t.Errorf("%d: value %v for %v", i, v, u)
@@ -210,14 +210,37 @@ func TestUUIDValues(t *testing.T) {
 	}
 }
 
+// TestStringValuesManyClients: the client ids of a few dozen connections, which differ in a
+// character or two, mostly keep their entries while their requests come in turn.
+func TestStringValuesManyClients(t *testing.T) {
+	var c stringValues
+	var ids [][]byte
+	for i := range 40 {
+		ids = append(ids, fmt.Appendf(nil, "kbench-producer-%02d-gzip", i))
+	}
+	all := func() {
+		for _, b := range ids {
+			c.value(b)
+		}
+	}
+	all()
+	if allocs := testing.AllocsPerRun(10, all); allocs > 10 {
+		t.Errorf("the 40 client ids made %v allocations when met again", allocs)
+	}
+}
+
 // TestStringValues checks the values and pointers kept for short strings (stringValues): each
 // is the string given, also for strings that share an entry, for long and empty ones, which
 // are not kept; a string met again costs no allocation.
 func TestStringValues(t *testing.T) {
 	var c stringValues
 	long := strings.Repeat("x", maxKeptString+1)
-	// "ab" and "cb" share an entry.
-	for i, s := range []string{"kgo", "kgo", "ab", "cb", "kgo", "", long, long, "client-1", "ab"} {
+	// "ab" and another share an entry.
+	other := "s0"
+	for i := 1; slot(other) != slot("ab"); i++ {
+		other = fmt.Sprint("s", i)
+	}
+	for i, s := range []string{"kgo", "kgo", "ab", other, "kgo", "", long, long, "client-1", "ab"} {
 		if v := c.value([]byte(s)); v != any(s) {
 			t.Errorf("%d: value %q for %q", i, v, s)
 		}

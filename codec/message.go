@@ -386,7 +386,7 @@ func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
-		m.ClientID = m.nodes.strings.pointer(n.Value.(string))
+		m.ClientID = m.nodes.stringPointer(n.Value.(string))
 	}
 	return m
 }
