@@ -303,10 +303,10 @@ func cloneInto[T any](chunk *[]T, list []T) []T {
 func (w *factsWalk) place() {
 	a := &w.arena
 	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(&a.sets, w.sets), cloneInto(&a.names, w.names), cloneInto(&a.ids, w.topicIDs)
-	if len(w.names) == 0 && len(w.topicIDs) == 1 {
-		// A message that names its one topic by id alone gets its name from
-		// TopicNames.Resolve: room for it.
-		w.f.Topics = carve(&a.names, 1)[:0]
+	if len(w.names) == 0 && len(w.topicIDs) > 0 {
+		// A message that names its topics by id alone gets their names from
+		// TopicNames.Resolve: room for them.
+		w.f.Topics = carve(&a.names, len(w.topicIDs))[:0]
 	}
 	if len(w.topics) == 0 { // nil for a message that names no partition: nothing to make
 		return
