@@ -658,7 +658,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		n.Value = d.nodes.stringValue(b)
 	case k == schema.Records && d.lazyRecords != nil && len(b) > 0:
 		d.lazy(n, b)
-		n.Value = int64(len(b))
+		n.Value = intValue(int64(len(b)))
 	case k == schema.Records && d.records != nil && len(b) > 0:
 		var ws []Warning
 		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b), d.nodes)
@@ -666,7 +666,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		if d.paged != nil {
 			d.paged.Evict(b)
 		}
-		n.Value = int64(len(b))
+		n.Value = intValue(int64(len(b)))
 	default:
 		n.Value = b
 	}

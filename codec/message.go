@@ -467,7 +467,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	}
 	m.Fields = d.children(room)
 	size := int(int32(binary.BigEndian.Uint32(frame)))
-	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: wire.Int32, Offset: 0, Size: 4, Value: int64(size)}))
+	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: wire.Int32, Offset: 0, Size: 4, Value: intValue(int64(size))}))
 	d.pos = 4
 	if size != len(frame)-4 {
 		d.warn(0, "message_size says %s, the frame has %d", plural.Count(size, "byte"), len(frame)-4)
