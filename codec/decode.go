@@ -31,6 +31,8 @@ type decoder struct {
 	paged Paged
 	// sasl, when set, is set to true once a SASL token's nodes are made (Message.sasl).
 	sasl *bool
+	// values, when set, keeps the values of UUIDs and short strings across decodes.
+	values *keptValues
 }
 
 // Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
@@ -54,27 +56,30 @@ type Nodes struct {
 	// spare is the buffer of a payload decompressed for EachRecord, once its batch's nodes are
 	// given back: the next payload is decompressed into it (InflateBuffer).
 	spare []byte
-	// uuids and strings keep the values of the UUIDs and short strings decoded lately, for the
-	// trees decoded after; made at their first use (a Nodes that decodes no message's header,
-	// a facts walk's scratch, needs neither).
-	uuids   *uuidValues
-	strings *stringValues
 }
 
-// uuidValue returns u as a node's value, kept in a.uuids.
-func (a *Nodes) uuidValue(u UUID) any {
-	if a.uuids == nil {
-		a.uuids = new(uuidValues)
-	}
-	return a.uuids.value(u)
+// keptValues keeps the values of the UUIDs and short strings decoded lately, for the trees
+// decoded after. A Codec lends one to each decode (Codec.values), rather than each tree
+// holding one: a format that holds many trees would hold as many.
+type keptValues struct {
+	uuids   uuidValues
+	strings stringValues
 }
 
-// stringValue returns b as a string node's value, kept in a.strings.
-func (a *Nodes) stringValue(b []byte) any {
-	if a.strings == nil {
-		a.strings = new(stringValues)
+// uuidValue returns u as a node's value, kept in d.values when the decode has them.
+func (d *decoder) uuidValue(u UUID) any {
+	if d.values == nil {
+		return u
 	}
-	return a.strings.value(b)
+	return d.values.uuids.value(u)
+}
+
+// stringValue returns b as a string node's value, kept in d.values when the decode has them.
+func (d *decoder) stringValue(b []byte) any {
+	if d.values == nil {
+		return string(b)
+	}
+	return d.values.strings.value(b)
 }
 
 // uuidValues keeps the values (Node.Value) of a few UUIDs: consumers and producers name the
@@ -133,14 +138,6 @@ func (c *stringValues) value(b []byte) any {
 		*e = keptString{s: s, v: s}
 	}
 	return e.v
-}
-
-// stringPointer returns a pointer to s, kept in a.strings when s is a value kept there.
-func (a *Nodes) stringPointer(s string) *string {
-	if a.strings == nil {
-		return newString(s)
-	}
-	return a.strings.pointer(s)
 }
 
 // pointer returns a pointer to s, one kept for it when s is a value kept.
@@ -633,7 +630,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		case schema.UUID:
 			var u UUID
 			copy(u[:], b)
-			n.Value = d.nodes.uuidValue(u)
+			n.Value = d.uuidValue(u)
 		}
 		return n
 	}
@@ -655,7 +652,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	n.Size = d.pos - start
 	switch {
 	case k == schema.String:
-		n.Value = d.nodes.stringValue(b)
+		n.Value = d.stringValue(b)
 	case k == schema.Records && d.lazyRecords != nil && len(b) > 0:
 		d.lazy(n, b)
 		n.Value = intValue(int64(len(b)))

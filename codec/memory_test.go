@@ -210,6 +210,30 @@ func TestUUIDValues(t *testing.T) {
 	}
 }
 
+// TestKeptValuesLent: the values kept for UUIDs and strings are lent to each decode, not held
+// by the tree it makes: trees held at once (a page's, a JSON round's) do not hold one each.
+func TestKeptValuesLent(t *testing.T) {
+	c := testCodec(t)
+	c.Shallow = true
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 18
+	topic := kmsg.NewFetchRequestTopic()
+	topic.TopicID = [16]byte{1}
+	topic.Partitions = append(topic.Partitions, kmsg.NewFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, topic)
+	fr := frame(1, 18, true, false, 1, req.AppendTo(nil))
+	held := make([]*Message, 0, 100)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range cap(held) {
+		held = append(held, c.DecodeRequest(fr))
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / uint64(len(held)); per > 8192 {
+		t.Errorf("each tree held costs %d bytes", per)
+	}
+}
+
 // TestStringValuesManyClients: the client ids of a few dozen connections, which differ in a
 // character or two, mostly keep their entries while their requests come in turn.
 func TestStringValuesManyClients(t *testing.T) {

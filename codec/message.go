@@ -42,6 +42,8 @@ type Codec struct {
 	ids idNames
 	// released holds the Nodes of released messages (Release).
 	released sync.Pool
+	// values holds the *keptValues that decodes borrow, one each.
+	values sync.Pool
 }
 
 // RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
@@ -381,13 +383,15 @@ func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
 		body = a.Request
 	}
 	m.def = body
-	c.decode(m, frame, c.Schemas.RequestHeader, body)
+	kv := c.keptValues()
+	c.decode(m, frame, c.Schemas.RequestHeader, body, kv)
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
-		m.ClientID = m.nodes.stringPointer(n.Value.(string))
+		m.ClientID = kv.strings.pointer(n.Value.(string))
 	}
+	c.values.Put(kv)
 	return m
 }
 
@@ -409,7 +413,9 @@ func (c *Codec) decodeResponse(frame []byte, key, version int16, paged Paged) *M
 		body = a.Response
 	}
 	m.def = body
-	c.decode(m, frame, c.Schemas.ResponseHeader, body)
+	kv := c.keptValues()
+	c.decode(m, frame, c.Schemas.ResponseHeader, body, kv)
+	c.values.Put(kv)
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
@@ -432,15 +438,24 @@ func (c *Codec) nameAPIKeys(m *Message) {
 	}
 }
 
-// decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
-func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
+// keptValues borrows values kept across decodes, to be put back in c.values.
+func (c *Codec) keptValues() *keptValues {
+	if kv, ok := c.values.Get().(*keptValues); ok {
+		return kv
+	}
+	return new(keptValues)
+}
+
+// decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body; kv
+// keeps the values of UUIDs and strings.
+func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message, kv *keptValues) {
 	a, _ := c.released.Get().(*Nodes)
 	if a == nil {
 		a = &Nodes{}
 	}
 	m.nodes = a
 	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets, paged: m.paged,
-		sasl: &m.sasl}
+		sasl: &m.sasl, values: kv}
 	if c.LazyRecords && !c.Shallow && c.Records != nil {
 		d.lazyRecords, m.records = &m.lazy, c.Records
 	}
