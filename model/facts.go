@@ -325,7 +325,7 @@ func showRecords(b []byte, f *codec.Facts) []byte {
 	} else {
 		b = strconv.AppendInt(b, int64(records), 10)
 	}
-	b = append(append(b, ' '), plural.Noun(records, "record")...)
+	b = plural.AppendNoun(append(b, ' '), records, "record")
 	var codecs []string
 	for _, r := range f.RecordSets {
 		codecs = appendNew(codecs, r.Codecs...)
