@@ -288,7 +288,7 @@ func (c *Codec) saslMessage(frame []byte, fromBroker bool) *Message {
 	if len(frame) > 4 {
 		n := &Node{Name: "token", Type: wire.Bytes, Offset: 4, Size: len(frame) - 4, Value: frame[4:]}
 		decodeSASL(n, c.ShowSecrets)
-		m.Fields = append(m.Fields, n)
+		m.Fields, m.sasl = append(m.Fields, n), true
 	}
 	return m
 }

@@ -29,6 +29,10 @@ type decoder struct {
 	// paged, when set, holds the frame: each records field's memory is given back once it is
 	// decoded (a summary's checks read every byte of a big Fetch response once).
 	paged Paged
+	// sasl, when set, is set to true once a SASL token's nodes are made (Message.sasl).
+	sasl *bool
+	// values, when set, keeps the values of UUIDs and short strings across decodes.
+	values *keptValues
 }
 
 // Nodes hands out the nodes and child lists of one message's tree from slabs, so that a large
@@ -52,32 +56,55 @@ type Nodes struct {
 	// spare is the buffer of a payload decompressed for EachRecord, once its batch's nodes are
 	// given back: the next payload is decompressed into it (InflateBuffer).
 	spare []byte
-	// uuids and strings keep the values of the UUIDs and short strings decoded lately, for the
-	// trees decoded after.
+}
+
+// keptValues keeps the values of the UUIDs and short strings decoded lately, for the trees
+// decoded after. A Codec lends one to each decode (Codec.values), rather than each tree
+// holding one: a format that holds many trees would hold as many.
+type keptValues struct {
 	uuids   uuidValues
 	strings stringValues
 }
 
+// uuidValue returns u as a node's value, kept in d.values when the decode has them.
+func (d *decoder) uuidValue(u UUID) any {
+	if d.values == nil {
+		return u
+	}
+	return d.values.uuids.value(u)
+}
+
+// stringValue returns b as a string node's value, kept in d.values when the decode has them.
+func (d *decoder) stringValue(b []byte) any {
+	if d.values == nil {
+		return string(b)
+	}
+	return d.values.strings.value(b)
+}
+
 // uuidValues keeps the values (Node.Value) of a few UUIDs: consumers and producers name the
 // same few topic ids in every message, each made a value once rather than for each message.
-// A value is never written, and may be shared by any number of trees.
-type uuidValues [8]struct {
+// A value is never written, and may be shared by any number of trees. There are entries for
+// dozens, so that the ids of a few topics seldom share one and take it from each other at
+// every message.
+type uuidValues [64]struct {
 	id UUID
 	v  any
 }
 
 // value returns u as a node's value.
 func (c *uuidValues) value(u UUID) any {
-	e := &c[u[15]&7] // ids are random: their bytes spread them over the entries
+	e := &c[u[15]&63] // ids are random: their bytes spread them over the entries
 	if e.v == nil || e.id != u {
 		e.id, e.v = u, u
 	}
 	return e.v
 }
 
-// stringValues keeps the values of a few short strings, and pointers to them: a connection's
+// stringValues keeps the values of short strings, and pointers to them: a connection's
 // requests all carry its client id, a producer's the same topics. Neither is ever written.
-type stringValues [8]keptString
+// There are entries for the client ids of a hundred connections or so.
+type stringValues [128]keptString
 
 // keptString is a string kept by stringValues: its value as a node's, and a pointer to it once
 // one is asked for.
@@ -90,8 +117,15 @@ type keptString struct {
 // maxKeptString is the longest string stringValues keeps.
 const maxKeptString = 64
 
-// slot is where stringValues keeps s.
-func slot[T ~string | ~[]byte](s T) int { return (len(s) ^ int(s[len(s)-1])) & 7 }
+// slot is where stringValues keeps s: a hash of all its bytes (FNV-1a), as client ids often
+// differ in one character anywhere ("producer-11-gzip", "producer-12-gzip").
+func slot[T ~string | ~[]byte](s T) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return int(h & (uint32(len(stringValues{})) - 1))
+}
 
 // value returns b as a string node's value.
 func (c *stringValues) value(b []byte) any {
@@ -257,10 +291,19 @@ func (d *decoder) fail(off int, format string, args ...any) {
 
 // Add returns a pointer to a copy of n, taken from a slab.
 func (a *Nodes) Add(n Node) *Node {
+	p := a.next()
+	*p = n
+	return p
+}
+
+// next returns a zero node taken from a slab, for the caller to fill: the decoder's nodes are
+// filled in place, which costs less than copying a whole Node in (Add). Slabs are zero beyond
+// their length: made so, or cleared when given back.
+func (a *Nodes) next() *Node {
 	if len(a.nodes) == cap(a.nodes) {
 		a.nextNodes()
 	}
-	a.nodes = append(a.nodes, n)
+	a.nodes = a.nodes[:len(a.nodes)+1]
 	return &a.nodes[len(a.nodes)-1]
 }
 
@@ -319,31 +362,65 @@ func (d *decoder) uvarint(name string) (uint64, int, bool) {
 
 // structBody decodes the fields of s present at the decoder's version, then, in flexible
 // versions, the struct's tagged fields, and appends their nodes to out. With a shallow plan p,
-// only the fields p keeps get nodes; the others are skipped (see Codec.Shallow).
+// only the fields p keeps get nodes; the others are skipped (see Codec.Shallow), those of fixed
+// size in runs, at once, where the bytes hold them all.
 func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) []*Node {
-	for i, f := range s.Fields {
-		if d.failed {
-			return out
-		}
-		if !f.InBody(d.version) {
-			continue
-		}
-		var sub *shallowPlan
-		if p != nil {
-			if !p.keep[i] {
-				d.skip(f)
-				continue
+	if p != nil && p.layouts != nil {
+		for _, st := range p.steps(d.version) {
+			if d.failed {
+				return out
 			}
-			sub = p.sub[i]
+			switch {
+			case st.skip > 0 && st.skip <= d.left():
+				d.pos += st.skip
+			case st.skip == 0:
+				// A field kept or of variable size, in the body at this version.
+				out = d.one(s.Fields[st.first], p, st.first, out)
+			default:
+				// A run cut short: field by field, for the warning of the one that does not
+				// fit.
+				out = d.fields(s, p, st.first, st.last, out)
+			}
 		}
-		if n := d.field(f, sub); n != nil {
-			out = append(out, n)
-		}
+	} else {
+		out = d.fields(s, p, 0, len(s.Fields), out)
 	}
 	if d.flex && !d.failed {
 		if n := d.taggedSection(s, p); n != nil {
 			out = append(out, n)
 		}
+	}
+	return out
+}
+
+// fields decodes the fields of s from first to last-1 that are present at the decoder's
+// version, as structBody does, and appends their nodes to out.
+func (d *decoder) fields(s *schema.StructDef, p *shallowPlan, first, last int, out []*Node) []*Node {
+	for i := first; i < last; i++ {
+		f := s.Fields[i]
+		if d.failed {
+			return out
+		}
+		if f.InBody(d.version) {
+			out = d.one(f, p, i, out)
+		}
+	}
+	return out
+}
+
+// one decodes field f, the i-th of its struct, present at the decoder's version, and appends
+// its node to out; with a shallow plan p, only if p keeps it (else it is skipped).
+func (d *decoder) one(f *schema.Field, p *shallowPlan, i int, out []*Node) []*Node {
+	var sub *shallowPlan
+	if p != nil {
+		if !p.keep[i] {
+			d.skip(f)
+			return out
+		}
+		sub = p.sub[i]
+	}
+	if n := d.field(f, sub); n != nil {
+		out = append(out, n)
 	}
 	return out
 }
@@ -378,6 +455,9 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 		case f.Name == "AuthBytes":
 			// SaslAuthenticate carries SASL tokens: the one place the protocol nests another.
 			decodeSASL(n, d.show)
+			if d.sasl != nil {
+				*d.sasl = true
+			}
 		}
 	}
 	return n
@@ -473,7 +553,8 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 		var e *Node
 		if f.Elem == schema.Struct {
 			es := d.pos
-			e = d.node(Node{Name: wire.IndexName(int(i)), Type: wire.Struct, Offset: es})
+			e = d.nodes.next()
+			e.Name, e.Type, e.Offset = wire.IndexName(int(i)), wire.Struct, es
 			e.Children = d.structBody(f.Struct, p, d.children(bodyCap(f.Struct, p)))
 			e.Size = d.pos - es
 		} else {
@@ -527,7 +608,8 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		}
 		b := d.b[d.pos : d.pos+size]
 		d.pos += size
-		n := d.node(Node{Name: name, Type: typ, Offset: start, Size: size})
+		n := d.nodes.next()
+		n.Name, n.Type, n.Offset, n.Size = name, typ, start, size
 		switch k {
 		case schema.Bool:
 			n.Value = b[0] != 0
@@ -548,7 +630,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		case schema.UUID:
 			var u UUID
 			copy(u[:], b)
-			n.Value = d.nodes.uuids.value(u)
+			n.Value = d.uuidValue(u)
 		}
 		return n
 	}
@@ -557,7 +639,8 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	if !ok {
 		return nil
 	}
-	n := d.node(Node{Name: name, Type: typ, Offset: start, PrefixSize: uint8(d.pos - start)})
+	n := d.nodes.next()
+	n.Name, n.Type, n.Offset, n.PrefixSize = name, typ, start, uint8(d.pos-start)
 	if !data {
 		// A null, or a length the bytes cannot hold (decoding stops here).
 		n.badPrefix = length != -1
@@ -569,10 +652,10 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	n.Size = d.pos - start
 	switch {
 	case k == schema.String:
-		n.Value = d.nodes.strings.value(b)
+		n.Value = d.stringValue(b)
 	case k == schema.Records && d.lazyRecords != nil && len(b) > 0:
 		d.lazy(n, b)
-		n.Value = int64(len(b))
+		n.Value = intValue(int64(len(b)))
 	case k == schema.Records && d.records != nil && len(b) > 0:
 		var ws []Warning
 		n.Children, ws = d.records.DecodeRecords(b, d.pos-len(b), d.nodes)
@@ -580,7 +663,7 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 		if d.paged != nil {
 			d.paged.Evict(b)
 		}
-		n.Value = int64(len(b))
+		n.Value = intValue(int64(len(b)))
 	default:
 		n.Value = b
 	}

@@ -173,7 +173,7 @@ func (em *embedder) structure(start, end int, exact bool) ([]*Node, string) {
 	def := em.def.At(v)
 	var warnings []Warning
 	d := &decoder{b: em.frame, pos: start + 2, end: end, version: v, flex: def.Flexible(v),
-		warnings: &warnings, nodes: em.m.nodes, show: em.c.ShowSecrets}
+		warnings: &warnings, nodes: em.m.nodes, show: em.c.ShowSecrets, sasl: &em.m.sasl}
 	kids := append(d.children(bodyCap(def.Body, nil)+2),
 		d.node(Node{Name: "Version", Type: wire.Int16, Offset: start, Size: 2, Value: intValue(int64(version))}))
 	kids = d.structBody(def.Body, nil, kids)

@@ -234,7 +234,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 		}
 	}
 	w.sets, w.names, w.topicIDs = reuse(w.sets), reuse(w.names), reuse(w.topicIDs)
-	*w = factsWalk{m: m, scratch: w.scratch, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
+	*w = factsWalk{m: m, scratch: w.scratch, arena: w.arena, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
 	w.place()
@@ -244,7 +244,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	if read := apiFacts[apiDirection{m.APIKey, m.Response}]; read != nil {
 		read(&w.f, body)
 	}
-	if !m.Response {
+	if !m.Response && m.sasl {
 		// A SASL token: in SaslAuthenticate's AuthBytes, or alone after SaslHandshake v0.
 		if n := Find(body, "user"); n != nil && n.Type == wire.SASL {
 			w.f.SASLUser, _ = n.Value.(string)
@@ -255,85 +255,74 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	return f
 }
 
-// factsRoom is room for the lists of a message's facts that name one topic: most messages'.
-// Where two lists or more fit, they take one allocation rather than one each. names is also
-// room for the name of a topic the message names by id alone (TopicNames.Resolve adds it).
-type factsRoom struct {
-	sets  [1]RecordSet
-	names [1]string
-	ids   [1]UUID
-	parts [1]TopicPartitions
-	nums  [4]int32
+// factsArena hands out the lists of messages' facts from chunks shared by the facts of many
+// messages, rather than an allocation or more for each message: a chunk goes when the last
+// facts that use it go. Chunks grow from the size of the first list to maxChunk elements, so
+// that facts gathered once cost no more than their lists, and facts kept long (a request
+// waiting for its response) keep little memory beside theirs; a list longer than a quarter of
+// that has an allocation of its own.
+type factsArena struct {
+	sets  []RecordSet
+	names []string
+	ids   []UUID
+	parts []TopicPartitions
+	nums  []int32
+}
+
+// maxChunk is the most elements of a factsArena chunk.
+const maxChunk = 64
+
+// carve returns a list of n elements taken from *chunk (a new chunk when it has no room), its
+// capacity its length: appending to it copies it, and never writes its neighbour.
+func carve[T any](chunk *[]T, n int) []T {
+	if n > maxChunk/4 {
+		return make([]T, n)
+	}
+	c := *chunk
+	if cap(c)-len(c) < n {
+		c = make([]T, 0, min(maxChunk, max(n, 2*cap(c))))
+	}
+	l := len(c)
+	c = c[:l+n]
+	*chunk = c
+	return c[l : l+n : l+n]
+}
+
+// cloneInto returns a copy of list carved from *chunk; nil when list is empty.
+func cloneInto[T any](chunk *[]T, list []T) []T {
+	if len(list) == 0 {
+		return nil
+	}
+	out := carve(chunk, len(list))
+	copy(out, list)
+	return out
 }
 
 // place gives the facts copies of the lists the walk gathered, of the right size (appending
-// grew them), each capped at its length so that appending to one copies it: in a factsRoom
-// where two or more fit, and nil where they are empty.
+// grew them), carved from the walker's arena, and nil where they are empty.
 func (w *factsWalk) place() {
-	n := 0
-	for _, t := range w.topics {
-		n += len(t.partitions)
-	}
-	fits := func(l, room int) int {
-		if l > 0 && l <= room {
-			return 1
-		}
-		return 0
-	}
-	var room *factsRoom // the lengths of its arrays are constants, read without it
-	var (
-		sets  []RecordSet
-		names []string
-		ids   []UUID
-		parts []TopicPartitions
-		nums  []int32
-	)
-	// A message that names its topics by id alone gets their names from TopicNames.Resolve:
-	// room for them is a list that fits too.
-	byID := len(w.names) == 0 && fits(len(w.topicIDs), len(room.names)) == 1
-	named := fits(len(w.names), len(room.names))
-	if byID {
-		named = 1
-	}
-	if fits(len(w.sets), len(room.sets))+named+fits(len(w.topicIDs), len(room.ids))+
-		fits(len(w.topics), len(room.parts))+fits(n, len(room.nums)) >= 2 {
-		room = new(factsRoom)
-		sets, names, ids, parts, nums = room.sets[:], room.names[:], room.ids[:], room.parts[:], room.nums[:]
-	}
-	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(w.sets, sets), cloneInto(w.names, names), cloneInto(w.topicIDs, ids)
-	if byID && room != nil {
-		w.f.Topics = names[:0] // empty, with room for Resolve to append the names
+	a := &w.arena
+	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(&a.sets, w.sets), cloneInto(&a.names, w.names), cloneInto(&a.ids, w.topicIDs)
+	if len(w.names) == 0 && len(w.topicIDs) > 0 {
+		// A message that names its topics by id alone gets their names from
+		// TopicNames.Resolve: room for them.
+		w.f.Topics = carve(&a.names, len(w.topicIDs))[:0]
 	}
 	if len(w.topics) == 0 { // nil for a message that names no partition: nothing to make
 		return
 	}
-	if len(w.topics) <= len(parts) {
-		w.f.Partitions = parts[:len(w.topics):len(w.topics)]
-	} else {
-		w.f.Partitions = make([]TopicPartitions, len(w.topics))
+	n := 0
+	for _, t := range w.topics {
+		n += len(t.partitions)
 	}
+	w.f.Partitions = carve(&a.parts, len(w.topics))
 	// The lists of partitions share one array, each list capped at its length.
-	all := nums
-	if n > len(nums) {
-		all = make([]int32, n)
-	}
+	all := carve(&a.nums, n)
 	for i, t := range w.topics {
 		k := copy(all, t.partitions)
 		w.f.Partitions[i] = TopicPartitions{Topic: t.key, Partitions: all[:k:k]}
 		all = all[k:]
 	}
-}
-
-// cloneInto returns a copy of list: in room if it fits, else a list of its own; nil when list
-// is empty. The copy's capacity is its length.
-func cloneInto[T any](list, room []T) []T {
-	switch {
-	case len(list) == 0:
-		return nil
-	case len(list) <= len(room):
-		return room[:copy(room, list):len(list)]
-	}
-	return slices.Clone(list)
 }
 
 // apiFacts reads, per API and direction, the facts that one API alone says, from the fields
@@ -440,8 +429,10 @@ type factsWalk struct {
 	f Facts
 	// m is the message walked; scratch holds the nodes of its records fields left
 	// unexpanded while they are counted.
-	m                                   *Message
-	scratch                             Nodes
+	m       *Message
+	scratch Nodes
+	// arena holds the facts' lists, from one message to the next.
+	arena                               factsArena
 	seenTopics, seenGroups, seenMembers onceSet[string]
 	seenIDs                             onceSet[UUID]
 	seenErrors                          onceSet[int16]
@@ -553,7 +544,7 @@ func (w *factsWalk) topicIndex(key string) int {
 
 // walk gathers the facts of nodes, inside scope s, and of the nodes below them.
 func (w *factsWalk) walk(nodes []*Node, s factsScope) {
-	s = w.inside(s, nodes)
+	w.inside(&s, nodes)
 	for _, n := range nodes {
 		w.leaf(n, &s)
 		switch {
@@ -573,9 +564,9 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 	}
 }
 
-// inside returns the scope of a struct's fields: its own topic and partition fields set the
-// scope of all its children.
-func (w *factsWalk) inside(s factsScope, nodes []*Node) factsScope {
+// inside makes s the scope of a struct's fields: its own topic and partition fields set the
+// scope of all its children. (s in place: a scope is copied for each struct, not three times.)
+func (w *factsWalk) inside(s *factsScope, nodes []*Node) {
 	topic, id := s.topic, s.id
 	for _, n := range nodes {
 		switch v := n.Value.(type) {
@@ -603,7 +594,6 @@ func (w *factsWalk) inside(s factsScope, nodes []*Node) factsScope {
 			s.key = ""
 		}
 	}
-	return s
 }
 
 // leaf gathers the fact a node's own value says: a topic, group or member, a topic id, an

@@ -269,6 +269,11 @@ func TestLineFacts(t *testing.T) {
 			}
 		}
 	}
+	// A raw token after SaslHandshake v0: a frame without a Kafka header.
+	token := fmt.Appendf(nil, "\x00\x00\x00\x0d\x00alice\x00secret")
+	if got := full.saslMessage(token, false).Facts().SASLUser; got != "alice" {
+		t.Errorf("raw SASL token: user %q, want alice", got)
+	}
 }
 
 // TestMessageErrors: Message.Errors gives the error codes Facts gives, and allocates nothing
@@ -351,6 +356,49 @@ func TestFactsWalkerReuse(t *testing.T) {
 	f.Partitions[0].Partitions = append(f.PartitionsOf("topic-0"), 99)
 	if fmt.Sprint(f.PartitionsOf("topic-1")) != next {
 		t.Errorf("appending to topic-0's partitions changed topic-1's: %v, was %s", f.PartitionsOf("topic-1"), next)
+	}
+}
+
+// TestFactsArena: a FactsWalker carves the lists of messages' facts from chunks it shares
+// between messages, so that a message naming a few topics costs no allocation of its own for
+// them; each list is capped at its length, so appending to one (as TopicNames.Resolve does)
+// leaves the next message's alone.
+func TestFactsArena(t *testing.T) {
+	c := testCodec(t)
+	c.Shallow = true
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 13
+	for i := range 2 {
+		topic := kmsg.NewProduceRequestTopic()
+		topic.TopicID = [16]byte{byte(i + 1)}
+		for p := range 2 {
+			part := kmsg.NewProduceRequestTopicPartition()
+			part.Partition = int32(p)
+			topic.Partitions = append(topic.Partitions, part)
+		}
+		req.Topics = append(req.Topics, topic)
+	}
+	m := c.DecodeRequest(frame(0, 13, true, false, 1, req.AppendTo(nil)))
+	var fw FactsWalker
+	var names TopicNames
+	names.Add([]TopicIDName{{ID: UUID{1}, Name: "one"}, {ID: UUID{2}, Name: "two"}})
+	if n := testing.AllocsPerRun(200, func() {
+		f := fw.Facts(m)
+		names.Resolve(&f) // into the room the facts have for the names
+	}); n >= 1 {
+		t.Errorf("%.2f allocations for the facts of each message", n)
+	}
+	a, b := fw.Facts(m), fw.Facts(m)
+	if len(a.TopicIDs) != 2 || len(a.Partitions) != 2 {
+		t.Fatalf("facts %+v", a)
+	}
+	want := fmt.Sprint(b)
+	a.TopicIDs = append(a.TopicIDs, UUID{9})
+	a.Partitions = append(a.Partitions, TopicPartitions{Topic: "x"})
+	a.Partitions[1].Partitions = append(a.Partitions[1].Partitions, 9)
+	a.Topics = append(a.Topics, "x")
+	if got := fmt.Sprint(b); got != want {
+		t.Errorf("appending to a message's lists changed the next message's facts:\n%s\nwas\n%s", got, want)
 	}
 }
 

@@ -199,7 +199,7 @@ func TestCompact(t *testing.T) {
 // again gets the value it got before rather than one made anew.
 func TestUUIDValues(t *testing.T) {
 	var c uuidValues
-	a, b, other := UUID{1, 15: 3}, UUID{2, 15: 11}, UUID{3, 15: 4} // a and b share an entry
+	a, b, other := UUID{1, 15: 3}, UUID{2, 15: 67}, UUID{3, 15: 4} // a and b share an entry
 	for i, u := range []UUID{a, a, b, a, other, b, b, {}} {
 		if v := c.value(u); v != any(u) {
 			t.Errorf("%d: value %v for %v", i, v, u)
@@ -210,14 +210,61 @@ func TestUUIDValues(t *testing.T) {
 	}
 }
 
+// TestKeptValuesLent: the values kept for UUIDs and strings are lent to each decode, not held
+// by the tree it makes: trees held at once (a page's, a JSON round's) do not hold one each.
+func TestKeptValuesLent(t *testing.T) {
+	c := testCodec(t)
+	c.Shallow = true
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 18
+	topic := kmsg.NewFetchRequestTopic()
+	topic.TopicID = [16]byte{1}
+	topic.Partitions = append(topic.Partitions, kmsg.NewFetchRequestTopicPartition())
+	req.Topics = append(req.Topics, topic)
+	fr := frame(1, 18, true, false, 1, req.AppendTo(nil))
+	held := make([]*Message, 0, 100)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range cap(held) {
+		held = append(held, c.DecodeRequest(fr))
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / uint64(len(held)); per > 8192 {
+		t.Errorf("each tree held costs %d bytes", per)
+	}
+}
+
+// TestStringValuesManyClients: the client ids of a few dozen connections, which differ in a
+// character or two, mostly keep their entries while their requests come in turn.
+func TestStringValuesManyClients(t *testing.T) {
+	var c stringValues
+	var ids [][]byte
+	for i := range 40 {
+		ids = append(ids, fmt.Appendf(nil, "kbench-producer-%02d-gzip", i))
+	}
+	all := func() {
+		for _, b := range ids {
+			c.value(b)
+		}
+	}
+	all()
+	if allocs := testing.AllocsPerRun(10, all); allocs > 10 {
+		t.Errorf("the 40 client ids made %v allocations when met again", allocs)
+	}
+}
+
 // TestStringValues checks the values and pointers kept for short strings (stringValues): each
 // is the string given, also for strings that share an entry, for long and empty ones, which
 // are not kept; a string met again costs no allocation.
 func TestStringValues(t *testing.T) {
 	var c stringValues
 	long := strings.Repeat("x", maxKeptString+1)
-	// "ab" and "cb" share an entry.
-	for i, s := range []string{"kgo", "kgo", "ab", "cb", "kgo", "", long, long, "client-1", "ab"} {
+	// "ab" and another share an entry.
+	other := "s0"
+	for i := 1; slot(other) != slot("ab"); i++ {
+		other = fmt.Sprint("s", i)
+	}
+	for i, s := range []string{"kgo", "kgo", "ab", other, "kgo", "", long, long, "client-1", "ab"} {
 		if v := c.value([]byte(s)); v != any(s) {
 			t.Errorf("%d: value %q for %q", i, v, s)
 		}

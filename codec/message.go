@@ -42,6 +42,8 @@ type Codec struct {
 	ids idNames
 	// released holds the Nodes of released messages (Release).
 	released sync.Pool
+	// values holds the *keptValues that decodes borrow, one each.
+	values sync.Pool
 }
 
 // RecordsDecoder decodes the bytes of a records field: record batches or legacy message sets.
@@ -91,6 +93,9 @@ type Message struct {
 	lazyNext int
 	// paged, when set, holds the frame (Conversation.SetPaged).
 	paged Paged
+	// sasl reports that the tree holds a SASL token's nodes (decodeSASL): Facts looks for its
+	// user only then.
+	sasl bool
 }
 
 // HeaderReason says why m's header has the version it has: the API version's place in the
@@ -378,13 +383,15 @@ func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
 		body = a.Request
 	}
 	m.def = body
-	c.decode(m, frame, c.Schemas.RequestHeader, body)
+	kv := c.keptValues()
+	c.decode(m, frame, c.Schemas.RequestHeader, body, kv)
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
-		m.ClientID = m.nodes.strings.pointer(n.Value.(string))
+		m.ClientID = kv.strings.pointer(n.Value.(string))
 	}
+	c.values.Put(kv)
 	return m
 }
 
@@ -406,7 +413,9 @@ func (c *Codec) decodeResponse(frame []byte, key, version int16, paged Paged) *M
 		body = a.Response
 	}
 	m.def = body
-	c.decode(m, frame, c.Schemas.ResponseHeader, body)
+	kv := c.keptValues()
+	c.decode(m, frame, c.Schemas.ResponseHeader, body, kv)
+	c.values.Put(kv)
 	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
@@ -429,14 +438,24 @@ func (c *Codec) nameAPIKeys(m *Message) {
 	}
 }
 
-// decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body.
-func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
+// keptValues borrows values kept across decodes, to be put back in c.values.
+func (c *Codec) keptValues() *keptValues {
+	if kv, ok := c.values.Get().(*keptValues); ok {
+		return kv
+	}
+	return new(keptValues)
+}
+
+// decode fills m from the frame: size prefix, header at m.HeaderVersion, then the body; kv
+// keeps the values of UUIDs and strings.
+func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message, kv *keptValues) {
 	a, _ := c.released.Get().(*Nodes)
 	if a == nil {
 		a = &Nodes{}
 	}
 	m.nodes = a
-	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets, paged: m.paged}
+	d := &decoder{records: c.Records, b: frame, end: len(frame), warnings: &m.Warnings, nodes: a, show: c.ShowSecrets, paged: m.paged,
+		sasl: &m.sasl, values: kv}
 	if c.LazyRecords && !c.Shallow && c.Records != nil {
 		d.lazyRecords, m.records = &m.lazy, c.Records
 	}
@@ -463,7 +482,7 @@ func (c *Codec) decode(m *Message, frame []byte, header, body *schema.Message) {
 	}
 	m.Fields = d.children(room)
 	size := int(int32(binary.BigEndian.Uint32(frame)))
-	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: wire.Int32, Offset: 0, Size: 4, Value: int64(size)}))
+	m.Fields = append(m.Fields, d.node(Node{Name: "message_size", Type: wire.Int32, Offset: 0, Size: 4, Value: intValue(int64(size))}))
 	d.pos = 4
 	if size != len(frame)-4 {
 		d.warn(0, "message_size says %s, the frame has %d", plural.Count(size, "byte"), len(frame)-4)

@@ -298,6 +298,10 @@ type UUID [16]byte
 // String is Kafka's own rendering: URL-safe base64 without padding.
 func (u UUID) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
+// UUIDTextLen is the length of a UUID as Kafka prints it (UUID.String): 16 bytes in unpadded
+// base64.
+const UUIDTextLen = 22
+
 // AppendText appends u.String() to b; it never fails (encoding.TextAppender).
 func (u UUID) AppendText(b []byte) ([]byte, error) {
 	return base64.RawURLEncoding.AppendEncode(b, u[:]), nil

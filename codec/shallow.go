@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -59,6 +60,80 @@ type shallowPlan struct {
 	sub  []*shallowPlan
 	// kept counts the fields kept.
 	kept int
+	// layouts are the steps through the struct's body, by version: sorted by from, the first
+	// from every version below the second's.
+	layouts []planLayout
+}
+
+// planLayout is the steps through a struct's body at the versions from from to the next
+// layout's.
+type planLayout struct {
+	from  int16
+	steps []planStep
+}
+
+// planStep is one step through a struct's body: its fields from first to last-1, those of them
+// in the body at the layout's versions. When those are all skipped and of fixed size, skip is
+// the bytes they take in all; else skip is 0 and the step is one field, in the body.
+type planStep struct {
+	first, last int
+	skip        int
+}
+
+// steps returns the steps through the struct's body at version v.
+func (p *shallowPlan) steps(v int16) []planStep {
+	for i := len(p.layouts) - 1; i > 0; i-- {
+		if v >= p.layouts[i].from {
+			return p.layouts[i].steps
+		}
+	}
+	return p.layouts[0].steps
+}
+
+// layouts makes the steps through s's body for each range of versions over which the fields
+// in it stay the same; keep says which fields are kept.
+func layouts(s *schema.StructDef, keep []bool) []planLayout {
+	froms := []int16{math.MinInt16}
+	for _, f := range s.Fields {
+		for _, r := range []schema.Versions{f.Versions, f.TaggedVersions} {
+			if r.Empty() {
+				continue
+			}
+			froms = append(froms, r.Lo)
+			if r.Hi < schema.MaxVersion {
+				froms = append(froms, r.Hi+1)
+			}
+		}
+	}
+	slices.Sort(froms)
+	froms = slices.Compact(froms)
+	out := make([]planLayout, len(froms))
+	for i, v := range froms {
+		out[i] = planLayout{from: v, steps: bodySteps(s, keep, v)}
+	}
+	return out
+}
+
+// bodySteps makes the steps through s's body at version v: one per field kept or of variable
+// size, and one per run of skipped fields of fixed size.
+func bodySteps(s *schema.StructDef, keep []bool, v int16) []planStep {
+	var steps []planStep
+	for i, f := range s.Fields {
+		if !f.InBody(v) {
+			continue
+		}
+		size := f.Kind.FixedSize() // 0 for structs, arrays and the variable kinds
+		n := len(steps)
+		switch {
+		case keep[i] || size == 0:
+			steps = append(steps, planStep{first: i, last: i + 1})
+		case n > 0 && steps[n-1].skip > 0:
+			steps[n-1].last, steps[n-1].skip = i+1, steps[n-1].skip+size
+		default:
+			steps = append(steps, planStep{first: i, last: i + 1, skip: size})
+		}
+	}
+	return steps
 }
 
 // keepNothing is the plan that keeps no field (the zero plan). It is never written.
@@ -176,5 +251,6 @@ func (b *planBuilder) plan(s *schema.StructDef) *shallowPlan {
 			p.kept++
 		}
 	}
+	p.layouts = layouts(s, p.keep)
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,6 +309,44 @@ func TestShallowPlans(t *testing.T) {
 	}
 }
 
+// TestShallowSteps: a shallow decode passes over a run of skipped fields of fixed size in one
+// step, as the fields in the body at each version make it.
+func TestShallowSteps(t *testing.T) {
+	c := testCodec(t)
+	topics := c.Schemas.API(KeyFetch).Request.Body.Fields
+	i := slices.IndexFunc(topics, func(f *schema.Field) bool { return f.Name == "Topics" })
+	topic := topics[i].Struct
+	j := slices.IndexFunc(topic.Fields, func(f *schema.Field) bool { return f.Name == "Partitions" })
+	s := topic.Fields[j].Struct
+	p := c.shallowPlan(c.Schemas.API(KeyFetch).Request.Body).sub[i].sub[j]
+	for _, tc := range []struct {
+		version int16
+		want    string
+	}{
+		// v18: Partition kept; CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch,
+		// LogStartOffset and PartitionMaxBytes skipped (4+8+4+8+4 bytes); ReplicaDirectoryId
+		// tagged.
+		{18, "Partition; CurrentLeaderEpoch..PartitionMaxBytes 28"},
+		// v4: FetchOffset and PartitionMaxBytes only, the fields between not in the body.
+		{4, "Partition; FetchOffset..PartitionMaxBytes 12"},
+	} {
+		var got []string
+		for _, st := range p.steps(tc.version) {
+			step := s.Fields[st.first].Name
+			if st.last-st.first > 1 {
+				step += ".." + s.Fields[st.last-1].Name
+			}
+			if st.skip > 0 {
+				step += " " + strconv.Itoa(st.skip)
+			}
+			got = append(got, step)
+		}
+		if g := strings.Join(got, "; "); g != tc.want {
+			t.Errorf("v%d: steps %s, want %s", tc.version, g, tc.want)
+		}
+	}
+}
+
 // TestShallowConcurrent: the plans are made once, safely, by whichever decode comes first.
 func TestShallowConcurrent(t *testing.T) {
 	c := testCodec(t)
@@ -345,6 +384,18 @@ func TestShallowWarnings(t *testing.T) {
 	body = append(body[:len(body)-len(tail)], 1, 0, 5, 4, 'a', 'b', 'c', 0)
 	// A DescribeCluster v0 response whose ErrorMessage (not kept) has a 6-byte length.
 	cluster := []byte{0, 0, 0, 0, 0, 0, 0x81, 0x80, 0x80, 0x80, 0x80, 0x00, 0, 0, 0, 0}
+	// A Fetch v18 request of one topic and partition, cut 3 bytes into its FetchOffset.
+	fetch18 := kmsg.NewPtrFetchRequest()
+	fetch18.Version = 18
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Partitions = append(ft.Partitions, kmsg.NewFetchRequestTopicPartition())
+	fetch18.Topics = append(fetch18.Topics, ft)
+	body18 := fetch18.AppendTo(nil)
+	// The partition's fields start after the request's 21 bytes of fixed fields, the topics'
+	// count, the topic's id and the partitions' count; FetchOffset after its Partition and
+	// CurrentLeaderEpoch.
+	cut := 21 + 1 + 16 + 1 + 4 + 4 + 3
+	run := frame(1, 18, true, false, 1, body18[:cut])
 	for _, tc := range []struct {
 		name     string
 		frame    []byte
@@ -354,6 +405,9 @@ func TestShallowWarnings(t *testing.T) {
 	}{
 		{"tagged field with bytes left", frame(1, 12, true, false, 1, body), false, 1, 12, "tagged field ClusterId: 1 of its 5 bytes not decoded"},
 		{"varint too long", frame(60, 0, true, true, 1, cluster), true, 60, 0, "ErrorMessage (uvarint) is longer than 5 bytes"},
+		// Cut inside the run of fields skipped after the first partition's number: the field
+		// that does not fit is named, as a full decode names it.
+		{"run cut short", run, false, 1, 18, "FetchOffset (int64) needs 8 bytes, 3 left"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, sh := shallowPair(full, shallow, tc.frame, tc.response, tc.key, tc.ver)

@@ -255,8 +255,14 @@ func addErrors(v *Value, f *codec.Facts) {
 func showTopics(b []byte, f *codec.Facts) []byte {
 	var idKey [24]byte
 	find := codec.NewPartitionsFinder(f)
+	// Most messages' ids have their names by now, their partitions too: where no topic of the
+	// partitions is as long as an id's text, no id names partitions, and none is made text.
+	ids := f.TopicIDs
+	if !slices.ContainsFunc(f.Partitions, func(p codec.TopicPartitions) bool { return len(p.Topic) == codec.UUIDTextLen }) {
+		ids = nil
+	}
 	total := len(f.Topics)
-	for _, id := range f.TopicIDs {
+	for _, id := range ids {
 		if k, _ := id.AppendText(idKey[:0]); find.Named(string(k)) {
 			total++
 		}
@@ -278,7 +284,7 @@ func showTopics(b []byte, f *codec.Facts) []byte {
 			b = append(b, ']')
 		}
 	}
-	for _, id := range f.TopicIDs {
+	for _, id := range ids {
 		if shown == 3 {
 			break
 		}
@@ -319,7 +325,7 @@ func showRecords(b []byte, f *codec.Facts) []byte {
 	} else {
 		b = strconv.AppendInt(b, int64(records), 10)
 	}
-	b = append(append(b, ' '), plural.Noun(records, "record")...)
+	b = plural.AppendNoun(append(b, ' '), records, "record")
 	var codecs []string
 	for _, r := range f.RecordSets {
 		codecs = appendNew(codecs, r.Codecs...)

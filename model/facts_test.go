@@ -62,6 +62,15 @@ func TestPartitionsOrder(t *testing.T) {
 	if got, want := string(fact(t, "topics").Show(nil, f)), "a id:"+id.String(); got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
+	// A topic named as an id is printed: the id names its partitions too.
+	if len(id.String()) != codec.UUIDTextLen {
+		t.Fatalf("an id's text is %d bytes, codec.UUIDTextLen %d", len(id.String()), codec.UUIDTextLen)
+	}
+	f = &codec.Facts{Topics: []string{id.String()}, TopicIDs: []codec.UUID{id},
+		Partitions: []codec.TopicPartitions{{Topic: id.String(), Partitions: []int32{3}}}}
+	if got, want := string(fact(t, "topics").Show(nil, f)), id.String()+"[3] id:"+id.String(); got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
 }
 
 // BenchmarkShowTopics measures the summary's topics of a message naming one topic and of one

@@ -71,7 +71,7 @@ func appendSession(b []byte, s *codec.SessionStep, all bool) []byte {
 		b = append(b, '(')
 	}
 	b = strconv.AppendInt(b, int64(len(s.Partitions)), 10)
-	b = append(append(b, ' '), plural.Noun(len(s.Partitions), "partition")...)
+	b = plural.AppendNoun(append(b, ' '), len(s.Partitions), "partition")
 	if !s.Followed {
 		b = append(b, " known (the session opened before the capture or on another connection)"...)
 	}

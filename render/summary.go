@@ -93,7 +93,7 @@ func (s *Summary) Message(e *model.Entry) error {
 	if n := len(m.Warnings); n > 0 {
 		b = append(b, "  ["...)
 		b = strconv.AppendInt(b, int64(n), 10)
-		b = append(append(b, ' '), plural.Noun(n, "warning")...)
+		b = plural.AppendNoun(append(b, ' '), n, "warning")
 		b = append(b, ']')
 	}
 	b = append(b, '\n')

@@ -22,10 +22,14 @@ func AppendCount[T Integer](b []byte, n T, noun string) []byte {
 	} else {
 		b = strconv.AppendUint(b, uint64(n), 10)
 	}
-	b = append(b, ' ')
+	return AppendNoun(append(b, ' '), n, noun)
+}
+
+// AppendNoun appends Noun(n, noun) to b, without making the plural a string.
+func AppendNoun[T Integer](b []byte, n T, noun string) []byte {
 	b = append(b, noun...)
 	if n != 1 {
-		b = append(b, suffix(noun)...) // as Noun says, without making the plural a string
+		b = append(b, suffix(noun)...)
 	}
 	return b
 }

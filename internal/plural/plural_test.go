@@ -20,11 +20,17 @@ func TestCount(t *testing.T) {
 		{Count(1, "batch"), "1 batch"},
 		{Noun(3, "prefix"), "prefixes"},
 		{string(AppendCount(nil, 2, "class")), "2 classes"},
+		{string(AppendNoun([]byte("3 "), 3, "batch")), "3 batches"},
+		{string(AppendNoun(nil, int64(1), "record")), "record"},
 		{Pick(1, "was", "were"), "was"},
 		{Pick(0, "was", "were"), "were"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("%q, want %q", tt.got, tt.want)
 		}
+	}
+	b := make([]byte, 0, 64)
+	if n := testing.AllocsPerRun(10, func() { b = AppendNoun(b[:0], 2, "partition") }); n != 0 {
+		t.Errorf("AppendNoun made %v allocations", n)
 	}
 }
