@@ -132,11 +132,7 @@ func coreList(k int) string {
 
 // kdissectPorts are the arguments that name the benchmark capture's broker ports and the file.
 func kdissectPorts(file string) []string {
-	ports := make([]string, len(brokerPorts))
-	for i, p := range brokerPorts {
-		ports[i] = strconv.Itoa(p)
-	}
-	return []string{"-p", strings.Join(ports, ","), file}
+	return []string{"-p", strings.Join(brokerPortList(), ","), file}
 }
 
 // coresRun times one round of one format: one core, k cores, then k one-core runs at once.

@@ -25,6 +25,15 @@ import (
 // The brokers' ports: the ones kdissect and tshark are told about in run.
 var brokerPorts = []int{9092, 9093, 9094}
 
+// brokerPortList is brokerPorts as text, for command lines.
+func brokerPortList() []string {
+	ports := make([]string, len(brokerPorts))
+	for i, p := range brokerPorts {
+		ports[i] = strconv.Itoa(p)
+	}
+	return ports
+}
+
 type genOptions struct {
 	out     string
 	size    int64

@@ -208,10 +208,7 @@ type programSet struct {
 // benchPrograms lists the command lines to time: kbench's own floor (self), kdissect's modes
 // its help offers, and tshark's unless not wanted.
 func benchPrograms(self, kd, help string, tshark bool) programSet {
-	ports := make([]string, len(brokerPorts))
-	for i, p := range brokerPorts {
-		ports[i] = strconv.Itoa(p)
-	}
+	ports := brokerPortList()
 	kdPorts := []string{"-p", strings.Join(ports, ",")}
 	var set programSet
 	set.floor = program{name: "floor", mode: "read+decode+reassemble", argv: []string{self, "floor", fileArg}, keepStdout: true}
