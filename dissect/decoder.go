@@ -135,7 +135,8 @@ func (d *decoder) frame(f reassembly.Frame) {
 	} else {
 		e = new(model.Entry)
 	}
-	*e = model.Entry{Frame: f.LastPacket, FirstFrame: f.FirstPacket, Time: f.LastTime, Bytes: f.Data, TLS: f.TLS}
+	// Set field by field: e is new (zero), and a whole Entry built then copied in costs more.
+	e.Frame, e.FirstFrame, e.Time, e.Bytes, e.TLS = f.LastPacket, f.FirstPacket, f.LastTime, f.Data, f.TLS
 	e.Src, e.Dst = cs.client, cs.server
 	if f.Dir == reassembly.ToClient {
 		e.Src, e.Dst = cs.server, cs.client

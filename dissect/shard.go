@@ -75,6 +75,9 @@ func (k *keyedEvent) before(o *keyedEvent) bool {
 	return k.pkt < o.pkt || k.pkt == o.pkt && k.phase < o.phase
 }
 
+// tcpHeaderLen is the length of a TCP header without options.
+const tcpHeaderLen = 20
+
 // roundSeg is what a round keeps of a segment besides its bytes. It holds no pointer (a
 // capture.Segment does), so that copying it into the round costs no write barrier.
 type roundSeg struct {
@@ -88,9 +91,19 @@ type roundSeg struct {
 	end                            int // where the segment's bytes end in raw
 }
 
-// add copies a segment into the round; the reader reuses the segment's memory.
+// add copies a segment into the round; the reader reuses the segment's memory. The TCP header
+// is copied without its options, its data offset set to say so: nothing after the reader reads
+// them, and a shard then decodes 20 bytes rather than a list of options for every segment.
 func (r *round) add(seg *capture.Segment) {
-	r.raw = append(append(r.raw, seg.TCP.Contents...), seg.TCP.Payload...)
+	h := seg.TCP.Contents
+	if len(h) > tcpHeaderLen {
+		l := len(r.raw)
+		r.raw = append(r.raw, h[:tcpHeaderLen]...)
+		r.raw[l+12] = tcpHeaderLen/4<<4 | h[12]&0x0f // the data offset, in words; the low bits are flags
+	} else {
+		r.raw = append(r.raw, h...)
+	}
+	r.raw = append(r.raw, seg.TCP.Payload...)
 	t := seg.Info.Timestamp
 	r.segs = append(r.segs, roundSeg{num: seg.Num, sec: t.Unix(), nsec: int32(t.Nanosecond()),
 		capLen: seg.Info.CaptureLength, length: seg.Info.Length, iface: seg.Info.InterfaceIndex,
