@@ -56,9 +56,15 @@ func (d *decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser
 	}
 	// ip6frag comes after ip6ext so that it, not the skipper, decodes
 	// fragment headers.
-	p := gopacket.NewDecodingLayerParser(first,
-		&d.eth, &d.dot1q, &d.sll, &d.sll2, &d.loop,
-		&d.ip4, &d.ip6, &d.ip6ext, &d.ip6frag, &d.tcp)
+	// The layers are found in a slice indexed by layer type rather than the parser's default
+	// map: a lookup for each layer of every packet, on the goroutine that reads the capture.
+	var dlc gopacket.DecodingLayerContainer = gopacket.DecodingLayerSparse(nil)
+	for _, l := range []gopacket.DecodingLayer{&d.eth, &d.dot1q, &d.sll, &d.sll2, &d.loop,
+		&d.ip4, &d.ip6, &d.ip6ext, &d.ip6frag, &d.tcp} {
+		dlc = dlc.Put(l)
+	}
+	p := gopacket.NewDecodingLayerParser(first)
+	p.SetDecodingLayerContainer(dlc)
 	// Any layer without a decoder here (ARP, UDP, LLC, ...) ends decoding
 	// without an error; decode then finds no TCP in d.decoded.
 	p.IgnoreUnsupported = true
