@@ -15,6 +15,8 @@ import (
 	"github.com/kdissect/kdissect/internal/analysis"
 	"github.com/kdissect/kdissect/pcaps"
 
+	"github.com/gopacket/gopacket/layers"
+
 	"github.com/kdissect/kdissect/capture"
 	"github.com/kdissect/kdissect/model"
 	"github.com/kdissect/kdissect/render"
@@ -280,6 +282,65 @@ func TestWritersFull(t *testing.T) {
 		w.ahead.Store(c.ahead)
 		if got := w.full(); got != c.want {
 			t.Errorf("%s: full() = %v; want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRoundSegment: a segment copied into a round and made again from the copy has the
+// reader's packet number, time, addresses, ports, sequence numbers, flags and payload; its TCP
+// options are dropped (nothing after the reader reads them).
+func TestRoundSegment(t *testing.T) {
+	r, err := capture.Open("../pcaps/kgo-produce-fetch.pcap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var rd round
+	var want []capture.Segment
+	var payloads [][]byte
+	type tcpHead struct {
+		src, dst                layers.TCPPort
+		seq, ack                uint32
+		syn, ackf, fin, rst, ps bool
+		window                  uint16
+	}
+	var heads []tcpHead
+	withOptions := 0
+	for {
+		seg, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seg.TCP.Options) > 0 {
+			withOptions++
+		}
+		rd.add(seg)
+		want = append(want, *seg)
+		heads = append(heads, tcpHead{seg.TCP.SrcPort, seg.TCP.DstPort, seg.TCP.Seq, seg.TCP.Ack, seg.TCP.SYN, seg.TCP.ACK, seg.TCP.FIN, seg.TCP.RST, seg.TCP.PSH, seg.TCP.Window})
+		payloads = append(payloads, bytes.Clone(seg.TCP.Payload))
+	}
+	if withOptions == 0 {
+		t.Fatal("no segment with TCP options: the capture does not test dropping them")
+	}
+	for i := range want {
+		var seg capture.Segment
+		var tcp layers.TCP
+		if !rd.segment(i, &seg, &tcp) {
+			t.Fatalf("segment %d: its copy does not decode", i)
+		}
+		w := want[i]
+		if seg.Num != w.Num || !seg.Info.Timestamp.Equal(w.Info.Timestamp) || seg.Info.CaptureLength != w.Info.CaptureLength ||
+			seg.Info.Length != w.Info.Length || seg.Net != w.Net || seg.Missing != w.Missing || seg.Truncated != w.Truncated {
+			t.Errorf("segment %d: made again as %+v, want %+v", i, seg, w)
+		}
+		if got := (tcpHead{tcp.SrcPort, tcp.DstPort, tcp.Seq, tcp.Ack, tcp.SYN, tcp.ACK, tcp.FIN, tcp.RST, tcp.PSH, tcp.Window}); got != heads[i] {
+			t.Errorf("segment %d: TCP header made again as %+v, want %+v", i, got, heads[i])
+		}
+		if !bytes.Equal(tcp.Payload, payloads[i]) || len(tcp.Options) != 0 || len(tcp.Contents) != 20 {
+			t.Errorf("segment %d: payload %d bytes (want %d), %d options, header %d bytes", i, len(tcp.Payload), len(payloads[i]), len(tcp.Options), len(tcp.Contents))
 		}
 	}
 }
