@@ -169,7 +169,9 @@ func TestSaveNothing(t *testing.T) {
 }
 
 // TestLimitFiles: -c on capture files stops reading once the messages are shown, in one
-// goroutine and over shards, and a stopped pipeline reads no more of a later file.
+// goroutine and over shards, and a stopped pipeline reads no more of a later file. Rounds are
+// small, so that those read ahead of the merge (up to lentRoundsInFlight) are a small part of
+// the file.
 func TestLimitFiles(t *testing.T) {
 	file := pcapPath("kgo-group-3brokers.pcap")
 	total := packetsIn(t, file)
@@ -181,7 +183,7 @@ func TestLimitFiles(t *testing.T) {
 		}
 		var out strings.Builder
 		p, err := New(Config{Codec: c, Out: f.New(&out, render.Options{}), Plan: planOf(t, f.Needs, SelectAll()), Select: SelectAll(),
-			IsServerPort: ports.Has, Limit: 3, Workers: workers, RoundPackets: 16})
+			IsServerPort: ports.Has, Limit: 3, Workers: workers, RoundPackets: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
