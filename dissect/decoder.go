@@ -2,6 +2,7 @@ package dissect
 
 import (
 	"bytes"
+	"sync"
 	"time"
 
 	"github.com/kdissect/kdissect/codec"
@@ -41,6 +42,9 @@ type event struct {
 	// spilled holds the entry's frame outside the heap (reassembly.Frame.Spilled), to be
 	// closed once the entry is shown or dropped.
 	spilled *reassembly.Spilled
+	// own is the memory of entry and its facts, when they were made together (entryFacts):
+	// the pipeline may reuse it once done with the entry (Pipeline.forget).
+	own *entryFacts
 }
 
 // conn is what a decoder keeps of a connection: its conversation, the responses that came
@@ -65,7 +69,9 @@ type decoder struct {
 	namer codec.TopicIDNamer
 	// arena holds the trees kept for the analyses (Codec.Compact).
 	arena codec.Arena
-	emit  func(event)
+	// entries holds entries the pipeline is done with, for reuse (Pipeline.forget).
+	entries *sync.Pool
+	emit    func(event)
 	// hold and frame as function values, made once rather than for each connection.
 	holdFunc  func(reassembly.Frame) reassembly.Frame
 	frameFunc func(reassembly.Frame)
@@ -81,7 +87,7 @@ type entryFacts struct {
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	plan := p.cfg.Plan
 	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit,
-		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend}
+		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend, entries: &p.entries}
 	d.holdFunc, d.frameFunc = d.hold, d.frame
 	return d
 }
@@ -128,9 +134,14 @@ func (d *decoder) frame(f reassembly.Frame) {
 	cv := cs.cv
 	var e *model.Entry
 	var facts *codec.Facts
+	var ef *entryFacts
 	if d.facts {
 		// One allocation for the two rather than two: an entry's facts live as long as it does.
-		ef := new(entryFacts)
+		// One the pipeline is done with serves again (zero: Pipeline.forget cleared it).
+		ef, _ = d.entries.Get().(*entryFacts)
+		if ef == nil {
+			ef = new(entryFacts)
+		}
 		e, facts = &ef.e, &ef.f
 	} else {
 		e = new(model.Entry)
@@ -165,7 +176,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 			e.RequestFrame, e.Latency, e.ClientID = r.frame, f.LastTime.Sub(r.time), r.clientID
 		}
 	}
-	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil}
+	ev := event{kind: evEntry, conn: f.Conn, entry: e, answered: res.Request != nil, own: ef}
 	if f.Spilled != nil && !d.lent {
 		ev.spilled = f.Spilled // mapped until the pipeline is done with the entry
 	}

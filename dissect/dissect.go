@@ -20,6 +20,7 @@ package dissect
 import (
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -106,6 +107,10 @@ type Pipeline struct {
 	par *writers
 	// writeLimits, when a test sets big, replace bigMessage and heldBytes (write.go).
 	writeLimits struct{ big, held int }
+	// entries holds the entries (with their facts) the pipeline is done with, for the decoders
+	// to fill again; reuse says when it may be done with them (forget).
+	entries sync.Pool
+	reuse   bool
 }
 
 // naming is what the pipeline knows of topic names: learnt from the whole of each capture
@@ -215,7 +220,22 @@ func New(cfg Config) (*Pipeline, error) {
 		f.warn = cfg.Warn
 	}
 	p.shown.stats = cfg.Stats
+	// An entry is the pipeline's alone once shown when nothing else may keep it: a filter
+	// holds requests, an observer (OnShow) or a renderer may keep what it is given, a tree
+	// not lent is kept with its entry. Statistics let go when Add returns (Collector).
+	_, forgets := cfg.Out.(render.Forgetter)
+	p.reuse = forgets && cfg.Plan.Lend && f == nil && cfg.OnShow == nil
 	return p, nil
+}
+
+// forget gives an entry's memory back for a later message's, when the pipeline alone held it
+// (reuse) and it was not handed to the writers.
+func (p *Pipeline) forget(ev event) {
+	if !p.reuse || ev.own == nil || p.par != nil {
+		return
+	}
+	*ev.own = entryFacts{}
+	p.entries.Put(ev.own)
 }
 
 // A Collector is told of every message shown (Config.Stats). The entry is the pipeline's
@@ -258,6 +278,7 @@ func (p *Pipeline) handle(ev event) {
 		// filterPair filters, and shows what it lets through (show).
 		if h := (heldRequest{e, ev.spilled}); !p.filterPair(h, ev.answered) {
 			p.unhold(h)
+			p.forget(ev)
 		}
 	case evNotice:
 		p.notice(ev.notice)

@@ -55,10 +55,21 @@ type ConnCloser interface {
 	ConnClosed(stream int) error
 }
 
+// Forgetter is a Renderer that keeps nothing of an entry once Message returns: what it shows
+// is written out or copied. The pipeline may then use the entry's memory for a later message.
+type Forgetter interface {
+	Renderer
+	ForgetsEntries()
+}
+
+// ForgetsEntries says that a summary line copies what it shows of its entry.
+func (*Summary) ForgetsEntries() {}
+
 // The renderers that ask for more, checked here so that a renamed method is an error rather
 // than a silent loss.
 var (
 	_ StartSetter = (*Summary)(nil)
+	_ Forgetter   = (*Summary)(nil)
 	_ StartSetter = (*Diagram)(nil)
 	_ FileStarter = (*Summary)(nil)
 	_ FileStarter = (*Diagram)(nil)
