@@ -105,11 +105,12 @@ func printableWords[T ~string | ~[]byte](s T) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		w := s[i : i+8] // of known length: the loads below need no bounds checks, and are one
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		// A byte under 0x20 (the test is exact for the word, though not for each byte), or a
 		// byte of 0x7f and over: its high bit is set, or set by adding 1.
-		if (x-0x20*ones)&^x&highs != 0 || (x|(x+ones))&highs != 0 {
+		if ((x-0x20*ones)&^x|x|(x+ones))&highs != 0 {
 			break
 		}
 	}
