@@ -806,6 +806,10 @@ type TopicNames struct {
 	// same (most fetches of a session share one set).
 	learnt   int
 	sessions map[*SessionPartition]resolvedSet
+	// recent holds names learnt or looked up lately, each in the slot its id's last byte
+	// picks: most captures use a few topics over and over, and a look here costs less than
+	// the map's hash of 16 bytes. A slot whose name is "" (an empty one) is passed over.
+	recent [16]TopicIDName
 }
 
 // resolvedSet is a session's set of partitions (of n) with the topic names given, as they
@@ -830,6 +834,7 @@ func (t *TopicNames) Add(names []TopicIDName) {
 		}
 		if old, ok := t.names[n.ID]; !ok || old != n.Name {
 			t.names[n.ID] = n.Name
+			*t.slot(n.ID) = n
 			t.learnt++
 		}
 	}
@@ -941,8 +946,20 @@ func namesTopicIDs(s *schema.StructDef, v int16, depth int) bool {
 
 // Name returns the name learnt for a topic id.
 func (t *TopicNames) Name(id UUID) (string, bool) {
-	n, ok := t.names[id]
-	return n, ok
+	r := t.slot(id)
+	if r.ID == id && r.Name != "" {
+		return r.Name, true
+	}
+	name, ok := t.names[id]
+	if ok {
+		*r = TopicIDName{ID: id, Name: name}
+	}
+	return name, ok
+}
+
+// slot is the slot of recent that id may be kept in.
+func (t *TopicNames) slot(id UUID) *TopicIDName {
+	return &t.recent[id[len(id)-1]%byte(len(t.recent))]
 }
 
 // Annotate notes the topic name beside every TopicId of msg, or says it is not known yet.
@@ -952,7 +969,7 @@ func (t *TopicNames) Annotate(msg *Message) (named bool) {
 	named = true
 	Walk(msg.Fields, func(n *Node, _ int) bool {
 		if u, ok := n.Value.(UUID); ok && n.Name == "TopicId" && u != (UUID{}) {
-			if name, ok := t.names[u]; ok {
+			if name, ok := t.Name(u); ok {
 				n.Note = topicNote + name
 			} else {
 				named = false
@@ -990,7 +1007,7 @@ func (t *TopicNames) ResolveSession(s *SessionStep) {
 	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten} {
 		for i, p := range ps {
 			if p.Topic == "" {
-				ps[i].Topic = t.names[p.TopicID]
+				ps[i].Topic, _ = t.Name(p.TopicID)
 			}
 		}
 	}
@@ -1012,7 +1029,7 @@ func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
 		if p.Topic != "" {
 			continue
 		}
-		if name := t.names[p.TopicID]; name != "" {
+		if name, _ := t.Name(p.TopicID); name != "" {
 			if len(out) > 0 && &out[0] == &ps[0] {
 				out = slices.Clone(ps)
 			}
@@ -1038,7 +1055,7 @@ func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
 func (t *TopicNames) Resolve(f *Facts) {
 	for i := range f.RecordSets {
 		if r := &f.RecordSets[i]; r.Topic == "" {
-			if name, ok := t.names[r.TopicID]; ok {
+			if name, ok := t.Name(r.TopicID); ok {
 				r.Topic = name
 			}
 		}
@@ -1054,7 +1071,7 @@ func (t *TopicNames) Resolve(f *Facts) {
 func (t *TopicNames) resolveFew(f *Facts) {
 	var buf [24]byte
 	for i, id := range f.TopicIDs {
-		name, ok := t.names[id]
+		name, ok := t.Name(id)
 		if !ok {
 			continue
 		}
@@ -1089,7 +1106,7 @@ func (t *TopicNames) resolveMany(f *Facts) {
 	}
 	var gone []bool
 	for _, id := range f.TopicIDs {
-		name, ok := t.names[id]
+		name, ok := t.Name(id)
 		if !ok {
 			continue
 		}

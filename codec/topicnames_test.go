@@ -1,0 +1,37 @@
+package codec
+
+import "testing"
+
+// TestTopicNamesRecent: the names kept in TopicNames.recent are those of the map, as Add and
+// Fill change it, for ids that share a slot, and never for an id without a name.
+func TestTopicNamesRecent(t *testing.T) {
+	a, b := UUID{1, 5}, UUID{2, 5} // in the same slot
+	b[len(b)-1], a[len(a)-1] = 3, 3
+	c := UUID{9}
+	var names TopicNames
+	want := func(id UUID, name string) {
+		t.Helper()
+		for range 2 { // from the map, then from its slot
+			if got, ok := names.Name(id); got != name || ok != (name != "") {
+				t.Fatalf("Name(%v) = %q, %v; want %q", id, got, ok, name)
+			}
+		}
+	}
+	want(a, "")
+	want(UUID{}, "") // an empty slot's id
+	names.Add([]TopicIDName{{ID: a, Name: "orders"}, {ID: b, Name: "payments"}})
+	want(a, "orders")
+	want(b, "payments")
+	want(a, "orders")
+	names.Add([]TopicIDName{{ID: a, Name: "orders-2"}}) // renamed (a topic made again)
+	want(a, "orders-2")
+	want(b, "payments")
+	want(a, "orders-2")
+	want(c, "")
+	var whole TopicNames
+	whole.Add([]TopicIDName{{ID: c, Name: "clicks"}, {ID: a, Name: "not this"}})
+	names.Fill(&whole)
+	want(c, "clicks")
+	want(a, "orders-2")
+	want(UUID{}, "")
+}
