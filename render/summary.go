@@ -193,8 +193,21 @@ func (s *Summary) Flush() error { return s.w.Flush() }
 // FormatLatency shows a duration in milliseconds with microsecond precision.
 func FormatLatency(d time.Duration) string { return string(appendLatency(nil, d)) }
 
+// appendLatency appends d in milliseconds with 3 decimals, as strconv.AppendFloat(b,
+// float64(d.Microseconds())/1000, 'f', 3, 64) does: that float is within far less than half
+// a microsecond of the microseconds it is made of, under 10^15 of them, so they are written
+// as they are.
 func appendLatency(b []byte, d time.Duration) []byte {
-	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64), " ms"...)
+	us := d.Microseconds()
+	switch {
+	case us >= 1e15 || us <= -1e15:
+		b = strconv.AppendFloat(b, float64(us)/1000, 'f', 3, 64)
+	case us < 0:
+		b = appendFixed(append(b, '-'), -us, 1e3)
+	default:
+		b = appendFixed(b, us, 1e3)
+	}
+	return append(b, " ms"...)
 }
 
 // appendFacts appends to b the short account of a message's facts that a summary line ends
