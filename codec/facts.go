@@ -809,7 +809,14 @@ type TopicNames struct {
 	// recent holds names learnt or looked up lately, each in the slot its id's last byte
 	// picks: most captures use a few topics over and over, and a look here costs less than
 	// the map's hash of 16 bytes. A slot whose name is "" (an empty one) is passed over.
-	recent [16]TopicIDName
+	recent [16]recentName
+}
+
+// recentName is a slot of TopicNames.recent: an id, its name, and its text, which Resolve
+// looks partitions up by.
+type recentName struct {
+	TopicIDName
+	text [UUIDTextLen]byte // as Kafka prints the id
 }
 
 // resolvedSet is a session's set of partitions (of n) with the topic names given, as they
@@ -834,7 +841,7 @@ func (t *TopicNames) Add(names []TopicIDName) {
 		}
 		if old, ok := t.names[n.ID]; !ok || old != n.Name {
 			t.names[n.ID] = n.Name
-			*t.slot(n.ID) = n
+			t.keep(n)
 			t.learnt++
 		}
 	}
@@ -946,19 +953,34 @@ func namesTopicIDs(s *schema.StructDef, v int16, depth int) bool {
 
 // Name returns the name learnt for a topic id.
 func (t *TopicNames) Name(id UUID) (string, bool) {
-	r := t.slot(id)
-	if r.ID == id && r.Name != "" {
+	if r := t.lookup(id); r != nil {
 		return r.Name, true
 	}
-	name, ok := t.names[id]
-	if ok {
-		*r = TopicIDName{ID: id, Name: name}
+	return "", false
+}
+
+// lookup returns the slot of recent that holds id's name, nil when id has no name.
+func (t *TopicNames) lookup(id UUID) *recentName {
+	if r := t.slot(id); r.ID == id && r.Name != "" {
+		return r
 	}
-	return name, ok
+	name, ok := t.names[id]
+	if !ok {
+		return nil
+	}
+	return t.keep(TopicIDName{ID: id, Name: name})
+}
+
+// keep puts n in its slot of recent.
+func (t *TopicNames) keep(n TopicIDName) *recentName {
+	r := t.slot(n.ID)
+	r.TopicIDName = n
+	n.ID.AppendText(r.text[:0])
+	return r
 }
 
 // slot is the slot of recent that id may be kept in.
-func (t *TopicNames) slot(id UUID) *TopicIDName {
+func (t *TopicNames) slot(id UUID) *recentName {
 	return &t.recent[id[len(id)-1]%byte(len(t.recent))]
 }
 
@@ -1069,14 +1091,13 @@ func (t *TopicNames) Resolve(f *Facts) {
 
 // resolveFew is Resolve's naming of ids, and of their partitions, for a message of few.
 func (t *TopicNames) resolveFew(f *Facts) {
-	var buf [24]byte
 	for i, id := range f.TopicIDs {
-		name, ok := t.Name(id)
-		if !ok {
+		r := t.lookup(id)
+		if r == nil {
 			continue
 		}
-		key, _ := id.AppendText(buf[:0]) // looked up without making a string
-		if j := f.PartitionsIndex(string(key), 0); j >= 0 {
+		name := r.Name
+		if j := f.PartitionsIndex(string(r.text[:]), 0); j >= 0 {
 			f.Partitions[j].Topic = name
 			// Where the name has partitions of its own, the id's join them (each list is
 			// capped at its length: append copies) and the id's entry goes.

@@ -35,3 +35,25 @@ func TestTopicNamesRecent(t *testing.T) {
 	want(a, "orders-2")
 	want(UUID{}, "")
 }
+
+// TestResolveRecent: Resolve finds the partitions of ids by the text kept in their slots of
+// TopicNames.recent, right for ids that take each other's slot, one message after another.
+func TestResolveRecent(t *testing.T) {
+	a, b := UUID{1, 5}, UUID{2, 5}
+	b[len(b)-1], a[len(a)-1] = 3, 3 // in the same slot
+	var names TopicNames
+	names.Add([]TopicIDName{{ID: a, Name: "orders"}, {ID: b, Name: "payments"}})
+	for _, ids := range [][]UUID{{a}, {b}, {a, b}, {b, a}, {a}} {
+		f := &Facts{TopicIDs: ids}
+		for i, id := range ids {
+			f.Partitions = append(f.Partitions, TopicPartitions{Topic: id.String(), Partitions: []int32{int32(i)}})
+		}
+		names.Resolve(f)
+		for i, id := range ids {
+			name, _ := names.Name(id)
+			if got := f.Partitions[i]; got.Topic != name || f.Topics[i] != name {
+				t.Errorf("ids %v: partitions %v, topics %q; want %d's named %s", ids, f.Partitions, f.Topics, i, name)
+			}
+		}
+	}
+}
