@@ -123,8 +123,12 @@ func appendFixed(b []byte, n, unit int64) []byte {
 // appendDecimals appends the decimals of n/unit, 0 <= n < unit and unit a power of ten: n with
 // as many digits as unit has zeros.
 func appendDecimals(b []byte, n, unit int64) []byte {
-	for d := unit / 10; d > 0; d /= 10 {
-		b = append(b, byte('0'+n/d%10))
+	var digits [18]byte
+	i := len(digits)
+	for ; unit > 1 && i > 0; unit /= 10 { // from the last digit: dividing by 10 alone
+		i--
+		digits[i] = byte('0' + n%10)
+		n /= 10
 	}
-	return b
+	return append(b, digits[i:]...)
 }
