@@ -806,10 +806,11 @@ type TopicNames struct {
 	// same (most fetches of a session share one set).
 	learnt   int
 	sessions map[*SessionPartition]resolvedSet
-	// recent holds names learnt or looked up lately, each in the slot its id's last byte
-	// picks: most captures use a few topics over and over, and a look here costs less than
-	// the map's hash of 16 bytes. A slot whose name is "" (an empty one) is passed over.
-	recent [16]recentName
+	// recent holds names learnt or looked up lately, each in one of the two slots of the
+	// pair its id's last byte picks (two, so that two ids that pick the same pair do not
+	// take turns): most captures use a few topics over and over, and a look here costs less
+	// than the map's hash of 16 bytes. A slot whose name is "" (an empty one) is passed over.
+	recent [16][2]recentName
 }
 
 // recentName is a slot of TopicNames.recent: an id, its name, and its text, which Resolve
@@ -961,8 +962,11 @@ func (t *TopicNames) Name(id UUID) (string, bool) {
 
 // lookup returns the slot of recent that holds id's name, nil when id has no name.
 func (t *TopicNames) lookup(id UUID) *recentName {
-	if r := t.slot(id); r.ID == id && r.Name != "" {
-		return r
+	pair := t.pair(id)
+	for i := range pair {
+		if r := &pair[i]; r.ID == id && r.Name != "" {
+			return r
+		}
 	}
 	name, ok := t.names[id]
 	if !ok {
@@ -971,16 +975,24 @@ func (t *TopicNames) lookup(id UUID) *recentName {
 	return t.keep(TopicIDName{ID: id, Name: name})
 }
 
-// keep puts n in its slot of recent.
+// keep puts n in recent: in the slot of its id, if it has one, else in the first of its
+// pair, the one there moving to the second.
 func (t *TopicNames) keep(n TopicIDName) *recentName {
-	r := t.slot(n.ID)
+	pair := t.pair(n.ID)
+	r := &pair[0]
+	switch {
+	case pair[1].ID == n.ID:
+		r = &pair[1]
+	case pair[0].ID != n.ID:
+		pair[1] = pair[0]
+	}
 	r.TopicIDName = n
 	n.ID.AppendText(r.text[:0])
 	return r
 }
 
-// slot is the slot of recent that id may be kept in.
-func (t *TopicNames) slot(id UUID) *recentName {
+// pair is the pair of slots of recent that id may be kept in.
+func (t *TopicNames) pair(id UUID) *[2]recentName {
 	return &t.recent[id[len(id)-1]%byte(len(t.recent))]
 }
 

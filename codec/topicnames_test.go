@@ -3,11 +3,11 @@ package codec
 import "testing"
 
 // TestTopicNamesRecent: the names kept in TopicNames.recent are those of the map, as Add and
-// Fill change it, for ids that share a slot, and never for an id without a name.
+// Fill change it, for ids that share a pair of slots (three of them: one more than it holds),
+// and never for an id without a name.
 func TestTopicNamesRecent(t *testing.T) {
-	a, b := UUID{1, 5}, UUID{2, 5} // in the same slot
-	b[len(b)-1], a[len(a)-1] = 3, 3
-	c := UUID{9}
+	a, b, c := UUID{1, 5}, UUID{2, 5}, UUID{9}
+	b[len(b)-1], a[len(a)-1], c[len(c)-1] = 3, 3, 3 // in the same pair
 	var names TopicNames
 	want := func(id UUID, name string) {
 		t.Helper()
@@ -33,17 +33,24 @@ func TestTopicNamesRecent(t *testing.T) {
 	names.Fill(&whole)
 	want(c, "clicks")
 	want(a, "orders-2")
+	want(b, "payments")
+	want(c, "clicks")
+	names.Add([]TopicIDName{{ID: b, Name: "payments-2"}, {ID: c, Name: "clicks-2"}})
+	want(b, "payments-2")
+	want(a, "orders-2")
+	want(c, "clicks-2")
+	want(b, "payments-2")
 	want(UUID{}, "")
 }
 
 // TestResolveRecent: Resolve finds the partitions of ids by the text kept in their slots of
 // TopicNames.recent, right for ids that take each other's slot, one message after another.
 func TestResolveRecent(t *testing.T) {
-	a, b := UUID{1, 5}, UUID{2, 5}
-	b[len(b)-1], a[len(a)-1] = 3, 3 // in the same slot
+	a, b, c := UUID{1, 5}, UUID{2, 5}, UUID{9}
+	b[len(b)-1], a[len(a)-1], c[len(c)-1] = 3, 3, 3 // in the same pair
 	var names TopicNames
-	names.Add([]TopicIDName{{ID: a, Name: "orders"}, {ID: b, Name: "payments"}})
-	for _, ids := range [][]UUID{{a}, {b}, {a, b}, {b, a}, {a}} {
+	names.Add([]TopicIDName{{ID: a, Name: "orders"}, {ID: b, Name: "payments"}, {ID: c, Name: "clicks"}})
+	for _, ids := range [][]UUID{{a}, {b}, {a, b}, {b, a}, {c}, {a}, {c, b, a}, {b}} {
 		f := &Facts{TopicIDs: ids}
 		for i, id := range ids {
 			f.Partitions = append(f.Partitions, TopicPartitions{Topic: id.String(), Partitions: []int32{int32(i)}})
