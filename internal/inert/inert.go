@@ -101,11 +101,12 @@ func clean[T ~string | ~[]byte](s T, quoted bool) int {
 // printableWords is the length of the longest start of s, in whole words of 8 bytes, that
 // holds printable ASCII alone (0x20 to 0x7e), or len(s) when all of s does and is 8 bytes
 // or more (its end checked as a word that overlaps the one before): most of what kdissect
-// writes, checked 8 bytes at a time rather than one, and two words a step while they last.
+// writes, checked 8 bytes at a time rather than one, and four words a step while they last.
 func printableWords[T ~string | ~[]byte](s T) int {
 	i := 0
-	for ; i+16 <= len(s); i += 16 {
-		if unprintable(s[i:i+8])|unprintable(s[i+8:i+16]) != 0 {
+	for ; i+32 <= len(s); i += 32 {
+		w := s[i : i+32]
+		if unprintable(w[:8])|unprintable(w[8:16])|unprintable(w[16:24])|unprintable(w[24:32]) != 0 {
 			break // the loop below finds which word
 		}
 	}

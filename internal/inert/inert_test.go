@@ -126,7 +126,7 @@ func TestCleanEveryByte(t *testing.T) {
 		}
 		return len(s)
 	}
-	for _, base := range []string{strings.Repeat("abcdefgh", 3), "é" + strings.Repeat("~ !}", 5), strings.Repeat("x", 7), "abcdefghijklm"} {
+	for _, base := range []string{strings.Repeat("abcdefgh", 3), strings.Repeat("abcdefgh", 5), "é" + strings.Repeat("~ !}", 5), strings.Repeat("x", 7), "abcdefghijklm"} {
 		for at := range len(base) + 1 {
 			for c := range 256 {
 				s := base[:at] + string([]byte{byte(c)}) + base[at:]
