@@ -806,6 +806,18 @@ type TopicNames struct {
 	// same (most fetches of a session share one set).
 	learnt   int
 	sessions map[*SessionPartition]resolvedSet
+	// recent holds names learnt or looked up lately, each in one of the two slots of the
+	// pair its id's last byte picks (two, so that two ids that pick the same pair do not
+	// take turns): most captures use a few topics over and over, and a look here costs less
+	// than the map's hash of 16 bytes. A slot whose name is "" (an empty one) is passed over.
+	recent [16][2]recentName
+}
+
+// recentName is a slot of TopicNames.recent: an id, its name, and its text, which Resolve
+// looks partitions up by.
+type recentName struct {
+	TopicIDName
+	text [UUIDTextLen]byte // as Kafka prints the id
 }
 
 // resolvedSet is a session's set of partitions (of n) with the topic names given, as they
@@ -830,6 +842,7 @@ func (t *TopicNames) Add(names []TopicIDName) {
 		}
 		if old, ok := t.names[n.ID]; !ok || old != n.Name {
 			t.names[n.ID] = n.Name
+			t.keep(n)
 			t.learnt++
 		}
 	}
@@ -941,8 +954,46 @@ func namesTopicIDs(s *schema.StructDef, v int16, depth int) bool {
 
 // Name returns the name learnt for a topic id.
 func (t *TopicNames) Name(id UUID) (string, bool) {
-	n, ok := t.names[id]
-	return n, ok
+	if r := t.lookup(id); r != nil {
+		return r.Name, true
+	}
+	return "", false
+}
+
+// lookup returns the slot of recent that holds id's name, nil when id has no name.
+func (t *TopicNames) lookup(id UUID) *recentName {
+	pair := t.pair(id)
+	for i := range pair {
+		if r := &pair[i]; r.ID == id && r.Name != "" {
+			return r
+		}
+	}
+	name, ok := t.names[id]
+	if !ok {
+		return nil
+	}
+	return t.keep(TopicIDName{ID: id, Name: name})
+}
+
+// keep puts n in recent: in the slot of its id, if it has one, else in the first of its
+// pair, the one there moving to the second.
+func (t *TopicNames) keep(n TopicIDName) *recentName {
+	pair := t.pair(n.ID)
+	r := &pair[0]
+	switch {
+	case pair[1].ID == n.ID:
+		r = &pair[1]
+	case pair[0].ID != n.ID:
+		pair[1] = pair[0]
+	}
+	r.TopicIDName = n
+	n.ID.AppendText(r.text[:0])
+	return r
+}
+
+// pair is the pair of slots of recent that id may be kept in.
+func (t *TopicNames) pair(id UUID) *[2]recentName {
+	return &t.recent[id[len(id)-1]%byte(len(t.recent))]
 }
 
 // Annotate notes the topic name beside every TopicId of msg, or says it is not known yet.
@@ -952,7 +1003,7 @@ func (t *TopicNames) Annotate(msg *Message) (named bool) {
 	named = true
 	Walk(msg.Fields, func(n *Node, _ int) bool {
 		if u, ok := n.Value.(UUID); ok && n.Name == "TopicId" && u != (UUID{}) {
-			if name, ok := t.names[u]; ok {
+			if name, ok := t.Name(u); ok {
 				n.Note = topicNote + name
 			} else {
 				named = false
@@ -990,7 +1041,7 @@ func (t *TopicNames) ResolveSession(s *SessionStep) {
 	for _, ps := range [][]SessionPartition{s.Added, s.Updated, s.Forgotten} {
 		for i, p := range ps {
 			if p.Topic == "" {
-				ps[i].Topic = t.names[p.TopicID]
+				ps[i].Topic, _ = t.Name(p.TopicID)
 			}
 		}
 	}
@@ -1012,7 +1063,7 @@ func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
 		if p.Topic != "" {
 			continue
 		}
-		if name := t.names[p.TopicID]; name != "" {
+		if name, _ := t.Name(p.TopicID); name != "" {
 			if len(out) > 0 && &out[0] == &ps[0] {
 				out = slices.Clone(ps)
 			}
@@ -1038,7 +1089,7 @@ func (t *TopicNames) resolveSet(ps []SessionPartition) []SessionPartition {
 func (t *TopicNames) Resolve(f *Facts) {
 	for i := range f.RecordSets {
 		if r := &f.RecordSets[i]; r.Topic == "" {
-			if name, ok := t.names[r.TopicID]; ok {
+			if name, ok := t.Name(r.TopicID); ok {
 				r.Topic = name
 			}
 		}
@@ -1052,14 +1103,13 @@ func (t *TopicNames) Resolve(f *Facts) {
 
 // resolveFew is Resolve's naming of ids, and of their partitions, for a message of few.
 func (t *TopicNames) resolveFew(f *Facts) {
-	var buf [24]byte
 	for i, id := range f.TopicIDs {
-		name, ok := t.names[id]
-		if !ok {
+		r := t.lookup(id)
+		if r == nil {
 			continue
 		}
-		key, _ := id.AppendText(buf[:0]) // looked up without making a string
-		if j := f.PartitionsIndex(string(key), 0); j >= 0 {
+		name := r.Name
+		if j := f.PartitionsIndex(string(r.text[:]), 0); j >= 0 {
 			f.Partitions[j].Topic = name
 			// Where the name has partitions of its own, the id's join them (each list is
 			// capped at its length: append copies) and the id's entry goes.
@@ -1089,7 +1139,7 @@ func (t *TopicNames) resolveMany(f *Facts) {
 	}
 	var gone []bool
 	for _, id := range f.TopicIDs {
-		name, ok := t.names[id]
+		name, ok := t.Name(id)
 		if !ok {
 			continue
 		}

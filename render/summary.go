@@ -24,11 +24,25 @@ type Summary struct {
 	out   *inert.Writer // over w
 	clock clock
 	line  []byte // the line being built
+	// facts are the facts a line shows (those of model.Facts with a Show), in the table's
+	// order: looked at on every line, so gathered once.
+	facts []shownFact
+}
+
+// shownFact is the part of a model.Fact that a summary line shows.
+type shownFact struct {
+	label string
+	show  func(b []byte, f *codec.Facts) []byte
 }
 
 // NewSummary writes to w, with times as t says (TimeDefault: since the first packet).
 func NewSummary(w io.Writer, t TimeFormat) *Summary {
 	s := &Summary{w: bufio.NewWriterSize(w, 64<<10), clock: clock{format: t}}
+	for _, f := range model.Facts() {
+		if f.Show != nil {
+			s.facts = append(s.facts, shownFact{f.Label, f.Show})
+		}
+	}
 	s.out = inert.NewWriter(s.w)
 	if t == TimeDefault {
 		s.clock.format = TimeRel
@@ -83,7 +97,7 @@ func (s *Summary) Message(e *model.Entry) error {
 	}
 	if e.Facts != nil {
 		mark := len(b)
-		if b = appendFacts(append(b, "  "...), e.Facts); len(b) == mark+2 {
+		if b = appendFacts(append(b, "  "...), s.facts, e.Facts); len(b) == mark+2 {
 			b = b[:mark] // no facts
 		}
 	}
@@ -179,27 +193,36 @@ func (s *Summary) Flush() error { return s.w.Flush() }
 // FormatLatency shows a duration in milliseconds with microsecond precision.
 func FormatLatency(d time.Duration) string { return string(appendLatency(nil, d)) }
 
+// appendLatency appends d in milliseconds with 3 decimals, as strconv.AppendFloat(b,
+// float64(d.Microseconds())/1000, 'f', 3, 64) does: that float is within far less than half
+// a microsecond of the microseconds it is made of, under 10^15 of them, so they are written
+// as they are.
 func appendLatency(b []byte, d time.Duration) []byte {
-	return append(strconv.AppendFloat(b, float64(d.Microseconds())/1000, 'f', 3, 64), " ms"...)
+	us := d.Microseconds()
+	switch {
+	case us >= 1e15 || us <= -1e15:
+		b = strconv.AppendFloat(b, float64(us)/1000, 'f', 3, 64)
+	case us < 0:
+		b = appendFixed(append(b, '-'), -us, 1e3)
+	default:
+		b = appendFixed(b, us, 1e3)
+	}
+	return append(b, " ms"...)
 }
 
 // appendFacts appends to b the short account of a message's facts that a summary line ends
-// with: the part of each fact of model.Facts that a summary shows, in the table's order.
-func appendFacts(b []byte, f *codec.Facts) []byte {
+// with: the part of each fact of model.Facts that a summary shows (facts), in the table's
+// order.
+func appendFacts(b []byte, facts []shownFact, f *codec.Facts) []byte {
 	start := len(b)
-	facts := model.Facts()
-	for i := range facts {
-		fact := &facts[i]
-		if fact.Show == nil {
-			continue
-		}
+	for _, fact := range facts {
 		mark := len(b)
 		if len(b) > start {
 			b = append(b, "  "...)
 		}
-		b = append(b, fact.Label...)
+		b = append(b, fact.label...)
 		label := len(b)
-		if b = fact.Show(b, f); len(b) == label {
+		if b = fact.show(b, f); len(b) == label {
 			b = b[:mark] // the message does not have the fact
 		}
 	}

@@ -73,7 +73,7 @@ func (c *clock) appendTime(b []byte, t time.Time, labelled bool) []byte {
 	case TimeAbs:
 		b = t.AppendFormat(b, "15:04:05.000000")
 	case TimeRel:
-		b = strconv.AppendFloat(b, t.Sub(c.start).Seconds(), 'f', 6, 64)
+		b = appendSeconds(b, t.Sub(c.start))
 		if labelled {
 			b = append(b, " s since the first packet"...)
 		}
@@ -82,18 +82,14 @@ func (c *clock) appendTime(b []byte, t time.Time, labelled bool) []byte {
 		if prev.IsZero() {
 			prev = t
 		}
-		b = strconv.AppendFloat(b, t.Sub(prev).Seconds(), 'f', 6, 64)
+		b = appendSeconds(b, t.Sub(prev))
 		if labelled {
 			b = append(b, " s since the previous message"...)
 		}
 		return b
 	case TimeEpoch:
-		b = strconv.AppendInt(b, t.Unix(), 10)
-		b = append(b, '.')
-		us := t.Nanosecond() / 1000
-		for d := 100000; d > 0; d /= 10 {
-			b = append(b, byte('0'+us/d%10))
-		}
+		b = append(strconv.AppendInt(b, t.Unix(), 10), '.')
+		b = appendDecimals(b, int64(t.Nanosecond()/1000), 1e6)
 		if labelled {
 			b = append(b, " (epoch)"...)
 		}
@@ -103,4 +99,36 @@ func (c *clock) appendTime(b []byte, t time.Time, labelled bool) []byte {
 		b = append(b, " UTC"...)
 	}
 	return b
+}
+
+// appendSeconds appends d in seconds with 6 decimals, as strconv.AppendFloat(b, d.Seconds(),
+// 'f', 6, 64) does. Most durations are written from their integer microseconds, without
+// the float: where the float is that close to d that both round to the same microsecond
+// (a capture under 12 days long, d not halfway between two microseconds).
+func appendSeconds(b []byte, d time.Duration) []byte {
+	// Below 2^20 s, d.Seconds() is within 2^-32 s of d: the rounding of a d 1 ns away from
+	// halfway or more is the float's.
+	if d < 0 || d >= 1<<20*time.Second || d%time.Microsecond == time.Microsecond/2 {
+		return strconv.AppendFloat(b, d.Seconds(), 'f', 6, 64)
+	}
+	us := int64((d + time.Microsecond/2) / time.Microsecond)
+	return appendFixed(b, us, 1e6)
+}
+
+// appendFixed appends n/unit, n >= 0 and unit a power of ten, with the decimals unit has.
+func appendFixed(b []byte, n, unit int64) []byte {
+	return appendDecimals(append(strconv.AppendInt(b, n/unit, 10), '.'), n%unit, unit)
+}
+
+// appendDecimals appends the decimals of n/unit, 0 <= n < unit and unit a power of ten: n with
+// as many digits as unit has zeros.
+func appendDecimals(b []byte, n, unit int64) []byte {
+	var digits [18]byte
+	i := len(digits)
+	for ; unit > 1 && i > 0; unit /= 10 { // from the last digit: dividing by 10 alone
+		i--
+		digits[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, digits[i:]...)
 }

@@ -2,6 +2,9 @@ package render
 
 import (
 	"bytes"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +94,30 @@ func TestTimeFormats(t *testing.T) {
 	}
 	if _, err := ParseTimeFormat("x"); err == nil {
 		t.Error("-t x accepted")
+	}
+}
+
+// TestSecondsAndLatency: the times and latencies written from integer microseconds are those
+// the floats gave, for durations at and around every rounding edge, over the range where
+// integers are used and past it.
+func TestSecondsAndLatency(t *testing.T) {
+	var ds []time.Duration
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, base := range []time.Duration{0, time.Second, 451780 * time.Microsecond, 1<<20*time.Second - time.Microsecond,
+		1 << 20 * time.Second, 30 * 24 * time.Hour, 1e15 * time.Microsecond, math.MaxInt64 - 2000} {
+		for _, off := range []time.Duration{0, 1, 499, 500, 501, 999, 1000, 1500, 999_999_500, 999_999_501} {
+			ds = append(ds, base+off, -(base + off))
+		}
+	}
+	for range 100000 {
+		ds = append(ds, time.Duration(rng.Int64N(int64(48*time.Hour))), time.Duration(rng.Int64N(2e6)), time.Duration(rng.Int64())-math.MaxInt64/2)
+	}
+	for _, d := range ds {
+		if got, want := string(appendSeconds(nil, d)), strconv.FormatFloat(d.Seconds(), 'f', 6, 64); got != want {
+			t.Fatalf("appendSeconds(%d ns) = %s, want %s", d, got, want)
+		}
+		if got, want := FormatLatency(d), strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 3, 64)+" ms"; got != want {
+			t.Fatalf("FormatLatency(%d ns) = %s, want %s", d, got, want)
+		}
 	}
 }

@@ -99,21 +99,37 @@ func clean[T ~string | ~[]byte](s T, quoted bool) int {
 }
 
 // printableWords is the length of the longest start of s, in whole words of 8 bytes, that
-// holds printable ASCII alone (0x20 to 0x7e): most of what kdissect writes, checked 8 bytes
-// at a time rather than one.
+// holds printable ASCII alone (0x20 to 0x7e), or len(s) when all of s does and is 8 bytes
+// or more (its end checked as a word that overlaps the one before): most of what kdissect
+// writes, checked 8 bytes at a time rather than one, and four words a step while they last.
 func printableWords[T ~string | ~[]byte](s T) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		// A byte under 0x20 (the test is exact for the word, though not for each byte), or a
-		// byte of 0x7f and over: its high bit is set, or set by adding 1.
-		if (x-0x20*ones)&^x&highs != 0 || (x|(x+ones))&highs != 0 {
-			break
+	for ; i+32 <= len(s); i += 32 {
+		w := s[i : i+32]
+		if unprintable(w[:8])|unprintable(w[8:16])|unprintable(w[16:24])|unprintable(w[24:32]) != 0 {
+			break // the loop below finds which word
 		}
 	}
+	for ; i+8 <= len(s); i += 8 {
+		if unprintable(s[i:i+8]) != 0 {
+			return i
+		}
+	}
+	if i < len(s) && i >= 8 && unprintable(s[len(s)-8:]) == 0 {
+		return len(s)
+	}
 	return i
+}
+
+// unprintable is not 0 when one of the 8 bytes of w is not printable ASCII.
+func unprintable[T ~string | ~[]byte](w T) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	w = w[:8] // of known length: the loads below need no bounds checks, and are one
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	// A byte under 0x20 (the test is exact for the word, though not for each byte), or a
+	// byte of 0x7f and over: its high bit is set, or set by adding 1.
+	return ((x-0x20*ones)&^x | x | (x + ones)) & highs
 }
 
 func decodeRune[T ~string | ~[]byte](s T) (rune, int) {

@@ -113,7 +113,8 @@ func FuzzString(f *testing.F) {
 
 // TestCleanEveryByte checks clean, which reads printable ASCII 8 bytes at a time, against a
 // rune-by-rune reading of the rule: every byte value, at every place of strings of printable
-// ASCII that span several words, alone and after a character of several bytes.
+// ASCII that span several words (and a part of one), alone and after a character of several
+// bytes.
 func TestCleanEveryByte(t *testing.T) {
 	want := func(s string, quoted bool) int {
 		for i := 0; i < len(s); {
@@ -125,7 +126,7 @@ func TestCleanEveryByte(t *testing.T) {
 		}
 		return len(s)
 	}
-	for _, base := range []string{strings.Repeat("abcdefgh", 3), "é" + strings.Repeat("~ !}", 5), strings.Repeat("x", 7)} {
+	for _, base := range []string{strings.Repeat("abcdefgh", 3), strings.Repeat("abcdefgh", 5), "é" + strings.Repeat("~ !}", 5), strings.Repeat("x", 7), "abcdefghijklm"} {
 		for at := range len(base) + 1 {
 			for c := range 256 {
 				s := base[:at] + string([]byte{byte(c)}) + base[at:]

@@ -34,12 +34,15 @@ func AppendNoun[T Integer](b []byte, n T, noun string) []byte {
 	return b
 }
 
-// suffix is what the plural of a regular noun adds to it.
+// suffix is what the plural of a regular noun adds to it: "es" after s, x, z, ch and sh.
 func suffix(noun string) string {
-	for _, end := range []string{"s", "x", "z", "ch", "sh"} {
-		if len(noun) >= len(end) && noun[len(noun)-len(end):] == end {
-			return "es"
-		}
+	n := len(noun)
+	switch {
+	case n == 0:
+	case noun[n-1] == 's', noun[n-1] == 'x', noun[n-1] == 'z':
+		return "es"
+	case noun[n-1] == 'h' && n >= 2 && (noun[n-2] == 'c' || noun[n-2] == 's'):
+		return "es"
 	}
 	return "s"
 }

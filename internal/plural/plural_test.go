@@ -22,6 +22,12 @@ func TestCount(t *testing.T) {
 		{string(AppendCount(nil, 2, "class")), "2 classes"},
 		{string(AppendNoun([]byte("3 "), 3, "batch")), "3 batches"},
 		{string(AppendNoun(nil, int64(1), "record")), "record"},
+		{Noun(2, "waltz"), "waltzes"},
+		{Noun(2, "wish"), "wishes"},
+		{Noun(2, "month"), "months"},
+		{Noun(2, "h"), "hs"},
+		{Noun(2, "s"), "ses"},
+		{Noun(2, ""), "s"},
 		{Pick(1, "was", "were"), "was"},
 		{Pick(0, "was", "were"), "were"},
 	} {
