@@ -25,22 +25,10 @@ import (
 // TestShardOfSymmetric: both directions of a connection go to the same shard, and the
 // connections of a capture are spread over the shards.
 func TestShardOfSymmetric(t *testing.T) {
-	r, err := capture.Open("../pcaps/kgo-group-3brokers.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	const n = 3
 	byConn := map[string]int{}
 	used := map[int]bool{}
-	for {
-		seg, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachSegment(t, "kgo-group-3brokers.pcap", func(seg *capture.Segment) {
 		w := shardOf(seg, n)
 		if w < 0 || w >= n {
 			t.Fatalf("shard %d of %d", w, n)
@@ -54,7 +42,7 @@ func TestShardOfSymmetric(t *testing.T) {
 		}
 		byConn[k] = w
 		used[w] = true
-	}
+	})
 	if len(byConn) < 4 || len(used) < 2 {
 		t.Errorf("%d connections over %d shards: want them spread", len(byConn), len(used))
 	}
@@ -290,11 +278,6 @@ func TestWritersFull(t *testing.T) {
 // reader's packet number, time, addresses, ports, sequence numbers, flags and payload; its TCP
 // options are dropped (nothing after the reader reads them).
 func TestRoundSegment(t *testing.T) {
-	r, err := capture.Open("../pcaps/kgo-produce-fetch.pcap")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	var rd round
 	var want []capture.Segment
 	var payloads [][]byte
@@ -306,14 +289,7 @@ func TestRoundSegment(t *testing.T) {
 	}
 	var heads []tcpHead
 	withOptions := 0
-	for {
-		seg, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachSegment(t, "kgo-produce-fetch.pcap", func(seg *capture.Segment) {
 		if len(seg.TCP.Options) > 0 {
 			withOptions++
 		}
@@ -321,7 +297,7 @@ func TestRoundSegment(t *testing.T) {
 		want = append(want, *seg)
 		heads = append(heads, tcpHead{seg.TCP.SrcPort, seg.TCP.DstPort, seg.TCP.Seq, seg.TCP.Ack, seg.TCP.SYN, seg.TCP.ACK, seg.TCP.FIN, seg.TCP.RST, seg.TCP.PSH, seg.TCP.Window})
 		payloads = append(payloads, bytes.Clone(seg.TCP.Payload))
-	}
+	})
 	if withOptions == 0 {
 		t.Fatal("no segment with TCP options: the capture does not test dropping them")
 	}
@@ -342,5 +318,26 @@ func TestRoundSegment(t *testing.T) {
 		if !bytes.Equal(tcp.Payload, payloads[i]) || len(tcp.Options) != 0 || len(tcp.Contents) != 20 {
 			t.Errorf("segment %d: payload %d bytes (want %d), %d options, header %d bytes", i, len(tcp.Payload), len(payloads[i]), len(tcp.Options), len(tcp.Contents))
 		}
+	}
+}
+
+// eachSegment gives f each TCP segment of a capture in pcaps/, in order; a segment is valid
+// until f returns.
+func eachSegment(t *testing.T, name string, f func(*capture.Segment)) {
+	t.Helper()
+	r, err := capture.Open(pcapPath(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for {
+		seg, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(seg)
 	}
 }
