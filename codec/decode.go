@@ -384,7 +384,7 @@ func (d *decoder) body(s *schema.StructDef, p *shallowPlan, steps []planStep, ou
 				// the kinds that vary.
 				f := s.Fields[st.first]
 				if n := d.fixed(f.Kind, st.fixed, f.Name); n != nil {
-					out = append(out, d.define(n, f))
+					out = append(out, d.define(n, f, st.role))
 				}
 			case st.skip == 0:
 				// A field kept or of variable size, in the body at this version.
@@ -457,7 +457,7 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 	if n == nil {
 		return nil
 	}
-	d.define(n, f)
+	d.define(n, f, roleOf(f, false))
 	if f.Kind == schema.Bytes {
 		switch {
 		case secretFields[f.Name] && n.Value != nil && !d.show:
@@ -473,9 +473,10 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 	return n
 }
 
-// define notes that n was decoded by f, with the names of its bits when it is an integer.
-func (d *decoder) define(n *Node, f *schema.Field) *Node {
-	n.Def = f
+// define notes that n was decoded by f, with its role in the facts (roleOf) and the names of
+// its bits when it is an integer.
+func (d *decoder) define(n *Node, f *schema.Field, role factRole) *Node {
+	n.Def, n.role = f, role
 	if _, isInt := n.Value.(int64); isInt {
 		n.Bits = f.BitField
 	}
@@ -557,7 +558,10 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 		return nil
 	}
 	n := d.nodes.next()
-	n.Name, n.Type, n.Offset, n.PrefixSize, n.badPrefix = f.Name, typ, start, uint8(d.pos-start), count < -1
+	n.Name, n.Type, n.Offset, n.PrefixSize = f.Name, typ, start, uint8(d.pos-start)
+	if count < -1 {
+		n.flags |= badPrefix
+	}
 	if count >= 0 {
 		n.Value = intValue(count)
 	}
@@ -570,8 +574,11 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 	n.Children = d.children(int(min(count, 1024)))
 	compact := d.compact(f)
 	var steps []planStep
+	role := roleNone // of each element
 	if f.Elem == schema.Struct {
 		steps = p.stepsAt(d.version)
+	} else {
+		role = roleOf(f, true)
 	}
 	for i := int64(0); i < count && !d.failed; i++ {
 		var e *Node
@@ -585,7 +592,7 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 			e = d.scalar(f.Elem, wire.IndexName(int(i)), false, compact)
 		}
 		if e != nil {
-			e.Def = f
+			e.Def, e.role = f, role
 			n.Children = append(n.Children, e)
 		}
 	}
@@ -678,7 +685,9 @@ func (d *decoder) variable(k schema.Kind, name string, nullable, compact bool) *
 	n.Name, n.Type, n.Offset, n.PrefixSize = name, typ, start, uint8(d.pos-start)
 	if !data {
 		// A null, or a length the bytes cannot hold (decoding stops here).
-		n.badPrefix = length != -1
+		if length != -1 {
+			n.flags |= badPrefix
+		}
 		n.Size = d.pos - start
 		return n
 	}

@@ -3,7 +3,6 @@ package codec
 import (
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kdissect/kdissect/codec/schema"
@@ -42,7 +41,7 @@ func keptItself(f *schema.Field) bool {
 		return true
 	case keptNames[f.Name]:
 		return true
-	case f.Kind == schema.Int16 && strings.HasSuffix(f.Name, "ErrorCode"):
+	case f.Kind == schema.Int16 && errorCodeName(f.Name):
 		return true
 	case f.Kind == schema.Int32 && partitionName(f.Name):
 		return true
@@ -75,10 +74,12 @@ type planLayout struct {
 // planStep is one step through a struct's body: its fields from first to last-1, those of them
 // in the body at the layout's versions. When those are all skipped and of fixed size, skip is
 // the bytes they take in all; else skip is 0 and the step is one field, in the body. fixed is
-// the size of that field when it is kept and of fixed size (a number, a UUID), else 0.
+// the size of that field when it is kept and of fixed size (a number, a UUID), else 0; role
+// is then its role in the facts.
 type planStep struct {
 	first, last int
 	skip, fixed int
+	role        factRole
 }
 
 // stepsAt returns the steps through the struct's body at version v; nil for no plan, or a
@@ -131,7 +132,7 @@ func bodySteps(s *schema.StructDef, keep []bool, v int16) []planStep {
 		n := len(steps)
 		switch {
 		case keep[i]:
-			steps = append(steps, planStep{first: i, last: i + 1, fixed: size})
+			steps = append(steps, planStep{first: i, last: i + 1, fixed: size, role: roleOf(f, false)})
 		case size == 0:
 			steps = append(steps, planStep{first: i, last: i + 1})
 		case n > 0 && steps[n-1].skip > 0:
