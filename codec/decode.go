@@ -343,6 +343,10 @@ func (d *decoder) uvarint(name string) (uint64, int, bool) {
 	if d.failed {
 		return 0, 0, false
 	}
+	if p := d.pos; p < d.end && d.b[p] < 0x80 {
+		d.pos = p + 1 // one byte, as most counts and lengths are
+		return uint64(d.b[p]), 1, true
+	}
 	var v uint64
 	for i := 0; i < 5; i++ {
 		if d.pos+i >= d.end {
@@ -642,10 +646,11 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 func (d *decoder) fixed(k schema.Kind, size int, name string) *Node {
 	start := d.pos
 	typ := k.Wire(false, false)
-	if !d.need(size, name, typ) {
+	if d.failed || size > d.end-start {
+		d.need(size, name, typ) // the warning
 		return nil
 	}
-	b := d.b[d.pos : d.pos+size]
+	b := d.b[start : start+size]
 	d.pos += size
 	n := d.nodes.next()
 	n.Name, n.Type, n.Offset, n.Size = name, typ, start, size

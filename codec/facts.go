@@ -218,21 +218,32 @@ func roleOf(f *schema.Field, elem bool) factRole {
 		}
 		return roleNone
 	}
-	switch {
-	case f.Kind == schema.Int16 && errorCodeName(f.Name):
-		return roleErrorCode
-	case f.Kind == schema.String && f.Entity() == schema.TopicName:
-		return roleTopic
-	case f.Kind == schema.String && f.Entity() == schema.GroupID:
-		return roleGroup
-	case f.Kind == schema.String && f.Name == "MemberId":
-		return roleMember
-	case f.Kind == schema.UUID && f.Name == "TopicId":
-		return roleTopicID
-	case f.Kind == schema.Int32 && partitionName(f.Name):
-		return rolePartition
-	case f.Kind == schema.Array && f.Elem == schema.Int32 && partitionArray(f.Name):
-		return rolePartitions
+	switch f.Kind {
+	case schema.Int16:
+		if errorCodeName(f.Name) {
+			return roleErrorCode
+		}
+	case schema.String:
+		switch {
+		case f.Entity() == schema.TopicName:
+			return roleTopic
+		case f.Entity() == schema.GroupID:
+			return roleGroup
+		case f.Name == "MemberId":
+			return roleMember
+		}
+	case schema.UUID:
+		if f.Name == "TopicId" {
+			return roleTopicID
+		}
+	case schema.Int32:
+		if partitionName(f.Name) {
+			return rolePartition
+		}
+	case schema.Array:
+		if f.Elem == schema.Int32 && partitionArray(f.Name) {
+			return rolePartitions
+		}
 	}
 	return roleNone
 }

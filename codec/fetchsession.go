@@ -168,17 +168,6 @@ func (s *sessionState) fetchRequest(m *Message) (*sessionSteps, *fetchSession) {
 	return steps, s.incremental(st, listed, s.partitions(topLevel(body, "ForgottenTopicsData"), true), warn)
 }
 
-// topLevel returns the node named name among nodes (not below them), or nil: a Fetch request's
-// arrays are at the top of its body.
-func topLevel(nodes []*Node, name string) *Node {
-	for _, n := range nodes {
-		if n.Name == name {
-			return n
-		}
-	}
-	return nil
-}
-
 // sessionFields finds a Fetch request's SessionId and SessionEpoch, and where warnings about
 // them point (the epoch); ok is false when either is missing.
 func sessionFields(body []*Node) (id, epoch int64, at int, ok bool) {

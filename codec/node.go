@@ -255,6 +255,17 @@ func Find(nodes []*Node, name string) *Node {
 	return nil
 }
 
+// topLevel returns the node named name among nodes, not below them, or nil: for a field that
+// only the top of a header or body holds, cheaper than Find.
+func topLevel(nodes []*Node, name string) *Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
 // Walk calls fn for every node in depth-first order, with its depth; fn returning false skips
 // the node's children.
 func Walk(nodes []*Node, fn func(n *Node, depth int) bool) { walkFrom(nodes, 0, fn) }
