@@ -304,8 +304,10 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
-	if read := apiFacts[apiDirection{m.APIKey, m.Response}]; read != nil {
-		read(&w.f, body)
+	for _, a := range apiFacts {
+		if a.apiDirection == (apiDirection{m.APIKey, m.Response}) {
+			a.read(&w.f, body)
+		}
 	}
 	if !m.Response && m.sasl {
 		// A SASL token: in SaslAuthenticate's AuthBytes, or alone after SaslHandshake v0.
@@ -389,16 +391,20 @@ func (w *factsWalk) place() {
 }
 
 // apiFacts reads, per API and direction, the facts that one API alone says, from the fields
-// that factFields names (which a shallow decode keeps) or that are kept anyway.
-var apiFacts = map[apiDirection]func(f *Facts, body []*Node){
-	{KeyApiVersions, false}:    clientSoftware,
-	{KeyEndTxn, false}:         txnOutcome,
-	{KeyFindCoordinator, true}: func(f *Facts, body []*Node) { f.Coordinators = coordinators(body) },
-	{KeySaslHandshake, false}: func(f *Facts, body []*Node) {
+// that factFields names (which a shallow decode keeps) or that are kept anyway. A list rather
+// than a map: searching four entries costs every message less than hashing its key.
+var apiFacts = []struct {
+	apiDirection
+	read func(f *Facts, body []*Node)
+}{
+	{apiDirection{KeyApiVersions, false}, clientSoftware},
+	{apiDirection{KeyEndTxn, false}, txnOutcome},
+	{apiDirection{KeyFindCoordinator, true}, func(f *Facts, body []*Node) { f.Coordinators = coordinators(body) }},
+	{apiDirection{KeySaslHandshake, false}, func(f *Facts, body []*Node) {
 		if n := Find(body, "Mechanism"); n != nil {
 			f.SASLMechanism, _ = n.Value.(string)
 		}
-	},
+	}},
 }
 
 // clientSoftware reads the client software an ApiVersions request names: "name version".
