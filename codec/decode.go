@@ -376,7 +376,8 @@ func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) [
 // an array finds once for all its elements.
 func (d *decoder) body(s *schema.StructDef, p *shallowPlan, steps []planStep, out []*Node) []*Node {
 	if steps != nil {
-		for _, st := range steps {
+		for i := range steps {
+			st := &steps[i] // not copied: a step is six words
 			if d.failed {
 				return out
 			}
