@@ -107,8 +107,10 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 		cv.maxCorr, cv.sawRequest = m.CorrelationID, true
 	}
 	// After the correlation ids: the session's warnings say nothing of the frame's bytes.
-	var next *fetchSession
-	r.Session, next = cv.sessions.fetchRequest(m)
+	steps, next := cv.sessions.fetchRequest(m)
+	if steps != nil {
+		r.Session = &steps[0]
+	}
 	if m.APIKey == KeyProduce {
 		if n := Find(m.Fields[m.HeaderFields:], "Acks"); n != nil && n.Value == int64(0) {
 			r.NoResponse = true
@@ -125,11 +127,11 @@ func (cv *Conversation) ClientFrame(frame []byte, ref any) Result {
 		cv.order = cv.order[1:]
 	}
 	pend := Pending{APIKey: m.APIKey, Version: m.Version, CorrelationID: m.CorrelationID, Ref: ref, sessionNext: next, protocolType: protocol}
-	if r.Session != nil {
+	if steps != nil {
 		// A copy: the caller may change the step it is given (names for topic ids) while the
 		// response is awaited, on another goroutine.
-		st := *r.Session
-		pend.session = &st
+		steps[1] = steps[0]
+		pend.session = &steps[1]
 	}
 	cv.pending[m.CorrelationID] = pend
 	cv.order = append(cv.order, m.CorrelationID)

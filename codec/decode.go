@@ -343,6 +343,10 @@ func (d *decoder) uvarint(name string) (uint64, int, bool) {
 	if d.failed {
 		return 0, 0, false
 	}
+	if p := d.pos; p < d.end && d.b[p] < 0x80 {
+		d.pos = p + 1 // one byte, as most counts and lengths are
+		return uint64(d.b[p]), 1, true
+	}
 	var v uint64
 	for i := 0; i < 5; i++ {
 		if d.pos+i >= d.end {
@@ -365,14 +369,28 @@ func (d *decoder) uvarint(name string) (uint64, int, bool) {
 // only the fields p keeps get nodes; the others are skipped (see Codec.Shallow), those of fixed
 // size in runs, at once, where the bytes hold them all.
 func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) []*Node {
-	if p != nil && p.layouts != nil {
-		for _, st := range p.steps(d.version) {
+	return d.body(s, p, p.stepsAt(d.version), out)
+}
+
+// body is structBody with the steps of p at the decoder's version (nil: field by field), which
+// an array finds once for all its elements.
+func (d *decoder) body(s *schema.StructDef, p *shallowPlan, steps []planStep, out []*Node) []*Node {
+	if steps != nil {
+		for i := range steps {
+			st := &steps[i] // not copied: a step is six words
 			if d.failed {
 				return out
 			}
 			switch {
 			case st.skip > 0 && st.skip <= d.left():
 				d.pos += st.skip
+			case st.fixed > 0:
+				// A kept value of fixed size: read as field reads it, without its checks of
+				// the kinds that vary.
+				f := s.Fields[st.first]
+				if n := d.fixed(f.Kind, st.fixed, f.Name); n != nil {
+					out = append(out, d.define(n, f, st.role))
+				}
 			case st.skip == 0:
 				// A field kept or of variable size, in the body at this version.
 				out = d.one(s.Fields[st.first], p, st.first, out)
@@ -444,10 +462,7 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 	if n == nil {
 		return nil
 	}
-	n.Def = f
-	if _, isInt := n.Value.(int64); isInt {
-		n.Bits = f.BitField
-	}
+	d.define(n, f, roleOf(f, false))
 	if f.Kind == schema.Bytes {
 		switch {
 		case secretFields[f.Name] && n.Value != nil && !d.show:
@@ -459,6 +474,16 @@ func (d *decoder) field(f *schema.Field, p *shallowPlan) *Node {
 				*d.sasl = true
 			}
 		}
+	}
+	return n
+}
+
+// define notes that n was decoded by f, with its role in the facts (roleOf) and the names of
+// its bits when it is an integer.
+func (d *decoder) define(n *Node, f *schema.Field, role factRole) *Node {
+	n.Def, n.role = f, role
+	if _, isInt := n.Value.(int64); isInt {
+		n.Bits = f.BitField
 	}
 	return n
 }
@@ -537,7 +562,11 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 	if !ok {
 		return nil
 	}
-	n := d.node(Node{Name: f.Name, Type: typ, Offset: start, PrefixSize: uint8(d.pos - start), badPrefix: count < -1})
+	n := d.nodes.next()
+	n.Name, n.Type, n.Offset, n.PrefixSize = f.Name, typ, start, uint8(d.pos-start)
+	if count < -1 {
+		n.flags |= badPrefix
+	}
 	if count >= 0 {
 		n.Value = intValue(count)
 	}
@@ -549,19 +578,26 @@ func (d *decoder) array(f *schema.Field, nullable bool, p *shallowPlan) *Node {
 	// garbage that fails at its first element.
 	n.Children = d.children(int(min(count, 1024)))
 	compact := d.compact(f)
+	var steps []planStep
+	role := roleNone // of each element
+	if f.Elem == schema.Struct {
+		steps = p.stepsAt(d.version)
+	} else {
+		role = roleOf(f, true)
+	}
 	for i := int64(0); i < count && !d.failed; i++ {
 		var e *Node
 		if f.Elem == schema.Struct {
 			es := d.pos
 			e = d.nodes.next()
 			e.Name, e.Type, e.Offset = wire.IndexName(int(i)), wire.Struct, es
-			e.Children = d.structBody(f.Struct, p, d.children(bodyCap(f.Struct, p)))
+			e.Children = d.body(f.Struct, p, steps, d.children(bodyCap(f.Struct, p)))
 			e.Size = d.pos - es
 		} else {
 			e = d.scalar(f.Elem, wire.IndexName(int(i)), false, compact)
 		}
 		if e != nil {
-			e.Def = f
+			e.Def, e.role = f, role
 			n.Children = append(n.Children, e)
 		}
 	}
@@ -600,41 +636,53 @@ func (d *decoder) minSize(f *schema.Field) int {
 
 // scalar decodes a non-struct, non-array value.
 func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *Node {
-	start := d.pos
 	if size := k.FixedSize(); size > 0 {
-		typ := k.Wire(false, false)
-		if !d.need(size, name, typ) {
-			return nil
-		}
-		b := d.b[d.pos : d.pos+size]
-		d.pos += size
-		n := d.nodes.next()
-		n.Name, n.Type, n.Offset, n.Size = name, typ, start, size
-		switch k {
-		case schema.Bool:
-			n.Value = b[0] != 0
-		case schema.Int8:
-			n.Value = intValue(int64(int8(b[0])))
-		case schema.Int16:
-			n.Value = intValue(int64(int16(binary.BigEndian.Uint16(b))))
-		case schema.Uint16:
-			n.Value = intValue(int64(binary.BigEndian.Uint16(b)))
-		case schema.Int32:
-			n.Value = intValue(int64(int32(binary.BigEndian.Uint32(b))))
-		case schema.Uint32:
-			n.Value = intValue(int64(binary.BigEndian.Uint32(b)))
-		case schema.Int64:
-			n.Value = intValue(int64(binary.BigEndian.Uint64(b)))
-		case schema.Float64:
-			n.Value = math.Float64frombits(binary.BigEndian.Uint64(b))
-		case schema.UUID:
-			var u UUID
-			copy(u[:], b)
-			n.Value = d.uuidValue(u)
-		}
-		return n
+		return d.fixed(k, size, name)
 	}
 	// Variable length: string, bytes, records.
+	return d.variable(k, name, nullable, compact)
+}
+
+// fixed decodes a value of kind k, of fixed size size.
+func (d *decoder) fixed(k schema.Kind, size int, name string) *Node {
+	start := d.pos
+	typ := k.Wire(false, false)
+	if d.failed || size > d.end-start {
+		d.need(size, name, typ) // the warning
+		return nil
+	}
+	b := d.b[start : start+size]
+	d.pos += size
+	n := d.nodes.next()
+	n.Name, n.Type, n.Offset, n.Size = name, typ, start, size
+	switch k {
+	case schema.Bool:
+		n.Value = b[0] != 0
+	case schema.Int8:
+		n.Value = intValue(int64(int8(b[0])))
+	case schema.Int16:
+		n.Value = intValue(int64(int16(binary.BigEndian.Uint16(b))))
+	case schema.Uint16:
+		n.Value = intValue(int64(binary.BigEndian.Uint16(b)))
+	case schema.Int32:
+		n.Value = intValue(int64(int32(binary.BigEndian.Uint32(b))))
+	case schema.Uint32:
+		n.Value = intValue(int64(binary.BigEndian.Uint32(b)))
+	case schema.Int64:
+		n.Value = intValue(int64(binary.BigEndian.Uint64(b)))
+	case schema.Float64:
+		n.Value = math.Float64frombits(binary.BigEndian.Uint64(b))
+	case schema.UUID:
+		var u UUID
+		copy(u[:], b)
+		n.Value = d.uuidValue(u)
+	}
+	return n
+}
+
+// variable decodes a string, bytes or records value.
+func (d *decoder) variable(k schema.Kind, name string, nullable, compact bool) *Node {
+	start := d.pos
 	typ, length, ok, data := d.varHead(k, name, nullable, compact)
 	if !ok {
 		return nil
@@ -643,7 +691,9 @@ func (d *decoder) scalar(k schema.Kind, name string, nullable, compact bool) *No
 	n.Name, n.Type, n.Offset, n.PrefixSize = name, typ, start, uint8(d.pos-start)
 	if !data {
 		// A null, or a length the bytes cannot hold (decoding stops here).
-		n.badPrefix = length != -1
+		if length != -1 {
+			n.flags |= badPrefix
+		}
 		n.Size = d.pos - start
 		return n
 	}
@@ -849,8 +899,8 @@ func (d *decoder) skipVar(k schema.Kind, nullable, compact bool) bool {
 func (d *decoder) taggedSection(s *schema.StructDef, p *shallowPlan) *Node {
 	start := d.pos
 	count, cl, ok := d.uvarint("_tagged_fields")
-	if !ok {
-		return nil
+	if !ok || count == 0 && p != nil {
+		return nil // most sections are empty, and a shallow decode makes no node for them
 	}
 	// The section's node; a shallow decode makes it at its first kept tag.
 	var n *Node

@@ -114,6 +114,7 @@ func ErrorName(code int16) string {
 
 // IsErrorCode reports whether a field holds an error code, by Kafka's naming convention
 // (ErrorCode, TopLevelErrorCode, ...): such fields get the error's name beside the number.
-func IsErrorCode(n *Node) bool {
-	return n.Type == wire.Int16 && strings.HasSuffix(n.Name, "ErrorCode")
-}
+func IsErrorCode(n *Node) bool { return n.Type == wire.Int16 && errorCodeName(n.Name) }
+
+// errorCodeName reports whether an int16 field of that name holds an error code.
+func errorCodeName(name string) bool { return strings.HasSuffix(name, "ErrorCode") }

@@ -186,6 +186,68 @@ func (r RecordSet) Key() string {
 	return r.TopicID.String()
 }
 
+// factRole is what a node's value says to the facts. The decoder notes it in each node it
+// decodes by a definition (roleOf), so that the walk (factsWalk) looks no name up; a node
+// without a definition says nothing.
+type factRole uint8
+
+const (
+	roleNone        factRole = iota
+	roleErrorCode            // an error code (an int16 field named ...ErrorCode)
+	roleTopic                // a topic name (entityType topicName, a string), the topic of its struct
+	roleListedTopic          // a topic name in an array of them
+	roleGroup                // a group id (entityType groupId), alone or in an array
+	roleMember               // a member id (MemberId)
+	roleTopicID              // a topic id (TopicId), the topic of its struct
+	rolePartition            // a partition number (partitionName, an int32), the partition of its struct
+	rolePartitions           // an array of partition numbers (partitionArray, []int32)
+)
+
+// roleOf is the role of a node decoded by field f: of one of its elements when elem is set
+// (named by their index, they are neither error codes, ids nor partitions).
+func roleOf(f *schema.Field, elem bool) factRole {
+	if elem {
+		if f.Elem != schema.String {
+			return roleNone
+		}
+		switch f.Entity() {
+		case schema.TopicName:
+			return roleListedTopic
+		case schema.GroupID:
+			return roleGroup
+		}
+		return roleNone
+	}
+	switch f.Kind {
+	case schema.Int16:
+		if errorCodeName(f.Name) {
+			return roleErrorCode
+		}
+	case schema.String:
+		switch {
+		case f.Entity() == schema.TopicName:
+			return roleTopic
+		case f.Entity() == schema.GroupID:
+			return roleGroup
+		case f.Name == "MemberId":
+			return roleMember
+		}
+	case schema.UUID:
+		if f.Name == "TopicId" {
+			return roleTopicID
+		}
+	case schema.Int32:
+		if partitionName(f.Name) {
+			return rolePartition
+		}
+	case schema.Array:
+		if f.Elem == schema.Int32 && partitionArray(f.Name) {
+			return rolePartitions
+		}
+	}
+	return roleNone
+}
+
 // partitionName reports whether name is one Kafka gives partition-number fields. (A switch,
 // not a map: Facts asks it of every integer of every message.)
 func partitionName(name string) bool {
@@ -233,16 +295,19 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 			t.partitions = nil
 		}
 	}
+	w.topics = w.topics[:0]
 	w.sets, w.names, w.topicIDs = reuse(w.sets), reuse(w.names), reuse(w.topicIDs)
-	*w = factsWalk{m: m, scratch: w.scratch, arena: w.arena, topics: w.topics[:0], sets: w.sets, names: w.names, topicIDs: w.topicIDs, ids: w.ids}
+	w.messageWalk = messageWalk{m: m}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
 	w.place()
 	for _, g := range coordinatorGroups(m, body) {
 		w.seenGroups.add(&w.f.Groups, g)
 	}
-	if read := apiFacts[apiDirection{m.APIKey, m.Response}]; read != nil {
-		read(&w.f, body)
+	for _, a := range apiFacts {
+		if a.apiDirection == (apiDirection{m.APIKey, m.Response}) {
+			a.read(&w.f, body)
+		}
 	}
 	if !m.Response && m.sasl {
 		// A SASL token: in SaslAuthenticate's AuthBytes, or alone after SaslHandshake v0.
@@ -251,7 +316,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 		}
 	}
 	f := w.f
-	w.f, w.m = Facts{}, nil // the walker holds neither the facts nor the message
+	w.messageWalk = messageWalk{} // the walker holds neither the facts nor the message
 	return f
 }
 
@@ -326,16 +391,20 @@ func (w *factsWalk) place() {
 }
 
 // apiFacts reads, per API and direction, the facts that one API alone says, from the fields
-// that factFields names (which a shallow decode keeps) or that are kept anyway.
-var apiFacts = map[apiDirection]func(f *Facts, body []*Node){
-	{KeyApiVersions, false}:    clientSoftware,
-	{KeyEndTxn, false}:         txnOutcome,
-	{KeyFindCoordinator, true}: func(f *Facts, body []*Node) { f.Coordinators = coordinators(body) },
-	{KeySaslHandshake, false}: func(f *Facts, body []*Node) {
+// that factFields names (which a shallow decode keeps) or that are kept anyway. A list rather
+// than a map: searching four entries costs every message less than hashing its key.
+var apiFacts = []struct {
+	apiDirection
+	read func(f *Facts, body []*Node)
+}{
+	{apiDirection{KeyApiVersions, false}, clientSoftware},
+	{apiDirection{KeyEndTxn, false}, txnOutcome},
+	{apiDirection{KeyFindCoordinator, true}, func(f *Facts, body []*Node) { f.Coordinators = coordinators(body) }},
+	{apiDirection{KeySaslHandshake, false}, func(f *Facts, body []*Node) {
 		if n := Find(body, "Mechanism"); n != nil {
 			f.SASLMechanism, _ = n.Value.(string)
 		}
-	},
+	}},
 }
 
 // clientSoftware reads the client software an ApiVersions request names: "name version".
@@ -426,22 +495,15 @@ func coordinators(body []*Node) []Coordinator {
 // factsWalk gathers facts (Message.Facts): a struct with methods rather than closures, so that
 // a message's walk allocates only what the facts hold.
 type factsWalk struct {
-	f Facts
-	// m is the message walked; scratch holds the nodes of its records fields left
-	// unexpanded while they are counted.
-	m       *Message
+	messageWalk
+	// scratch holds the nodes of the message's records fields left unexpanded while they are
+	// counted.
 	scratch Nodes
 	// arena holds the facts' lists, from one message to the next.
-	arena                               factsArena
-	seenTopics, seenGroups, seenMembers onceSet[string]
-	seenIDs                             onceSet[UUID]
-	seenErrors                          onceSet[int16]
-	// topics holds the partitions named for each topic (key) while the walk goes, and cur is
-	// the index of the last topic given some: f.Partitions is made once, at the end, of the
-	// right size. index finds topics once there are many.
+	arena factsArena
+	// topics holds the partitions named for each topic (key) while the walk goes: f.Partitions
+	// is made once, at the end, of the right size.
 	topics []topicPartitions
-	cur    int
-	index  map[string]int
 	// sets, names and topicIDs gather the record sets, topic names and topic ids, in lists
 	// reused from one message to the next (the facts get copies).
 	sets     []RecordSet
@@ -450,6 +512,20 @@ type factsWalk struct {
 	// ids keeps the strings of the topic ids met, from one message to the next: consumers
 	// name the same few ids in every fetch. Emptied when it holds maxIDs.
 	ids map[UUID]string
+}
+
+// messageWalk is the state of a factsWalk that each message starts afresh.
+type messageWalk struct {
+	f Facts
+	// m is the message walked.
+	m                                   *Message
+	seenTopics, seenGroups, seenMembers onceSet[string]
+	seenIDs                             onceSet[UUID]
+	seenErrors                          onceSet[int16]
+	// cur is the index in topics of the last topic given partitions; index finds topics once
+	// there are many.
+	cur   int
+	index map[string]int
 }
 
 // maxIDs bounds factsWalk.ids: a capture can name any number of ids.
@@ -546,9 +622,11 @@ func (w *factsWalk) topicIndex(key string) int {
 func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 	w.inside(&s, nodes)
 	for _, n := range nodes {
-		w.leaf(n, &s)
+		if n.role != roleNone {
+			w.leaf(n, &s)
+		}
 		switch {
-		case n.Def != nil && n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 && partitionArray(n.Name):
+		case n.role == rolePartitions:
 			for _, c := range n.Children {
 				if p, ok := c.Value.(int64); ok && c.Type == wire.Int32 {
 					w.addPartition(&s, int32(p))
@@ -567,24 +645,24 @@ func (w *factsWalk) walk(nodes []*Node, s factsScope) {
 // inside makes s the scope of a struct's fields: its own topic and partition fields set the
 // scope of all its children. (s in place: a scope is copied for each struct, not three times.)
 func (w *factsWalk) inside(s *factsScope, nodes []*Node) {
-	topic, id := s.topic, s.id
+	changed := false // the topic
 	for _, n := range nodes {
-		switch v := n.Value.(type) {
-		case string:
-			if n.Def != nil && n.Def.Entity() == schema.TopicName && n.Def.Kind == schema.String {
-				s.topic = v
+		switch n.role {
+		case roleTopic:
+			if v, ok := n.Value.(string); ok && v != s.topic {
+				s.topic, changed = v, true
 			}
-		case UUID:
-			if n.Name == "TopicId" {
-				s.id = v
+		case roleTopicID:
+			if v, ok := n.Value.(UUID); ok && v != s.id {
+				s.id, changed = v, true
 			}
-		case int64:
-			if n.Type == wire.Int32 && partitionName(n.Name) {
+		case rolePartition:
+			if v, ok := n.Value.(int64); ok {
 				s.partition = int32(v)
 			}
 		}
 	}
-	if s.topic != topic || s.id != id {
+	if changed {
 		switch {
 		case s.topic != "":
 			s.key = s.topic
@@ -600,29 +678,26 @@ func (w *factsWalk) inside(s *factsScope, nodes []*Node) {
 // error code, a partition.
 func (w *factsWalk) leaf(n *Node, s *factsScope) {
 	f := &w.f
-	if v, ok := n.Value.(int64); ok && IsErrorCode(n) {
-		if v != 0 {
-			w.seenErrors.add(&f.Errors, int16(v))
-		}
-		return
-	}
 	switch v := n.Value.(type) {
+	case int64:
+		switch {
+		case n.role == roleErrorCode && v != 0:
+			w.seenErrors.add(&f.Errors, int16(v))
+		case n.role == rolePartition:
+			w.addPartition(s, int32(v))
+		}
 	case string:
 		switch {
-		case n.Def != nil && n.Def.Entity() == schema.TopicName:
+		case n.role == roleTopic || n.role == roleListedTopic:
 			w.seenTopics.add(&w.names, v)
-		case n.Def != nil && n.Def.Entity() == schema.GroupID:
+		case n.role == roleGroup:
 			w.seenGroups.add(&f.Groups, v)
-		case n.Name == "MemberId" && v != "":
+		case n.role == roleMember && v != "":
 			w.seenMembers.add(&f.Members, v)
 		}
 	case UUID:
-		if n.Name == "TopicId" && v != (UUID{}) {
+		if n.role == roleTopicID && v != (UUID{}) {
 			w.seenIDs.add(&w.topicIDs, v)
-		}
-	case int64:
-		if n.Type == wire.Int32 && partitionName(n.Name) {
-			w.addPartition(s, int32(v))
 		}
 	}
 }

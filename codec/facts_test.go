@@ -497,3 +497,74 @@ func TestFactsRoom(t *testing.T) {
 		t.Errorf("next facts %s, want %s", got, want)
 	}
 }
+
+// TestFactRoles: every node decoded by a definition, in full and shallow decodes of random
+// messages of every API and version, carries the role that Kafka's naming conventions and
+// entity types give it, as the facts' walk once read them from each node's name and type.
+func TestFactRoles(t *testing.T) {
+	set, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, shallow := New(set), New(set)
+	shallow.Shallow = true
+	seen := map[factRole]int{}
+	for key := int16(0); key < 1000; key++ {
+		req := kmsg.RequestForKey(key)
+		if req == nil {
+			continue
+		}
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			for _, response := range []bool{false, true} {
+				_, _, fr := kmsgFrame(key, v, response, int64(key)*1000+int64(v))
+				for _, c := range []*Codec{full, shallow} {
+					m := c.DecodeRequest(fr)
+					if response {
+						m = c.DecodeResponse(fr, key, v)
+					}
+					Walk(m.Fields, func(n *Node, _ int) bool {
+						if n.Def == nil {
+							if n.role != roleNone {
+								t.Errorf("%s v%d response=%v: %s (%s) has no definition but role %d", m.APIName, v, response, n.Name, n.Type, n.role)
+							}
+						} else if want := roleByName(n); n.role != want {
+							t.Errorf("%s v%d response=%v shallow=%v: %s (%s) has role %d, want %d", m.APIName, v, response, c.Shallow, n.Name, n.Type, n.role, want)
+						}
+						seen[n.role]++
+						return true
+					})
+				}
+			}
+		}
+	}
+	for r := roleErrorCode; r <= rolePartitions; r++ {
+		if seen[r] == 0 {
+			t.Errorf("no node had role %d", r)
+		}
+	}
+}
+
+// roleByName is the role of n, which has a definition, by its name, type and definition's
+// entity type.
+func roleByName(n *Node) factRole {
+	str := n.Type.IsString()
+	switch {
+	case IsErrorCode(n):
+		return roleErrorCode
+	case str && n.Def.Entity() == schema.TopicName && n.Def.Kind == schema.String:
+		return roleTopic
+	case str && n.Def.Entity() == schema.TopicName:
+		return roleListedTopic
+	case str && n.Def.Entity() == schema.GroupID:
+		return roleGroup
+	case str && n.Name == "MemberId":
+		return roleMember
+	case n.Type == wire.UUID && n.Name == "TopicId":
+		return roleTopicID
+	case n.Type == wire.Int32 && partitionName(n.Name):
+		return rolePartition
+	case n.Def.Kind == schema.Array && n.Def.Elem == schema.Int32 && partitionArray(n.Name):
+		return rolePartitions
+	}
+	return roleNone
+}

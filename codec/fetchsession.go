@@ -112,12 +112,20 @@ type sessionState struct {
 	// closed holds the sessions closed on this connection, with how: "by a request with epoch
 	// -1" or the broker's error.
 	closed map[int32]string
+	// chunk is where the lists of partitions that requests name are carved from (carve): a
+	// connection's fetches share its chunks rather than allocate a list each.
+	chunk []SessionPartition
 }
+
+// sessionSteps are a Fetch request's step and the conversation's copy of it, allocated
+// together; the copy becomes the response's step (fetchResponse).
+type sessionSteps [2]SessionStep
 
 // fetchRequest reads a Fetch request's session fields, checks them against what the
 // conversation knows, and returns the step (nil for a fetch without a session), with warnings
-// added to m. The session's set changes only when the response accepts the request.
-func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
+// added to m, as the first of steps; the second is the conversation's, for the caller to copy
+// the step into. The session's set changes only when the response accepts the request.
+func (s *sessionState) fetchRequest(m *Message) (*sessionSteps, *fetchSession) {
 	if m.APIKey != KeyFetch || m.Version < 7 || m.HeaderFields > len(m.Fields) {
 		return nil, nil
 	}
@@ -126,8 +134,9 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 	if !ok || epoch == -1 && id == 0 {
 		return nil, nil // no session: a full fetch, as before KIP-227
 	}
-	st := &SessionStep{ID: int32(id), Epoch: int32(epoch)}
-	listed := sessionPartitions(Find(body, "Topics"), false)
+	steps := &sessionSteps{{ID: int32(id), Epoch: int32(epoch)}}
+	st := &steps[0]
+	listed := s.partitions(topLevel(body, "Topics"), false)
 	warn := func(format string, a ...any) {
 		m.Warnings = append(m.Warnings, Warning{Offset: at, Msg: fmt.Sprintf(format, a...)})
 	}
@@ -139,24 +148,24 @@ func (s *sessionState) fetchRequest(m *Message) (*SessionStep, *fetchSession) {
 		for _, p := range listed {
 			next.set[p.key()] = p
 		}
-		return st, next
+		return steps, next
 	case epoch == -1:
 		st.Action = SessionClose
 		if how, ok := s.closed[st.ID]; ok {
 			warn("fetch session %d is closed already (%s)", st.ID, how)
 		}
-		return st, nil
+		return steps, nil
 	case epoch < 0:
 		warn("fetch session %d: epoch %d is not a valid epoch", st.ID, epoch)
-		return st, nil
+		return steps, nil
 	}
 	st.Action = SessionIncremental
 	if how, ok := s.closed[st.ID]; ok {
 		warn("fetch session %d was closed (%s): the broker will answer FETCH_SESSION_ID_NOT_FOUND", st.ID, how)
 		st.Closed, st.Followed = true, true
-		return st, nil
+		return steps, nil
 	}
-	return st, s.incremental(st, listed, sessionPartitions(Find(body, "ForgottenTopicsData"), true), warn)
+	return steps, s.incremental(st, listed, s.partitions(topLevel(body, "ForgottenTopicsData"), true), warn)
 }
 
 // sessionFields finds a Fetch request's SessionId and SessionEpoch, and where warnings about
@@ -191,14 +200,15 @@ func (s *sessionState) incremental(st *SessionStep, listed, forgotten []SessionP
 			warn("fetch session %d: epoch %d was used already, the next is %d (the broker will answer INVALID_FETCH_SESSION_EPOCH)", st.ID, st.Epoch, want)
 		}
 	}
-	next := &fetchSession{epoch: cur.epoch, set: cur.set, sorted: cur.sorted, followed: cur.followed}
+	next := cur
 	if len(forgotten) == 0 && holdsAll(cur.set, listed) {
 		// The usual fetch, listing only partitions of the session as they are: it updates
-		// them all and leaves the session as it was.
+		// them all and leaves the session as it was. The session is its own next, which
+		// differs only by the epoch its response sets (fetchResponse).
 		st.Updated = listed
 	} else {
 		// A session's set is never changed once made: the next one is a copy, changed.
-		next.set, next.sorted = make(map[sessionKey]SessionPartition, len(cur.set)+len(listed)), nil
+		next = &fetchSession{epoch: cur.epoch, set: make(map[sessionKey]SessionPartition, len(cur.set)+len(listed)), followed: cur.followed}
 		for k, p := range cur.set {
 			next.set[k] = p
 		}
@@ -233,11 +243,12 @@ func holdsAll(set map[sessionKey]SessionPartition, listed []SessionPartition) bo
 	return true
 }
 
-// fetchResponse takes the response to a request whose step was st and whose session would be
-// next: it opens, advances or closes the session as the broker's answer says, adds a warning to
-// m on the fetch-session errors, and returns the response's step.
+// fetchResponse takes the response to a request whose step was st (the conversation's copy)
+// and whose session would be next: it opens, advances or closes the session as the broker's
+// answer says, adds a warning to m on the fetch-session errors, and returns the response's
+// step, made in st's memory.
 func (s *sessionState) fetchResponse(m *Message, st *SessionStep, next *fetchSession) *SessionStep {
-	r := &SessionStep{ID: st.ID, Epoch: st.Epoch, Action: st.Action, Followed: st.Followed, Response: true}
+	r := SessionStep{ID: st.ID, Epoch: st.Epoch, Action: st.Action, Followed: st.Followed, Response: true}
 	var newID int64
 	at := 4 // where warnings point: the error code
 	if m.HeaderFields <= len(m.Fields) {
@@ -286,7 +297,8 @@ func (s *sessionState) fetchResponse(m *Message, st *SessionStep, next *fetchSes
 		next.epoch = st.Epoch
 		s.open[st.ID] = next
 	}
-	return r
+	*st = r
+	return st
 }
 
 // nextEpoch is the epoch that follows e: epochs wrap from the largest int32 to 1.
@@ -297,10 +309,9 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
-// sessionPartitions reads the partitions of a Fetch request's Topics (structs with a
-// Partitions array of structs holding Partition) or ForgottenTopicsData (a Partitions array of
-// int32).
-func sessionPartitions(arr *Node, forgotten bool) []SessionPartition {
+// partitions reads the partitions of a Fetch request's Topics (structs with a Partitions array
+// of structs holding Partition) or ForgottenTopicsData (a Partitions array of int32).
+func (s *sessionState) partitions(arr *Node, forgotten bool) []SessionPartition {
 	if arr == nil {
 		return nil
 	}
@@ -314,7 +325,7 @@ func sessionPartitions(arr *Node, forgotten bool) []SessionPartition {
 	if n == 0 {
 		return nil
 	}
-	out := make([]SessionPartition, 0, n)
+	out := carve(&s.chunk, n)[:0]
 	for _, t := range arr.Children {
 		var topic SessionPartition
 		var parts *Node

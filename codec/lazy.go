@@ -25,7 +25,7 @@ type lazyRecords struct {
 
 // lazy records n, whose content is b, as a records field to expand later.
 func (d *decoder) lazy(n *Node, b []byte) {
-	n.later = true
+	n.flags |= later
 	*d.lazyRecords = append(*d.lazyRecords, lazyRecords{node: n, data: b, base: n.Offset + int(n.PrefixSize), warn: len(*d.warnings)})
 }
 
@@ -38,7 +38,8 @@ func (m *Message) Unexpanded() bool { return len(m.lazy) > 0 }
 func (m *Message) Expand() {
 	for i := range m.lazy {
 		l := &m.lazy[i]
-		l.node.Children, l.node.later = m.expand(i, m.nodes), false
+		l.node.Children = m.expand(i, m.nodes)
+		l.node.flags &^= later
 	}
 	m.lazy = nil
 }
@@ -51,7 +52,7 @@ func (m *Message) Expand() {
 // m.Warnings, where a decode without LazyRecords puts them; so a renderer writes the warnings
 // after the fields. For any other node, ExpandRecords returns n.Children, and lazy is false.
 func (m *Message) ExpandRecords(n *Node, scratch *Nodes) (children []*Node, lazy bool) {
-	if !n.later {
+	if !n.Unexpanded() {
 		return n.Children, false
 	}
 	if i := m.find(n); i >= 0 {
@@ -98,7 +99,7 @@ type Paged interface {
 // m.Warnings as with ExpandRecords. lazy reports whether n was such a field.
 func (m *Message) EachRecord(n *Node, scratch *Nodes, fn func(*Node)) (lazy bool) {
 	i := -1
-	if n.later {
+	if n.Unexpanded() {
 		i = m.find(n)
 	}
 	it, ok := m.records.(RecordIterator)

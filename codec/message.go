@@ -385,10 +385,10 @@ func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
 	m.def = body
 	kv := c.keptValues()
 	c.decode(m, frame, c.Schemas.RequestHeader, body, kv)
-	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
+	if n := topLevel(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
-	if n := Find(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
+	if n := topLevel(m.Fields[:m.HeaderFields], schema.FieldClientID); n != nil && n.Value != nil {
 		m.ClientID = kv.strings.pointer(n.Value.(string))
 	}
 	c.values.Put(kv)
@@ -416,7 +416,7 @@ func (c *Codec) decodeResponse(frame []byte, key, version int16, paged Paged) *M
 	kv := c.keptValues()
 	c.decode(m, frame, c.Schemas.ResponseHeader, body, kv)
 	c.values.Put(kv)
-	if n := Find(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
+	if n := topLevel(m.Fields[:m.HeaderFields], schema.FieldCorrelationID); n != nil {
 		m.CorrelationID = int32(n.Value.(int64))
 	}
 	if key == KeyApiVersions {

@@ -44,11 +44,10 @@ type Node struct {
 	// 10-byte varlong 70 for 64 (Kafka drops the rest, as kdissect does). With them AppendRaw
 	// gives back the bytes exactly.
 	Overflow uint8
-	// badPrefix marks a node whose prefix says something its content does not show: a length
-	// beyond the bytes left, or below -1. Decoding stopped there.
-	badPrefix bool
-	// later marks a records field whose records are decoded when shown (Unexpanded).
-	later bool
+	// flags holds badPrefix and later.
+	flags nodeFlags
+	// role is what the node's value says to the facts (factRole), from its definition.
+	role factRole
 	// The small fields above fill what would otherwise be padding before Offset: a Node is
 	// 104 bytes with or without them (TestNodeSize).
 	Offset int
@@ -64,10 +63,21 @@ type Node struct {
 	Note string
 }
 
+// nodeFlags are a node's marks that no output shows as such.
+type nodeFlags uint8
+
+const (
+	// badPrefix marks a node whose prefix says something its content does not show: a length
+	// beyond the bytes left, or below -1. Decoding stopped there.
+	badPrefix nodeFlags = 1 << iota
+	// later marks a records field whose records are decoded when shown (Unexpanded).
+	later
+)
+
 // Head is the number of bytes of n that belong to no child: the length or count prefix of a
 // string, array or tagged section, or all of n for a leaf.
 func (n *Node) Head() int {
-	if n.later {
+	if n.Unexpanded() {
 		return int(n.PrefixSize) // its records start after the prefix
 	}
 	if len(n.Children) == 0 || n.Type == wire.CompressedRecords {
@@ -79,7 +89,7 @@ func (n *Node) Head() int {
 // Unexpanded reports whether n is a records field whose records are decoded only when they are
 // shown (Codec.LazyRecords): it has children, but they are not in Children; Message.ExpandRecords
 // gives them.
-func (n *Node) Unexpanded() bool { return n.later }
+func (n *Node) Unexpanded() bool { return n.flags&later != 0 }
 
 // PrefixInfo describes the length or count at the start of a node.
 type PrefixInfo struct {
@@ -100,7 +110,7 @@ func (n *Node) Prefix() (p PrefixInfo, ok bool) {
 	if n.PrefixSize == 0 {
 		return PrefixInfo{}, false
 	}
-	p = PrefixInfo{Offset: n.Offset, Size: int(n.PrefixSize), Encoding: n.Type.Prefix(), Known: !n.badPrefix}
+	p = PrefixInfo{Offset: n.Offset, Size: int(n.PrefixSize), Encoding: n.Type.Prefix(), Known: n.flags&badPrefix == 0}
 	if !p.Known {
 		return p, true
 	}
@@ -156,7 +166,7 @@ func (n *Node) AppendRaw(b []byte) []byte {
 		default:
 			u = wire.ZigzagEncode(v)
 		}
-	case n.PrefixSize > 0 && !n.badPrefix && (n.Type.Prefix() == wire.UvarintPrefix || n.Type.Prefix() == wire.VarintPrefix):
+	case n.PrefixSize > 0 && n.flags&badPrefix == 0 && (n.Type.Prefix() == wire.UvarintPrefix || n.Type.Prefix() == wire.VarintPrefix):
 		p, _ := n.Prefix()
 		size = int(n.PrefixSize)
 		u = uint64(p.Value)
@@ -240,6 +250,17 @@ func Find(nodes []*Node, name string) *Node {
 		}
 		if c := Find(n.Children, name); c != nil {
 			return c
+		}
+	}
+	return nil
+}
+
+// topLevel returns the node named name among nodes, not below them, or nil: for a field that
+// only the top of a header or body holds, cheaper than Find.
+func topLevel(nodes []*Node, name string) *Node {
+	for _, n := range nodes {
+		if n.Name == name {
+			return n
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package codec
 import (
 	"math"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kdissect/kdissect/codec/schema"
@@ -42,7 +41,7 @@ func keptItself(f *schema.Field) bool {
 		return true
 	case keptNames[f.Name]:
 		return true
-	case f.Kind == schema.Int16 && strings.HasSuffix(f.Name, "ErrorCode"):
+	case f.Kind == schema.Int16 && errorCodeName(f.Name):
 		return true
 	case f.Kind == schema.Int32 && partitionName(f.Name):
 		return true
@@ -74,14 +73,21 @@ type planLayout struct {
 
 // planStep is one step through a struct's body: its fields from first to last-1, those of them
 // in the body at the layout's versions. When those are all skipped and of fixed size, skip is
-// the bytes they take in all; else skip is 0 and the step is one field, in the body.
+// the bytes they take in all; else skip is 0 and the step is one field, in the body. fixed is
+// the size of that field when it is kept and of fixed size (a number, a UUID), else 0; role
+// is then its role in the facts.
 type planStep struct {
 	first, last int
-	skip        int
+	skip, fixed int
+	role        factRole
 }
 
-// steps returns the steps through the struct's body at version v.
-func (p *shallowPlan) steps(v int16) []planStep {
+// stepsAt returns the steps through the struct's body at version v; nil for no plan, or a
+// plan without layouts (keepNothing), whose fields are walked one by one.
+func (p *shallowPlan) stepsAt(v int16) []planStep {
+	if p == nil || p.layouts == nil {
+		return nil
+	}
 	for i := len(p.layouts) - 1; i > 0; i-- {
 		if v >= p.layouts[i].from {
 			return p.layouts[i].steps
@@ -125,7 +131,9 @@ func bodySteps(s *schema.StructDef, keep []bool, v int16) []planStep {
 		size := f.Kind.FixedSize() // 0 for structs, arrays and the variable kinds
 		n := len(steps)
 		switch {
-		case keep[i] || size == 0:
+		case keep[i]:
+			steps = append(steps, planStep{first: i, last: i + 1, fixed: size, role: roleOf(f, false)})
+		case size == 0:
 			steps = append(steps, planStep{first: i, last: i + 1})
 		case n > 0 && steps[n-1].skip > 0:
 			steps[n-1].last, steps[n-1].skip = i+1, steps[n-1].skip+size

@@ -310,7 +310,8 @@ func TestShallowPlans(t *testing.T) {
 }
 
 // TestShallowSteps: a shallow decode passes over a run of skipped fields of fixed size in one
-// step, as the fields in the body at each version make it.
+// step, as the fields in the body at each version make it, and reads a kept field of fixed size
+// (its size after "kept") without the general path.
 func TestShallowSteps(t *testing.T) {
 	c := testCodec(t)
 	topics := c.Schemas.API(KeyFetch).Request.Body.Fields
@@ -323,21 +324,24 @@ func TestShallowSteps(t *testing.T) {
 		version int16
 		want    string
 	}{
-		// v18: Partition kept; CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch,
+		// v18: Partition kept (4 bytes); CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch,
 		// LogStartOffset and PartitionMaxBytes skipped (4+8+4+8+4 bytes); ReplicaDirectoryId
 		// tagged.
-		{18, "Partition; CurrentLeaderEpoch..PartitionMaxBytes 28"},
+		{18, "Partition kept 4; CurrentLeaderEpoch..PartitionMaxBytes 28"},
 		// v4: FetchOffset and PartitionMaxBytes only, the fields between not in the body.
-		{4, "Partition; FetchOffset..PartitionMaxBytes 12"},
+		{4, "Partition kept 4; FetchOffset..PartitionMaxBytes 12"},
 	} {
 		var got []string
-		for _, st := range p.steps(tc.version) {
+		for _, st := range p.stepsAt(tc.version) {
 			step := s.Fields[st.first].Name
 			if st.last-st.first > 1 {
 				step += ".." + s.Fields[st.last-1].Name
 			}
 			if st.skip > 0 {
 				step += " " + strconv.Itoa(st.skip)
+			}
+			if st.fixed > 0 {
+				step += " kept " + strconv.Itoa(st.fixed)
 			}
 			got = append(got, step)
 		}

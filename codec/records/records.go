@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/bits"
 	"slices"
 	"strconv"
 	"sync"
@@ -362,10 +363,9 @@ func (s *space) batchCounts(n *codec.Node, p, end int) *codec.Node {
 		s.warn(p+batchCRCAt, "batch at offset %d: crc 0x%08x does not match computed 0x%08x", s.base+p, crc, c)
 	}
 	kids := s.nodes.List(3 + len(s.d.opt.BatchFields))
-	for i, f := range batchFields {
-		if s.d.batchKept&(1<<i) == 0 {
-			continue
-		}
+	// Only the fields kept, in order, by the bits set: a summary's batches keep two of them.
+	for kept := s.d.batchKept; kept != 0; kept &= kept - 1 {
+		f := &batchFields[bits.TrailingZeros16(kept)]
 		k := s.node(f.name, f.typ, p+f.at, f.size, f.value(s.b[p+f.at:]))
 		switch f.name {
 		case "attributes":
