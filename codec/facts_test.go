@@ -509,34 +509,26 @@ func TestFactRoles(t *testing.T) {
 	full, shallow := New(set), New(set)
 	shallow.Shallow = true
 	seen := map[factRole]int{}
-	for key := int16(0); key < 1000; key++ {
-		req := kmsg.RequestForKey(key)
-		if req == nil {
-			continue
-		}
-		for v := int16(0); v <= req.MaxVersion(); v++ {
-			for _, response := range []bool{false, true} {
-				_, _, fr := kmsgFrame(key, v, response, int64(key)*1000+int64(v))
-				for _, c := range []*Codec{full, shallow} {
-					m := c.DecodeRequest(fr)
-					if response {
-						m = c.DecodeResponse(fr, key, v)
-					}
-					Walk(m.Fields, func(n *Node, _ int) bool {
-						if n.Def == nil {
-							if n.role != roleNone {
-								t.Errorf("%s v%d response=%v: %s (%s) has no definition but role %d", m.APIName, v, response, n.Name, n.Type, n.role)
-							}
-						} else if want := roleByName(n); n.role != want {
-							t.Errorf("%s v%d response=%v shallow=%v: %s (%s) has role %d, want %d", m.APIName, v, response, c.Shallow, n.Name, n.Type, n.role, want)
-						}
-						seen[n.role]++
-						return true
-					})
-				}
+	eachKmsgMessage(func(key, v int16, response bool) {
+		_, _, fr := kmsgFrame(key, v, response, int64(key)*1000+int64(v))
+		for _, c := range []*Codec{full, shallow} {
+			m := c.DecodeRequest(fr)
+			if response {
+				m = c.DecodeResponse(fr, key, v)
 			}
+			Walk(m.Fields, func(n *Node, _ int) bool {
+				if n.Def == nil {
+					if n.role != roleNone {
+						t.Errorf("%s v%d response=%v: %s (%s) has no definition but role %d", m.APIName, v, response, n.Name, n.Type, n.role)
+					}
+				} else if want := roleByName(n); n.role != want {
+					t.Errorf("%s v%d response=%v shallow=%v: %s (%s) has role %d, want %d", m.APIName, v, response, c.Shallow, n.Name, n.Type, n.role, want)
+				}
+				seen[n.role]++
+				return true
+			})
 		}
-	}
+	})
 	for r := roleErrorCode; r <= rolePartitions; r++ {
 		if seen[r] == 0 {
 			t.Errorf("no node had role %d", r)

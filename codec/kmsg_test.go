@@ -624,6 +624,20 @@ type kmsgMessage interface {
 	IsFlexible() bool
 }
 
+// eachKmsgMessage calls f for every API key, version and direction kmsg knows.
+func eachKmsgMessage(f func(key, v int16, response bool)) {
+	for key := int16(0); key < 1000; key++ {
+		req := kmsg.RequestForKey(key)
+		if req == nil {
+			continue
+		}
+		for v := int16(0); v <= req.MaxVersion(); v++ {
+			f(key, v, false)
+			f(key, v, true)
+		}
+	}
+}
+
 // kmsgFrame fills a kmsg message of the given key, version and direction with random values
 // from seed, and frames it; body is the message's encoding.
 func kmsgFrame(key, v int16, response bool, seed int64) (msg kmsgMessage, body, fr []byte) {

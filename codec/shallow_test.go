@@ -190,44 +190,36 @@ func TestShallowKmsg(t *testing.T) {
 	shallow.Shallow = true
 	cases, metadata := 0, 0
 	var fullNodes, shallowNodes int
-	for key := int16(0); key < 1000; key++ {
-		req := kmsg.RequestForKey(key)
-		if req == nil {
-			continue
-		}
-		for v := int16(0); v <= req.MaxVersion(); v++ {
-			for _, response := range []bool{false, true} {
-				for s := 0; s < *kmsgSeeds; s++ {
-					seed := int64(key)*100000 + int64(v)*100 + int64(s)*2 + map[bool]int64{false: 0, true: 1}[response]
-					_, _, fr := kmsgFrame(key, v, response, seed)
-					where := fmt.Sprintf("%s v%d response=%v seed %d", kmsg.NameForKey(key), v, response, seed)
-					f, sh := shallowPair(full, shallow, fr, response, key, v)
-					if d := shallowDiff(f, sh, &TopicNames{}, &TopicNames{}); d != "" {
-						t.Fatalf("%s:\n%s\nframe %x", where, d, fr)
-					}
-					cases++
-					fn, sn := NodeCount(f), NodeCount(sh)
-					fullNodes, shallowNodes = fullNodes+fn, shallowNodes+sn
-					if sn > fn {
-						t.Fatalf("%s: the shallow tree has %d nodes, the full one %d", where, sn, fn)
-					}
-					if key == 3 && response {
-						metadata++
-						if sn >= fn {
-							t.Fatalf("%s: the shallow tree has %d nodes, the full one %d", where, sn, fn)
-						}
-					}
-					for i, bad := range mangle(fr, rand.New(rand.NewSource(seed))) {
-						f, sh := shallowPair(full, shallow, bad, response, key, v)
-						if d := shallowDiff(f, sh, &TopicNames{}, &TopicNames{}); d != "" {
-							t.Fatalf("%s, damaged copy %d:\n%s\nframe %x", where, i, d, bad)
-						}
-						cases++
-					}
+	eachKmsgMessage(func(key, v int16, response bool) {
+		for s := 0; s < *kmsgSeeds; s++ {
+			seed := int64(key)*100000 + int64(v)*100 + int64(s)*2 + map[bool]int64{false: 0, true: 1}[response]
+			_, _, fr := kmsgFrame(key, v, response, seed)
+			where := fmt.Sprintf("%s v%d response=%v seed %d", kmsg.NameForKey(key), v, response, seed)
+			f, sh := shallowPair(full, shallow, fr, response, key, v)
+			if d := shallowDiff(f, sh, &TopicNames{}, &TopicNames{}); d != "" {
+				t.Fatalf("%s:\n%s\nframe %x", where, d, fr)
+			}
+			cases++
+			fn, sn := NodeCount(f), NodeCount(sh)
+			fullNodes, shallowNodes = fullNodes+fn, shallowNodes+sn
+			if sn > fn {
+				t.Fatalf("%s: the shallow tree has %d nodes, the full one %d", where, sn, fn)
+			}
+			if key == 3 && response {
+				metadata++
+				if sn >= fn {
+					t.Fatalf("%s: the shallow tree has %d nodes, the full one %d", where, sn, fn)
 				}
 			}
+			for i, bad := range mangle(fr, rand.New(rand.NewSource(seed))) {
+				f, sh := shallowPair(full, shallow, bad, response, key, v)
+				if d := shallowDiff(f, sh, &TopicNames{}, &TopicNames{}); d != "" {
+					t.Fatalf("%s, damaged copy %d:\n%s\nframe %x", where, i, d, bad)
+				}
+				cases++
+			}
 		}
-	}
+	})
 	if metadata == 0 {
 		t.Fatal("no Metadata response")
 	}
