@@ -377,7 +377,7 @@ func (d *decoder) structBody(s *schema.StructDef, p *shallowPlan, out []*Node) [
 func (d *decoder) body(s *schema.StructDef, p *shallowPlan, steps []planStep, out []*Node) []*Node {
 	if steps != nil {
 		for i := range steps {
-			st := &steps[i] // not copied: a step is six words
+			st := &steps[i] // not copied: a step is five words
 			if d.failed {
 				return out
 			}
