@@ -96,15 +96,21 @@ func (m *gcMark) collected() {
 
 // StartCPUProfile profiles the process into the named file until stop is called.
 func StartCPUProfile(name string) (stop func(), err error) {
+	return toFile(name, pprof.StartCPUProfile, pprof.StopCPUProfile)
+}
+
+// toFile starts writing a profile of the process into the named file, created for it, with
+// start; the stop it returns ends it with end and closes the file.
+func toFile(name string, start func(io.Writer) error, end func()) (stop func(), err error) {
 	f, err := os.Create(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() { end(); f.Close() }, nil
 }
 
 // StartHeapProfile samples allocations finely from now on; the write function it returns
@@ -127,15 +133,7 @@ func StartHeapProfile(name string) (write func() error) {
 // StartTrace writes a Go execution trace of the process into the named file until stop is
 // called: where goroutines wait, and cores stand idle, which a CPU profile does not show.
 func StartTrace(name string) (stop func(), err error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := trace.Start(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { trace.Stop(); f.Close() }, nil
+	return toFile(name, trace.Start, trace.Stop)
 }
 
 // Profiles names the files of the profiles of a run; "" for none.
