@@ -40,7 +40,7 @@ func coresMain(args []string, stdout, stderr io.Writer) error {
 	var o coresOptions
 	fs.IntVar(&o.n, "n", 5, "rounds; each runs every format on one core, on -cores cores, and -cores one-core runs side by side")
 	fs.IntVar(&o.cores, "cores", 2, "the cores to compare one core with (cores 0 to cores-1, by taskset)")
-	fs.StringVar(&o.kdissect, "kdissect", "", "a kdissect binary to measure (default: go build ./cmd/kdissect from the module in the current directory)")
+	kdissectFlag(fs, &o.kdissect)
 	formats := fs.String("formats", "json,diagram", "kdissect's formats to measure, comma-separated")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "time limit of one run")
 	fs.BoolVar(&o.markdown, "markdown", false, "print the table in Markdown too (for docs/performance.md)")

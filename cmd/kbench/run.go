@@ -33,7 +33,7 @@ func runMain(args []string, stdout, stderr io.Writer) error {
 	var o runOptions
 	fs.IntVar(&o.n, "n", 3, "runs of each program; the best wall time counts")
 	fs.BoolVar(&o.double, "double", false, "also run on the capture concatenated with itself (shifted in time) and compare peak RSS")
-	fs.StringVar(&o.kdissect, "kdissect", "", "a kdissect binary to measure (default: go build ./cmd/kdissect from the module in the current directory)")
+	kdissectFlag(fs, &o.kdissect)
 	fs.BoolVar(&o.tshark, "tshark", true, "measure tshark too")
 	fs.StringVar(&o.tmp, "tmp", "", "folder for the kdissect build and the doubled capture (default: a new one under $TMPDIR)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the temporary folder")
@@ -177,6 +177,11 @@ func tempFolder(o runOptions) (tmp string, cleanup func(), err error) {
 		return tmp, func() {}, nil
 	}
 	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// kdissectFlag defines -kdissect, the binary kdissectBinary measures.
+func kdissectFlag(fs *flag.FlagSet, kd *string) {
+	fs.StringVar(kd, "kdissect", "", "a kdissect binary to measure (default: go build ./cmd/kdissect from the module in the current directory)")
 }
 
 // kdissectBinary is the kdissect binary to measure, built into tmp when none is given, and
