@@ -62,9 +62,6 @@ type Forgetter interface {
 	ForgetsEntries()
 }
 
-// ForgetsEntries says that a summary line copies what it shows of its entry.
-func (*Summary) ForgetsEntries() {}
-
 // The renderers that ask for more, checked here so that a renamed method is an error rather
 // than a silent loss.
 var (

@@ -50,6 +50,9 @@ func NewSummary(w io.Writer, t TimeFormat) *Summary {
 	return s
 }
 
+// ForgetsEntries says that a summary line copies what it shows of its entry (Forgetter).
+func (*Summary) ForgetsEntries() {}
+
 // SetStart sets the time that relative times count from (the capture's first packet), if it is
 // not set yet.
 func (s *Summary) SetStart(t time.Time) { s.clock.setStart(t) }
