@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -48,6 +49,9 @@ type decoder struct {
 
 	parsers map[gopacket.LayerType]*gopacket.DecodingLayerParser
 	decoded []gopacket.LayerType
+	// parserOnly turns the direct decoding of the usual packet off (ethIPv4TCP): tests
+	// compare the two ways.
+	parserOnly bool
 }
 
 func (d *decoder) parser(first gopacket.LayerType) *gopacket.DecodingLayerParser {
@@ -113,6 +117,11 @@ func firstLayer(lt layers.LinkType, data []byte) (gopacket.LayerType, error) {
 // if it does not, or an error if it cannot be decoded; truncated says whether
 // the packet lacks bytes of its TCP header or payload.
 func (d *decoder) decode(data []byte, lt layers.LinkType, cut bool) (seg *Segment, truncated bool, err error) {
+	if lt == layers.LinkTypeEthernet && !d.parserOnly {
+		if seg := d.ethIPv4TCP(data); seg != nil {
+			return seg, false, nil
+		}
+	}
 	first, err := firstLayer(lt, data)
 	if err != nil {
 		return nil, false, err
@@ -172,6 +181,31 @@ func (d *decoder) decode(data []byte, lt layers.LinkType, cut bool) (seg *Segmen
 	}
 	d.seg = Segment{Net: net, TCP: &d.tcp, Truncated: truncated, Missing: missing}
 	return &d.seg, truncated, nil
+}
+
+// ethIPv4TCP decodes the packet that most captures are made of, TCP in IPv4 without options in
+// Ethernet, without the layer parser, whose dispatch from layer to layer cost more than the
+// decoding of the three headers. It returns nil for any other packet, and for one of these that
+// is cut short, a fragment or not decodable: the parser decodes those, and says what is wrong.
+// What it returns is what the parser makes of the packet (TestDirectDecode, FuzzDirectDecode).
+func (d *decoder) ethIPv4TCP(data []byte) *Segment {
+	const ethLen, ipLen = 14, 20
+	if len(data) < ethLen+ipLen || binary.BigEndian.Uint16(data[12:]) != uint16(layers.EthernetTypeIPv4) {
+		return nil
+	}
+	ip := data[ethLen:]
+	n := int(binary.BigEndian.Uint16(ip[2:])) // the IP packet's length: what follows is padding
+	// IHL 5 (no options), a length that the capture holds (0 is segmentation offload), no
+	// fragment (More Fragments or an offset), TCP.
+	if ip[0]&0x0f != 5 || n < ipLen || n > len(ip) || binary.BigEndian.Uint16(ip[6:])&0x3fff != 0 ||
+		layers.IPProtocol(ip[9]) != layers.IPProtocolTCP {
+		return nil
+	}
+	if d.tcp.DecodeFromBytes(ip[ipLen:n], gopacket.NilDecodeFeedback) != nil {
+		return nil
+	}
+	d.seg = Segment{Net: gopacket.NewFlow(layers.EndpointIPv4, ip[12:16], ip[16:20]), TCP: &d.tcp}
+	return &d.seg
 }
 
 // ip4Missing is how many bytes of ip the IP total length claims beyond those
