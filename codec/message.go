@@ -40,8 +40,9 @@ type Codec struct {
 	plans shallowPlans
 	// ids says which messages can name topic ids (NameScan).
 	ids idNames
-	// released holds the Nodes of released messages (Release).
-	released sync.Pool
+	// released holds the Nodes of released messages (Release); recycled, the messages given
+	// back whole (Recycle).
+	released, recycled sync.Pool
 	// values holds the *keptValues that decodes borrow, one each.
 	values sync.Pool
 }
@@ -196,6 +197,24 @@ func (c *Codec) Release(m *Message) {
 	}
 	a.release()
 	c.released.Put(a)
+}
+
+// Recycle gives m itself back to c, with its tree (see Release), for a message c decodes later:
+// m must not be used again, and nothing may hold it, its nodes or its warnings. Strings taken
+// from it stay valid. A caller that writes what it shows of a message and forgets it (a
+// summary) saves an allocation per message.
+func (c *Codec) Recycle(m *Message) {
+	c.Release(m)
+	*m = Message{}
+	c.recycled.Put(m)
+}
+
+// newMessage returns a zero message: one given back by Recycle, or a new one.
+func (c *Codec) newMessage() *Message {
+	if m, ok := c.recycled.Get().(*Message); ok {
+		return m
+	}
+	return new(Message)
 }
 
 // Compact moves m's tree out of its Nodes into memory taken from into, just large enough, and
@@ -370,7 +389,8 @@ func (c *Codec) DecodeRequest(frame []byte) *Message {
 
 // decodeRequest is DecodeRequest of a frame that is in paged memory (nil: on the heap).
 func (c *Codec) decodeRequest(frame []byte, paged Paged) *Message {
-	m := &Message{Size: len(frame), paged: paged}
+	m := c.newMessage()
+	m.Size, m.paged = len(frame), paged
 	var key, version int16
 	if len(frame) >= 8 {
 		key = int16(binary.BigEndian.Uint16(frame[4:]))
@@ -406,7 +426,8 @@ func (c *Codec) DecodeResponse(frame []byte, key, version int16) *Message {
 
 // decodeResponse is DecodeResponse of a frame that is in paged memory (nil: on the heap).
 func (c *Codec) decodeResponse(frame []byte, key, version int16, paged Paged) *Message {
-	m := &Message{Response: true, Size: len(frame), APIKey: key, Version: version, APIName: c.APIName(key), paged: paged}
+	m := c.newMessage()
+	m.Response, m.Size, m.APIKey, m.Version, m.APIName, m.paged = true, len(frame), key, version, c.APIName(key), paged
 	m.HeaderVersion = c.ResponseHeaderVersion(key, version)
 	var body *schema.Message
 	if a := c.Schemas.API(key); a != nil {

@@ -228,11 +228,14 @@ func New(cfg Config) (*Pipeline, error) {
 	return p, nil
 }
 
-// forget gives an entry's memory back for a later message's, when the pipeline alone held it
-// (reuse) and it was not handed to the writers.
+// forget gives an entry's memory back for a later message's, its message's to the codec, when
+// the pipeline alone held it (reuse) and it was not handed to the writers.
 func (p *Pipeline) forget(ev event) {
 	if !p.reuse || ev.own == nil || p.par != nil {
 		return
+	}
+	if m := ev.own.e.Msg; m != nil {
+		p.codec.Recycle(m)
 	}
 	*ev.own = entryFacts{}
 	p.entries.Put(ev.own)
