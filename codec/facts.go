@@ -284,6 +284,31 @@ type FactsWalker struct{ w factsWalk }
 
 // Facts gathers m's facts, as m.Facts does.
 func (fw *FactsWalker) Facts(m *Message) Facts {
+	return fw.facts(m, &fw.w.arena)
+}
+
+// FactsIn gathers m's facts as Facts does, their lists in store's memory rather than memory the
+// walker shares among the facts of many messages.
+func (fw *FactsWalker) FactsIn(m *Message, store *FactsStore) Facts {
+	return fw.facts(m, &store.a)
+}
+
+// FactsStore is memory for the lists of one message's facts at a time (FactsWalker.FactsIn),
+// which its owner gives again to the facts of a later message once done with those it holds
+// (Reset): facts gathered into it cost no allocation once it has grown to their size. It keeps
+// at most maxChunk elements of each kind: a list longer than a quarter of that has memory of
+// its own, as in the walker's.
+type FactsStore struct{ a factsArena }
+
+// Reset frees s's memory for the facts of another message: the facts gathered into it must not
+// be used again. (Their strings, copies, stay valid.) What the lists pointed to is not cleared:
+// a store keeps so few elements that it would cost every message more than it could free.
+func (s *FactsStore) Reset() {
+	a := &s.a
+	a.sets, a.names, a.ids, a.parts, a.nums = a.sets[:0], a.names[:0], a.ids[:0], a.parts[:0], a.nums[:0]
+}
+
+func (fw *FactsWalker) facts(m *Message, into *factsArena) Facts {
 	w := &fw.w
 	// What the facts keep (the lists, the partitions of each topic) is made anew for each
 	// message; the walk's own state is reused, and so are the lists the partitions of each
@@ -297,7 +322,7 @@ func (fw *FactsWalker) Facts(m *Message) Facts {
 	}
 	w.topics = w.topics[:0]
 	w.sets, w.names, w.topicIDs = reuse(w.sets), reuse(w.names), reuse(w.topicIDs)
-	w.messageWalk = messageWalk{m: m}
+	w.messageWalk = messageWalk{m: m, into: into}
 	body := m.Fields[min(m.HeaderFields, len(m.Fields)):]
 	w.walk(body, factsScope{partition: -1})
 	w.place()
@@ -364,9 +389,9 @@ func cloneInto[T any](chunk *[]T, list []T) []T {
 }
 
 // place gives the facts copies of the lists the walk gathered, of the right size (appending
-// grew them), carved from the walker's arena, and nil where they are empty.
+// grew them), carved from the arena the walk was given, and nil where they are empty.
 func (w *factsWalk) place() {
-	a := &w.arena
+	a := w.into
 	w.f.RecordSets, w.f.Topics, w.f.TopicIDs = cloneInto(&a.sets, w.sets), cloneInto(&a.names, w.names), cloneInto(&a.ids, w.topicIDs)
 	if len(w.names) == 0 && len(w.topicIDs) > 0 {
 		// A message that names its topics by id alone gets their names from
@@ -517,6 +542,8 @@ type factsWalk struct {
 // messageWalk is the state of a factsWalk that each message starts afresh.
 type messageWalk struct {
 	f Facts
+	// into is where the facts' lists are carved from (place).
+	into *factsArena
 	// m is the message walked.
 	m                                   *Message
 	seenTopics, seenGroups, seenMembers onceSet[string]

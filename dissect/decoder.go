@@ -69,25 +69,29 @@ type decoder struct {
 	namer codec.TopicIDNamer
 	// arena holds the trees kept for the analyses (Codec.Compact).
 	arena codec.Arena
-	// entries holds entries the pipeline is done with, for reuse (Pipeline.forget).
+	// entries holds entries the pipeline is done with, for reuse (Pipeline.forget); rooms says
+	// that it reuses them, and the stores of their facts' lists with them.
 	entries *sync.Pool
+	rooms   bool
 	emit    func(event)
 	// hold and frame as function values, made once rather than for each connection.
 	holdFunc  func(reassembly.Frame) reassembly.Frame
 	frameFunc func(reassembly.Frame)
 }
 
-// entryFacts is an entry with room for its facts.
+// entryFacts is an entry with room for its facts, and a store for their lists when entries are
+// reused (rooms): the lists of a later message's facts then take the same memory.
 type entryFacts struct {
-	e model.Entry
-	f codec.Facts
+	e     model.Entry
+	f     codec.Facts
+	store codec.FactsStore
 }
 
 // newDecoder returns a decoder for one assembler that reports to emit.
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	plan := p.cfg.Plan
 	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit,
-		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend, entries: &p.entries}
+		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend, entries: &p.entries, rooms: p.reuse && p.par == nil}
 	d.holdFunc, d.frameFunc = d.hold, d.frame
 	return d
 }
@@ -184,7 +188,12 @@ func (d *decoder) frame(f reassembly.Frame) {
 		if d.expand {
 			e.Msg.Expand()
 		}
-		*facts = d.walker.Facts(e.Msg) // a raw SASL token's too: its user
+		// A raw SASL token's too: its user.
+		if d.rooms {
+			*facts = d.walker.FactsIn(e.Msg, &ef.store)
+		} else {
+			*facts = d.walker.Facts(e.Msg)
+		}
 		e.Facts = facts
 	}
 	if e.Msg != nil && !res.SASLToken {

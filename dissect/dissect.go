@@ -237,7 +237,8 @@ func (p *Pipeline) forget(ev event) {
 	if m := ev.own.e.Msg; m != nil {
 		p.codec.Recycle(m)
 	}
-	*ev.own = entryFacts{}
+	ev.own.e, ev.own.f = model.Entry{}, codec.Facts{}
+	ev.own.store.Reset()
 	p.entries.Put(ev.own)
 }
 
