@@ -72,7 +72,7 @@ type decoder struct {
 	// entries holds entries the pipeline is done with, for reuse (Pipeline.forget); rooms says
 	// that it reuses them, and the stores of their facts' lists with them.
 	entries *sync.Pool
-	rooms   bool
+	stores  bool
 	emit    func(event)
 	// hold and frame as function values, made once rather than for each connection.
 	holdFunc  func(reassembly.Frame) reassembly.Frame
@@ -80,7 +80,7 @@ type decoder struct {
 }
 
 // entryFacts is an entry with room for its facts, and a store for their lists when entries are
-// reused (rooms): the lists of a later message's facts then take the same memory.
+// reused (decoder.stores): the lists of a later message's facts then take the same memory.
 type entryFacts struct {
 	e     model.Entry
 	f     codec.Facts
@@ -91,7 +91,7 @@ type entryFacts struct {
 func (p *Pipeline) newDecoder(emit func(event)) *decoder {
 	plan := p.cfg.Plan
 	d := &decoder{codec: p.codec, convs: map[*reassembly.Conn]*conn{}, emit: emit,
-		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend, entries: &p.entries, rooms: p.reuse && p.par == nil}
+		facts: plan.Facts, expand: plan.Expand, lent: plan.Lend, entries: &p.entries, stores: p.reuse && p.par == nil}
 	d.holdFunc, d.frameFunc = d.hold, d.frame
 	return d
 }
@@ -189,7 +189,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 			e.Msg.Expand()
 		}
 		// A raw SASL token's too: its user.
-		if d.rooms {
+		if d.stores {
 			*facts = d.walker.FactsIn(e.Msg, &ef.store)
 		} else {
 			*facts = d.walker.Facts(e.Msg)
