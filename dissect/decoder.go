@@ -69,7 +69,7 @@ type decoder struct {
 	namer codec.TopicIDNamer
 	// arena holds the trees kept for the analyses (Codec.Compact).
 	arena codec.Arena
-	// entries holds entries the pipeline is done with, for reuse (Pipeline.forget); rooms says
+	// entries holds entries the pipeline is done with, for reuse (Pipeline.forget); stores says
 	// that it reuses them, and the stores of their facts' lists with them.
 	entries *sync.Pool
 	stores  bool
