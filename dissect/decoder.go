@@ -136,20 +136,7 @@ func (d *decoder) Frame(f reassembly.Frame) { d.convs[f.Conn].early.Add(f) }
 func (d *decoder) frame(f reassembly.Frame) {
 	cs := d.convs[f.Conn]
 	cv := cs.cv
-	var e *model.Entry
-	var facts *codec.Facts
-	var ef *entryFacts
-	if d.facts {
-		// One allocation for the two rather than two: an entry's facts live as long as it does.
-		// One the pipeline is done with serves again (zero: Pipeline.forget cleared it).
-		ef, _ = d.entries.Get().(*entryFacts)
-		if ef == nil {
-			ef = new(entryFacts)
-		}
-		e, facts = &ef.e, &ef.f
-	} else {
-		e = new(model.Entry)
-	}
+	e, ef := d.newEntry()
 	// Set field by field: e is new (zero), and a whole Entry built then copied in costs more.
 	e.Frame, e.FirstFrame, e.Time, e.Bytes, e.TLS = f.LastPacket, f.FirstPacket, f.LastTime, f.Data, f.TLS
 	e.Src, e.Dst = cs.client, cs.server
@@ -185,16 +172,7 @@ func (d *decoder) frame(f reassembly.Frame) {
 		ev.spilled = f.Spilled // mapped until the pipeline is done with the entry
 	}
 	if e.Msg != nil && d.facts {
-		if d.expand {
-			e.Msg.Expand()
-		}
-		// A raw SASL token's too: its user.
-		if d.stores {
-			*facts = d.walker.FactsIn(e.Msg, &ef.store)
-		} else {
-			*facts = d.walker.Facts(e.Msg)
-		}
-		e.Facts = facts
+		d.gather(ef)
 	}
 	if e.Msg != nil && !res.SASLToken {
 		ev.names = d.namer.TopicIDNames(e.Msg)
@@ -214,6 +192,34 @@ func (d *decoder) frame(f reassembly.Frame) {
 		}
 	}
 	d.emit(ev)
+}
+
+// newEntry returns a zero entry, with room for its facts (ef) when the plan wants them.
+func (d *decoder) newEntry() (e *model.Entry, ef *entryFacts) {
+	if !d.facts {
+		return new(model.Entry), nil
+	}
+	// One allocation for the two rather than two: an entry's facts live as long as it does.
+	// One the pipeline is done with serves again (zero: Pipeline.forget cleared it).
+	ef, _ = d.entries.Get().(*entryFacts)
+	if ef == nil {
+		ef = new(entryFacts)
+	}
+	return &ef.e, ef
+}
+
+// gather gathers the facts of ef's message (a raw SASL token's too: its user).
+func (d *decoder) gather(ef *entryFacts) {
+	e := &ef.e
+	if d.expand {
+		e.Msg.Expand()
+	}
+	if d.stores {
+		ef.f = d.walker.FactsIn(e.Msg, &ef.store)
+	} else {
+		ef.f = d.walker.Facts(e.Msg)
+	}
+	e.Facts = &ef.f
 }
 
 func (d *decoder) Notice(n reassembly.Notice) {
