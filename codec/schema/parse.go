@@ -67,6 +67,11 @@ func (n *integer) UnmarshalJSON(b []byte) error {
 	if err := t.UnmarshalJSON(b); err != nil {
 		return err
 	}
+	return n.fromText(t)
+}
+
+// fromText sets n from a value read as text: "" leaves it unset.
+func (n *integer) fromText(t text) error {
 	if t == "" {
 		*n = integer{}
 		return nil
@@ -104,9 +109,11 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// isJSONNumber reports whether b is a number as JSON writes it.
 func isJSONNumber(b []byte) bool {
-	var n json.Number
-	return len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) && json.Unmarshal(b, &n) == nil
+	r := reader{s: string(b)}
+	_, ok := r.number()
+	return ok && r.i == len(b)
 }
 
 // clip shortens a raw JSON value for an error message.
@@ -182,11 +189,25 @@ func PeekType(data []byte) (string, error) {
 // does (see text, integer and list): // and /* */ comments, numbers or strings where either
 // will do, unknown keys. source names the file in errors.
 func Parse(data []byte, source string) (*Message, error) {
-	var raw rawMessage
-	dec := json.NewDecoder(bytes.NewReader(clean(data)))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s: %v", source, err)
+	raw, ok := readFast(data)
+	if !ok {
+		var err error
+		if raw, err = decodeJSON(data); err != nil {
+			return nil, fmt.Errorf("%s: %v", source, err)
+		}
 	}
+	return fromRaw(&raw, source)
+}
+
+// decodeJSON reads a definition with encoding/json: what readFast declines, and the errors.
+func decodeJSON(data []byte) (rawMessage, error) {
+	var raw rawMessage
+	err := json.NewDecoder(bytes.NewReader(clean(data))).Decode(&raw)
+	return raw, err
+}
+
+// fromRaw checks a definition read and resolves its types.
+func fromRaw(raw *rawMessage, source string) (*Message, error) {
 	m := &Message{Type: string(raw.Type), Name: string(raw.Name), Source: source}
 	if m.Name == "" {
 		return nil, fmt.Errorf("%s: definition has no name", source)

@@ -76,8 +76,11 @@ const (
 	Differs
 )
 
-var embeddedSet = sync.OnceValues(func() (*Set, error) {
-	ms, err := parseEmbedded()
+var embeddedSet = sync.OnceValues(func() (*Set, error) { return loadEmbedded(Parse) })
+
+// loadEmbedded makes the set of the embedded definitions, each read by parse.
+func loadEmbedded(parse func(data []byte, source string) (*Message, error)) (*Set, error) {
+	ms, err := parseEmbedded(parse)
 	if err != nil {
 		return nil, fmt.Errorf("embedded definitions: %w", err)
 	}
@@ -91,11 +94,11 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 		return nil, fmt.Errorf("embedded definitions: request or response header missing")
 	}
 	return s, nil
-})
+}
 
 // parseEmbedded parses the embedded definitions, in the order of their files, on every core:
 // every run of kdissect starts with them, and on one core they took about 45 ms.
-func parseEmbedded() ([]*Message, error) {
+func parseEmbedded(parse func(data []byte, source string) (*Message, error)) ([]*Message, error) {
 	paths, err := fs.Glob(embedded, "defs/*.json")
 	if err != nil {
 		return nil, err
@@ -109,7 +112,7 @@ func parseEmbedded() ([]*Message, error) {
 			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
 				data, err := embedded.ReadFile(paths[i])
 				if err == nil {
-					ms[i], err = Parse(data, paths[i])
+					ms[i], err = parse(data, paths[i])
 				}
 				errs[i] = err
 			}
