@@ -279,44 +279,54 @@ type resolver struct {
 
 func (r *resolver) structDef(name string, raws list[rawField]) (*StructDef, error) {
 	s := &StructDef{Name: name}
+	if len(raws) == 0 {
+		return s, nil
+	}
+	// A struct's fields are allocated together: every run resolves some two thousand.
+	fs := make([]Field, len(raws))
+	s.Fields = make([]*Field, len(raws))
 	for i := range raws {
-		f, err := r.field(&raws[i])
-		if err != nil {
+		if err := r.field(&fs[i], &raws[i]); err != nil {
 			return nil, err
 		}
-		s.Fields = append(s.Fields, f)
+		s.Fields[i] = &fs[i]
 	}
 	return s, nil
 }
 
-func (r *resolver) field(rf *rawField) (*Field, error) {
-	f := &Field{Name: string(rf.Name), Type: string(rf.Type), About: string(rf.About), Tag: -1, EntityType: string(rf.EntityType)}
-	where := fmt.Sprintf("%s: field %s", r.source, string(rf.Name))
+// fieldError is an error about field rf, saying where it is.
+func (r *resolver) fieldError(rf *rawField, format string, args ...any) error {
+	return fmt.Errorf("%s: field %s: %s", r.source, string(rf.Name), fmt.Sprintf(format, args...))
+}
+
+// field resolves rf into f.
+func (r *resolver) field(f *Field, rf *rawField) error {
+	*f = Field{Name: string(rf.Name), Type: string(rf.Type), About: string(rf.About), Tag: -1, EntityType: string(rf.EntityType)}
 	var err error
 	if f.Versions, err = ParseVersions(string(rf.Versions)); err != nil {
-		return nil, fmt.Errorf("%s: versions: %v", where, err)
+		return r.fieldError(rf, "versions: %v", err)
 	}
 	if f.NullableVersions, err = ParseVersions(string(rf.NullableVersions)); err != nil {
-		return nil, fmt.Errorf("%s: nullableVersions: %v", where, err)
+		return r.fieldError(rf, "nullableVersions: %v", err)
 	}
 	if f.TaggedVersions, err = ParseVersions(string(rf.TaggedVersions)); err != nil {
-		return nil, fmt.Errorf("%s: taggedVersions: %v", where, err)
+		return r.fieldError(rf, "taggedVersions: %v", err)
 	}
 	if rf.FlexibleVersions != nil {
 		fv, err := ParseVersions(string(*rf.FlexibleVersions))
 		if err != nil {
-			return nil, fmt.Errorf("%s: flexibleVersions: %v", where, err)
+			return r.fieldError(rf, "flexibleVersions: %v", err)
 		}
 		f.FlexibleVersions = &fv
 	}
 	if rf.BitField != "" {
 		if f.BitField = wire.LookupBitField(string(rf.BitField)); f.BitField == wire.NoBits {
-			return nil, fmt.Errorf("%s: unknown bitField %q", where, string(rf.BitField))
+			return r.fieldError(rf, "unknown bitField %q", string(rf.BitField))
 		}
 	}
 	if rf.Tag.set {
 		if rf.Tag.n < 0 || rf.Tag.n > 0x7fffffff {
-			return nil, fmt.Errorf("%s: tag %d out of range", where, rf.Tag.n)
+			return r.fieldError(rf, "tag %d out of range", rf.Tag.n)
 		}
 		f.Tag = int(rf.Tag.n)
 		if f.TaggedVersions.Empty() {
@@ -335,18 +345,18 @@ func (r *resolver) field(rf *rawField) (*Field, error) {
 	if !primitive {
 		k = Struct
 		if f.Struct, err = r.structType(typ, rf); err != nil {
-			return nil, fmt.Errorf("%s: %v", where, err)
+			return r.fieldError(rf, "%v", err)
 		}
 	}
 	if f.Kind == Array {
 		f.Elem = k
 		if k == Records {
-			return nil, fmt.Errorf("%s: an array of records is not a Kafka type", where)
+			return r.fieldError(rf, "an array of records is not a Kafka type")
 		}
 	} else {
 		f.Kind = k
 	}
-	return f, nil
+	return nil
 }
 
 // structType resolves a struct type: inline fields, or a common struct of the same name.
