@@ -188,8 +188,12 @@ func PeekType(data []byte) (string, error) {
 // Parse reads one definition in Kafka's JSON message format, as leniently as Kafka's generator
 // does (see text, integer and list): // and /* */ comments, numbers or strings where either
 // will do, unknown keys. source names the file in errors.
-func Parse(data []byte, source string) (*Message, error) {
-	raw, ok := readFast(data)
+func Parse(data []byte, source string) (*Message, error) { return parse(data, source, nil) }
+
+// parse is Parse with room for the fields being read (see readFast), which a caller parsing
+// many definitions keeps from one to the next.
+func parse(data []byte, source string, scratch *[]rawField) (*Message, error) {
+	raw, ok := readFast(data, scratch)
 	if !ok {
 		var err error
 		if raw, err = decodeJSON(data); err != nil {

@@ -32,9 +32,14 @@ type reader struct {
 }
 
 // readFast reads a definition as decodeJSON does, or reports false where it cannot tell that
-// it would read it the same way.
-func readFast(data []byte) (rawMessage, bool) {
+// it would read it the same way. scratch, when not nil, is room for the fields being read,
+// kept for the next call.
+func readFast(data []byte, scratch *[]rawField) (rawMessage, bool) {
 	r := reader{s: string(data)}
+	if scratch != nil {
+		r.done = (*scratch)[:0]
+		defer func() { *scratch = r.done[:0] }()
+	}
 	var m rawMessage
 	r.space()
 	// Anything before the object (a KIP page's title) is clean's to drop. After the object,

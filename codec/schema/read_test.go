@@ -8,7 +8,7 @@ import (
 )
 
 // parseJSON is Parse without readFast: encoding/json's path alone.
-func parseJSON(data []byte, source string) (*Message, error) {
+func parseJSON(data []byte, source string, _ *[]rawField) (*Message, error) {
 	raw, err := decodeJSON(data)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func sameAsJSON(t *testing.T, data []byte, fast rawMessage) {
 // encoding/json reads, every API, version and field; and readFast reads every one of them
 // (else start-up is slow again, though right).
 func TestEmbeddedReadFast(t *testing.T) {
-	fast, err := loadEmbedded(Parse)
+	fast, err := loadEmbedded(parse)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestEmbeddedReadFast(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, ok := readFast(data)
+		raw, ok := readFast(data, nil)
 		if !ok {
 			t.Errorf("%s: readFast declined it", p)
 			continue
@@ -85,7 +85,7 @@ func TestReadFastLenient(t *testing.T) {
 		`{"name": "N", "about": "// not a comment /* nor this */", "x": {"apiKey": word}}`,
 		`{}`,
 	} {
-		raw, ok := readFast([]byte(src))
+		raw, ok := readFast([]byte(src), nil)
 		if !ok {
 			t.Errorf("readFast declined %s", src)
 			continue
@@ -121,7 +121,7 @@ func TestReadFastDeclines(t *testing.T) {
 		`null`,
 		``,
 	} {
-		if raw, ok := readFast([]byte(src)); ok {
+		if raw, ok := readFast([]byte(src), nil); ok {
 			t.Errorf("readFast read %s as %#v", src, raw)
 		}
 	}

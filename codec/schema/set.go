@@ -75,10 +75,13 @@ const (
 	Differs
 )
 
-var embeddedSet = sync.OnceValues(func() (*Set, error) { return loadEmbedded(Parse) })
+var embeddedSet = sync.OnceValues(func() (*Set, error) { return loadEmbedded(parse) })
+
+// parseFunc reads one definition (parse, or encoding/json's path alone in a test).
+type parseFunc func(data []byte, source string, scratch *[]rawField) (*Message, error)
 
 // loadEmbedded makes the set of the embedded definitions, each read by parse.
-func loadEmbedded(parse func(data []byte, source string) (*Message, error)) (*Set, error) {
+func loadEmbedded(parse parseFunc) (*Set, error) {
 	ms, err := parseEmbedded(parse)
 	if err != nil {
 		return nil, fmt.Errorf("embedded definitions: %w", err)
@@ -97,7 +100,7 @@ func loadEmbedded(parse func(data []byte, source string) (*Message, error)) (*Se
 
 // parseEmbedded parses the embedded definitions, in the order of their files, on every core:
 // every run of kdissect starts with them, and on one core they took about 45 ms.
-func parseEmbedded(parse func(data []byte, source string) (*Message, error)) ([]*Message, error) {
+func parseEmbedded(parse parseFunc) ([]*Message, error) {
 	// Every file of defs is a definition (see the go:embed line): read by name, not by a glob,
 	// which took as long as reading them.
 	files, err := embedded.ReadDir("defs")
@@ -114,10 +117,11 @@ func parseEmbedded(parse func(data []byte, source string) (*Message, error)) ([]
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), 4) {
 		wg.Go(func() {
+			var scratch []rawField
 			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
 				data, err := embedded.ReadFile(paths[i])
 				if err == nil {
-					ms[i], err = parse(data, paths[i])
+					ms[i], err = parse(data, paths[i], &scratch)
 				}
 				errs[i] = err
 			}
