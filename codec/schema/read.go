@@ -23,7 +23,7 @@ const maxDepth = 100
 
 // reader is readFast's position in a definition.
 type reader struct {
-	s     string // the definition, comments and all; every text read is a part of it
+	s     string // the definition, comments and all; a plain string read is a part of it
 	i     int    // the next byte of s
 	depth int    // objects and arrays open
 	// done holds the fields of the lists being read, read so far: a list is copied out whole
