@@ -314,7 +314,7 @@ func TestParseRefusesCycles(t *testing.T) {
 }
 
 // FuzzParse: no definition, however malformed, makes the loader, the layout paths or the
-// header roles panic or loop.
+// header roles panic or loop; and what readFast reads, encoding/json reads the same.
 func FuzzParse(f *testing.F) {
 	for _, dir := range []string{"defs", "testdata/kafka", "testdata/newer", "testdata/older"} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -324,7 +324,13 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	}
+	f.Add([]byte(`// c
+	{"ApiKey": TBD, "apiKey" /* c */: x1, "Fields": {"name": "A", "tag": " 3", "default": -1e2, "x": [{"apiKey": w}]}} tail`))
+	f.Add([]byte("{\"name\":\"\\u00e9\xc3\xa9\u00a0\", \"fields\": [], \"commonStructs\": null, \"flexibleversions\": 1.5}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if raw, ok := readFast(data, nil); ok {
+			sameAsJSON(t, data, raw)
+		}
 		m, err := Parse(data, "fuzz.json")
 		if err != nil {
 			return

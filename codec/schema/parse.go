@@ -67,6 +67,11 @@ func (n *integer) UnmarshalJSON(b []byte) error {
 	if err := t.UnmarshalJSON(b); err != nil {
 		return err
 	}
+	return n.fromText(t)
+}
+
+// fromText sets n from a value read as text: "" leaves it unset.
+func (n *integer) fromText(t text) error {
 	if t == "" {
 		*n = integer{}
 		return nil
@@ -104,9 +109,11 @@ func (l *list[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// isJSONNumber reports whether b is a number as JSON writes it.
 func isJSONNumber(b []byte) bool {
-	var n json.Number
-	return len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9')) && json.Unmarshal(b, &n) == nil
+	r := reader{s: string(b)}
+	_, ok := r.number()
+	return ok && r.i == len(b)
 }
 
 // clip shortens a raw JSON value for an error message.
@@ -181,12 +188,30 @@ func PeekType(data []byte) (string, error) {
 // Parse reads one definition in Kafka's JSON message format, as leniently as Kafka's generator
 // does (see text, integer and list): // and /* */ comments, numbers or strings where either
 // will do, unknown keys. source names the file in errors.
-func Parse(data []byte, source string) (*Message, error) {
-	var raw rawMessage
-	dec := json.NewDecoder(bytes.NewReader(clean(data)))
-	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("%s: %v", source, err)
+func Parse(data []byte, source string) (*Message, error) { return parse(data, source, nil) }
+
+// parse is Parse with room for the fields being read (see readFast), which a caller parsing
+// many definitions keeps from one to the next.
+func parse(data []byte, source string, scratch *[]rawField) (*Message, error) {
+	raw, ok := readFast(data, scratch)
+	if !ok {
+		var err error
+		if raw, err = decodeJSON(data); err != nil {
+			return nil, fmt.Errorf("%s: %v", source, err)
+		}
 	}
+	return fromRaw(&raw, source)
+}
+
+// decodeJSON reads a definition with encoding/json: what readFast declines, and the errors.
+func decodeJSON(data []byte) (rawMessage, error) {
+	var raw rawMessage
+	err := json.NewDecoder(bytes.NewReader(clean(data))).Decode(&raw)
+	return raw, err
+}
+
+// fromRaw checks a definition read and resolves its types.
+func fromRaw(raw *rawMessage, source string) (*Message, error) {
 	m := &Message{Type: string(raw.Type), Name: string(raw.Name), Source: source}
 	if m.Name == "" {
 		return nil, fmt.Errorf("%s: definition has no name", source)
@@ -258,44 +283,54 @@ type resolver struct {
 
 func (r *resolver) structDef(name string, raws list[rawField]) (*StructDef, error) {
 	s := &StructDef{Name: name}
+	if len(raws) == 0 {
+		return s, nil
+	}
+	// A struct's fields are allocated together: every run resolves some two thousand.
+	fs := make([]Field, len(raws))
+	s.Fields = make([]*Field, len(raws))
 	for i := range raws {
-		f, err := r.field(&raws[i])
-		if err != nil {
+		if err := r.field(&fs[i], &raws[i]); err != nil {
 			return nil, err
 		}
-		s.Fields = append(s.Fields, f)
+		s.Fields[i] = &fs[i]
 	}
 	return s, nil
 }
 
-func (r *resolver) field(rf *rawField) (*Field, error) {
-	f := &Field{Name: string(rf.Name), Type: string(rf.Type), About: string(rf.About), Tag: -1, EntityType: string(rf.EntityType)}
-	where := fmt.Sprintf("%s: field %s", r.source, string(rf.Name))
+// fieldError is an error about field rf, saying where it is.
+func (r *resolver) fieldError(rf *rawField, format string, args ...any) error {
+	return fmt.Errorf("%s: field %s: %s", r.source, string(rf.Name), fmt.Sprintf(format, args...))
+}
+
+// field resolves rf into f.
+func (r *resolver) field(f *Field, rf *rawField) error {
+	*f = Field{Name: string(rf.Name), Type: string(rf.Type), About: string(rf.About), Tag: -1, EntityType: string(rf.EntityType)}
 	var err error
 	if f.Versions, err = ParseVersions(string(rf.Versions)); err != nil {
-		return nil, fmt.Errorf("%s: versions: %v", where, err)
+		return r.fieldError(rf, "versions: %v", err)
 	}
 	if f.NullableVersions, err = ParseVersions(string(rf.NullableVersions)); err != nil {
-		return nil, fmt.Errorf("%s: nullableVersions: %v", where, err)
+		return r.fieldError(rf, "nullableVersions: %v", err)
 	}
 	if f.TaggedVersions, err = ParseVersions(string(rf.TaggedVersions)); err != nil {
-		return nil, fmt.Errorf("%s: taggedVersions: %v", where, err)
+		return r.fieldError(rf, "taggedVersions: %v", err)
 	}
 	if rf.FlexibleVersions != nil {
 		fv, err := ParseVersions(string(*rf.FlexibleVersions))
 		if err != nil {
-			return nil, fmt.Errorf("%s: flexibleVersions: %v", where, err)
+			return r.fieldError(rf, "flexibleVersions: %v", err)
 		}
 		f.FlexibleVersions = &fv
 	}
 	if rf.BitField != "" {
 		if f.BitField = wire.LookupBitField(string(rf.BitField)); f.BitField == wire.NoBits {
-			return nil, fmt.Errorf("%s: unknown bitField %q", where, string(rf.BitField))
+			return r.fieldError(rf, "unknown bitField %q", string(rf.BitField))
 		}
 	}
 	if rf.Tag.set {
 		if rf.Tag.n < 0 || rf.Tag.n > 0x7fffffff {
-			return nil, fmt.Errorf("%s: tag %d out of range", where, rf.Tag.n)
+			return r.fieldError(rf, "tag %d out of range", rf.Tag.n)
 		}
 		f.Tag = int(rf.Tag.n)
 		if f.TaggedVersions.Empty() {
@@ -314,18 +349,18 @@ func (r *resolver) field(rf *rawField) (*Field, error) {
 	if !primitive {
 		k = Struct
 		if f.Struct, err = r.structType(typ, rf); err != nil {
-			return nil, fmt.Errorf("%s: %v", where, err)
+			return r.fieldError(rf, "%v", err)
 		}
 	}
 	if f.Kind == Array {
 		f.Elem = k
 		if k == Records {
-			return nil, fmt.Errorf("%s: an array of records is not a Kafka type", where)
+			return r.fieldError(rf, "an array of records is not a Kafka type")
 		}
 	} else {
 		f.Kind = k
 	}
-	return f, nil
+	return nil
 }
 
 // structType resolves a struct type: inline fields, or a common struct of the same name.

@@ -51,9 +51,10 @@ func BenchmarkParseEmbedded(b *testing.B) {
 		files = append(files, data)
 	}
 	b.ReportAllocs()
+	var scratch []rawField
 	for b.Loop() {
 		for i, data := range files {
-			if _, err := Parse(data, paths[i]); err != nil {
+			if _, err := parse(data, paths[i], &scratch); err != nil {
 				b.Fatal(err)
 			}
 		}

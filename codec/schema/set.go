@@ -4,7 +4,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -76,8 +75,14 @@ const (
 	Differs
 )
 
-var embeddedSet = sync.OnceValues(func() (*Set, error) {
-	ms, err := parseEmbedded()
+var embeddedSet = sync.OnceValues(func() (*Set, error) { return loadEmbedded(parse) })
+
+// parseFunc reads one definition (parse, or encoding/json's path alone in a test).
+type parseFunc func(data []byte, source string, scratch *[]rawField) (*Message, error)
+
+// loadEmbedded makes the set of the embedded definitions, each read by parse.
+func loadEmbedded(parse parseFunc) (*Set, error) {
+	ms, err := parseEmbedded(parse)
 	if err != nil {
 		return nil, fmt.Errorf("embedded definitions: %w", err)
 	}
@@ -91,14 +96,20 @@ var embeddedSet = sync.OnceValues(func() (*Set, error) {
 		return nil, fmt.Errorf("embedded definitions: request or response header missing")
 	}
 	return s, nil
-})
+}
 
 // parseEmbedded parses the embedded definitions, in the order of their files, on every core:
-// every run of kdissect starts with them, and on one core they took about 45 ms.
-func parseEmbedded() ([]*Message, error) {
-	paths, err := fs.Glob(embedded, "defs/*.json")
+// every run of kdissect waits for them (a few milliseconds on one core; 45 with encoding/json).
+func parseEmbedded(parse parseFunc) ([]*Message, error) {
+	// Every file of defs is a definition (see the go:embed line): read by name, not by a glob,
+	// which took as long as reading them.
+	files, err := embedded.ReadDir("defs")
 	if err != nil {
 		return nil, err
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = "defs/" + f.Name()
 	}
 	ms := make([]*Message, len(paths))
 	errs := make([]error, len(paths))
@@ -106,10 +117,11 @@ func parseEmbedded() ([]*Message, error) {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), 4) {
 		wg.Go(func() {
+			var scratch []rawField
 			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
 				data, err := embedded.ReadFile(paths[i])
 				if err == nil {
-					ms[i], err = Parse(data, paths[i])
+					ms[i], err = parse(data, paths[i], &scratch)
 				}
 				errs[i] = err
 			}

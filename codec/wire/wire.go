@@ -148,11 +148,20 @@ func IndexName(i int) string {
 }
 
 // indexNames holds the names of the first array elements, so that decoding a large array does
-// not format a name per element. It is filled once and never written again.
+// not format a name per element. It is filled once and never written again. The names are
+// parts of one string ("[0][1][2]..."): every run makes them before it reads a packet, and a
+// string each took two thousand allocations.
 var indexNames = func() []string {
 	s := make([]string, 1024)
+	var b []byte
+	ends := make([]int, len(s))
 	for i := range s {
-		s[i] = "[" + strconv.Itoa(i) + "]"
+		b = append(strconv.AppendInt(append(b, '['), int64(i), 10), ']')
+		ends[i] = len(b)
+	}
+	all, start := string(b), 0
+	for i, end := range ends {
+		s[i], start = all[start:end], end
 	}
 	return s
 }()
