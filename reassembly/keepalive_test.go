@@ -118,6 +118,19 @@ func TestAssemblerKeepAlive(t *testing.T) {
 		},
 		want: "dir 0 25 bytes at 0 packets 13-13; dir 1 65 bytes at 0 packets 14-14",
 	}, {
+		// A probe with a byte cannot be told from a segment of one byte of data: the capture
+		// starts mid-stream there, and the byte is skipped, as any bytes before the first frame
+		// found are.
+		name: "capture starts at a probe with a byte",
+		build: func(b *builder) {
+			b.probe(true, []byte{0})
+			b.ack(false)
+			b.send(true, req)
+			b.send(false, resp)
+		},
+		want:    "dir 0 25 bytes at 1 packets 3-3; dir 1 65 bytes at 0 packets 4-4",
+		notices: []string{"1 byte at stream offset 0 skipped: no Kafka frame starts in it"},
+	}, {
 		// Not a probe: an ACK, then data further on. The bytes between were lost, and the
 		// data that follows them is not held back waiting for them.
 		name: "capture starts at an ACK, bytes lost after it",
