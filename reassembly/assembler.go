@@ -466,6 +466,12 @@ type stream struct {
 	known, hasEnd [2]bool
 	endPkt        [2]int
 	endTime       [2]time.Time
+	// Per direction, before it starts: the furthest sequence number of the segments without
+	// data (ACKs, keep-alive probes) seen, and the bytes lost between it and the first data
+	// (see Accept), reported with that data.
+	bare    [2]gpr.Sequence
+	hasBare [2]bool
+	lead    [2]int
 	// lastSeen is the time of the connection's latest segment, as gopacket's; prev and next
 	// link the assembler's streams, the most recently active first.
 	lastSeen   time.Time
@@ -487,19 +493,33 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 	if !s.done {
 		s.a.streams.touch(s)
 	}
-	if nextSeq >= 0 && gpr.Sequence(tcp.Seq) != nextSeq {
-		// Out of order: gopacket may hold it back until a flush.
+	seq := gpr.Sequence(tcp.Seq)
+	if nextSeq >= 0 && nextSeq.Difference(seq) > 0 {
+		// Ahead of the stream: gopacket may hold it back until a flush. A segment behind it
+		// (a retransmission, a keep-alive probe) never is.
 		s.a.gapSince, s.a.gapWait = ci.Timestamp, true
+	}
+	if nextSeq < 0 && !tcp.SYN && !tcp.FIN && !tcp.RST && len(tcp.Payload) == 0 {
+		// A direction starts at its SYN or its first data, not at a segment without data: a
+		// capture of a quiet connection may begin with a keep-alive probe, whose sequence
+		// number is one below the next byte.
+		if !s.hasBare[d] || s.bare[d].Difference(seq) > 0 {
+			s.bare[d], s.hasBare[d] = seq, true
+		}
+		return false
 	}
 	if tcp.SYN && (s.framers[d] == nil || !s.framers[d].started) {
 		s.syn[d] = true
 	}
-	seq := gpr.Sequence(tcp.Seq)
 	if !s.known[d] && (tcp.SYN || nextSeq < 0) {
 		// The SYN, or the packet the forced start below makes the first one.
 		s.first[d], s.known[d] = seq, true
 		if tcp.SYN {
 			s.first[d] = seq.Add(1)
+		} else if s.hasBare[d] && s.bare[d].Difference(seq) > 1 {
+			// Bytes were sent after a segment without data and not captured: gopacket, which
+			// starts at this segment, does not know, so they are reported with its data.
+			s.first[d], s.lead[d] = s.bare[d], s.bare[d].Difference(seq)
 		}
 	}
 	if !tcp.SYN && !tcp.RST && (len(tcp.Payload) > 0 || tcp.FIN) {
@@ -518,6 +538,9 @@ func (s *stream) ReassembledSG(sg gpr.ScatterGather, ac gpr.AssemblerContext) {
 	d := s.dir(dir)
 	if s.rejected {
 		return
+	}
+	if s.lead[d] > 0 {
+		skip, s.lead[d] = max(skip, 0)+s.lead[d], 0
 	}
 	if s.undecided {
 		s.detect(d, sg, skip)

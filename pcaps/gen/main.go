@@ -34,6 +34,9 @@ type scenario struct {
 	// the start of the process (a cpu.* one, read only at start-up): gen
 	// runs the scenario in a child process of its own with it.
 	godebug string
+	// dir, if set, is the folder (from the repository root) the capture is written to instead
+	// of -out: a capture for one package's tests rather than one of pcaps/.
+	dir string
 }
 
 var scenarios = []scenario{
@@ -92,6 +95,9 @@ var scenarios = []scenario{
 	{file: "kgo-metadata-storm.pcap", run: kgoMetadataStorm},
 	{file: "kgo-capture-loss.pcap", run: kgoCaptureLoss},
 	{file: "kgo-unanswered.pcap", run: kgoUnanswered},
+
+	// TCP keep-alive probes, for dissect's tests (keepalive.go).
+	{file: "keepalive.pcap", run: kgoKeepAlive, dir: "dissect/testdata"},
 }
 
 // scenarioTimeout bounds one scenario, clients and capture included.
@@ -124,6 +130,9 @@ func main() {
 			continue
 		}
 		file := filepath.Join(*out, s.file)
+		if s.dir != "" {
+			file = filepath.Join(s.dir, s.file)
+		}
 		start := time.Now()
 		run := runScenario
 		if s.godebug != "" && !*child {
