@@ -146,6 +146,7 @@ func (em *embedder) decode(n *Node, typ string) {
 	children, note := em.structure(start, start+size, exact)
 	if children != nil {
 		n.Children = children
+		em.m.embedded = true
 	}
 	if note != "" && (children != nil || !exact) {
 		n.Note = note

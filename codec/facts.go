@@ -1007,6 +1007,11 @@ func (t *TopicIDNamer) namesTopicIDs(s *schema.StructDef, v int16) bool {
 
 // topicIDNames is Message.TopicIDNames, with the structures that can hold names asked of t.
 func topicIDNames(m *Message, t *TopicIDNamer) []TopicIDName {
+	if t != nil && m.def != nil && !m.embedded && !m.sasl && !t.namesTopicIDs(m.def.Body, m.Version) {
+		// No structure of m's definition, at its version, holds a topic's name and id, and m
+		// holds no nodes of another definition: nothing to walk for (most messages).
+		return nil
+	}
 	var out []TopicIDName
 	Walk(m.Fields, func(n *Node, _ int) bool {
 		if d := n.Def; d != nil && (d.Kind == schema.Records || d.Struct != nil && !t.namesTopicIDs(d.Struct, m.Version)) {

@@ -62,10 +62,18 @@ func TestOnceSet(t *testing.T) {
 
 // TestLearnPassesOverOnlyWhatCannotName: TopicIDNames looks inside only the structs that can
 // hold a topic name and a topic id; it must learn what a walk of every struct learns, for every
-// API key, version and direction. So must a TopicIDNamer that has seen every message before,
-// which remembers which structs it passes over.
+// API key, version and direction, in full and shallow trees. So must a TopicIDNamer that has
+// seen every message before, which remembers which structs it passes over, and does not walk a
+// message whose definition has none.
 func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
-	c := testCodec(t)
+	full, shallow := testCodec(t), testCodec(t)
+	shallow.Shallow = true
+	for _, c := range []*Codec{full, shallow} {
+		learnPassesOver(t, c)
+	}
+}
+
+func learnPassesOver(t *testing.T, c *Codec) {
 	var namer TopicIDNamer
 	learnt := 0
 	for key := int16(0); key < 1000; key++ {
@@ -106,16 +114,16 @@ func TestLearnPassesOverOnlyWhatCannotName(t *testing.T) {
 				namer.TopicIDNames(m)
 				again.Add(namer.TopicIDNames(m))
 				if fmt.Sprint(again.names) != fmt.Sprint(want) {
-					t.Errorf("key %d v%d response %v: a namer learnt %v, want %v", key, v, response, again.names, want)
+					t.Errorf("key %d v%d response %v shallow %v: a namer learnt %v, want %v", key, v, response, c.Shallow, again.names, want)
 				}
 				learnt += len(want)
 			}
 		}
 	}
 	if learnt == 0 {
-		t.Fatal("no message named a topic id: the test tests nothing")
+		t.Fatalf("shallow %v: no message named a topic id: the test tests nothing", c.Shallow)
 	}
-	t.Logf("%d topic ids named", learnt)
+	t.Logf("shallow %v: %d topic ids named", c.Shallow, learnt)
 }
 
 // TestFactsSoftware: an ApiVersions request names its client software, in full and shallow

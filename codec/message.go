@@ -95,8 +95,9 @@ type Message struct {
 	// paged, when set, holds the frame (Conversation.SetPaged).
 	paged Paged
 	// sasl reports that the tree holds a SASL token's nodes (decodeSASL): Facts looks for its
-	// user only then.
-	sasl bool
+	// user only then. embedded reports that it holds the nodes of a structure carried in a
+	// bytes field (decodeEmbedded), of another definition than m's.
+	sasl, embedded bool
 }
 
 // HeaderReason says why m's header has the version it has: the API version's place in the
