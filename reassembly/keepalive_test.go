@@ -42,50 +42,17 @@ func TestAssemblerKeepAlive(t *testing.T) {
 		want    string
 		notices []string
 	}{{
-		name: "probes with no data",
-		build: func(b *builder) {
-			b.send(true, req)
-			b.send(false, resp)
-			for range 2 {
-				b.probe(true, nil)
-				b.ack(false)
-			}
-			b.probe(false, nil)
-			b.ack(true)
-			b.send(true, req)
-			b.send(false, resp)
-		},
-		want: synced,
+		name:  "probes with no data",
+		build: probing(req, resp, nil, nil),
+		want:  synced,
 	}, {
-		name: "probes with the byte acknowledged",
-		build: func(b *builder) {
-			b.send(true, req)
-			b.send(false, resp)
-			for range 2 {
-				b.probe(true, req[len(req)-1:])
-				b.ack(false)
-			}
-			b.probe(false, resp[len(resp)-1:])
-			b.ack(true)
-			b.send(true, req)
-			b.send(false, resp)
-		},
-		want: synced,
+		name:  "probes with the byte acknowledged",
+		build: probing(req, resp, req[len(req)-1:], resp[len(resp)-1:]),
+		want:  synced,
 	}, {
-		name: "probes with another byte",
-		build: func(b *builder) {
-			b.send(true, req)
-			b.send(false, resp)
-			for range 2 {
-				b.probe(true, []byte{0})
-				b.ack(false)
-			}
-			b.probe(false, []byte{0})
-			b.ack(true)
-			b.send(true, req)
-			b.send(false, resp)
-		},
-		want: synced,
+		name:  "probes with another byte",
+		build: probing(req, resp, []byte{0}, []byte{0}),
+		want:  synced,
 	}, {
 		name: "capture starts at the client's probe",
 		build: func(b *builder) {
@@ -171,6 +138,24 @@ func TestAssemblerKeepAlive(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// probing builds a connection that exchanges req and resp, is probed twice by the client (with
+// the data client) and once by the broker (with server), each probe answered, then exchanges
+// them again.
+func probing(req, resp, client, server []byte) func(b *builder) {
+	return func(b *builder) {
+		b.send(true, req)
+		b.send(false, resp)
+		for range 2 {
+			b.probe(true, client)
+			b.ack(false)
+		}
+		b.probe(false, server)
+		b.ack(true)
+		b.send(true, req)
+		b.send(false, resp)
 	}
 }
 
