@@ -2,7 +2,6 @@ package dissect
 
 import (
 	"fmt"
-	"io"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -75,24 +74,12 @@ func keepAliveProbes(t *testing.T, file string) map[string]bool {
 // packetBytes returns the bytes of the packets of file numbered in nums.
 func packetBytes(t *testing.T, file string, nums map[int]bool) map[int]string {
 	t.Helper()
-	r, err := capture.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	got := map[int]string{}
-	for {
-		seg, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachSegmentIn(t, file, func(seg *capture.Segment) {
 		if nums[seg.Num] {
 			got[seg.Num] = string(seg.Raw)
 		}
-	}
+	})
 	if len(got) != len(nums) {
 		t.Fatalf("%s: %d of the packets %v", file, len(got), fmt.Sprint(nums))
 	}

@@ -325,7 +325,13 @@ func TestRoundSegment(t *testing.T) {
 // until f returns.
 func eachSegment(t *testing.T, name string, f func(*capture.Segment)) {
 	t.Helper()
-	r, err := capture.Open(pcapPath(name))
+	eachSegmentIn(t, pcapPath(name), f)
+}
+
+// eachSegmentIn is eachSegment for the capture file at path.
+func eachSegmentIn(t *testing.T, path string, f func(*capture.Segment)) {
+	t.Helper()
+	r, err := capture.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
