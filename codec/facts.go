@@ -1005,10 +1005,22 @@ func (t *TopicIDNamer) namesTopicIDs(s *schema.StructDef, v int16) bool {
 	return named
 }
 
+// mayName reports whether a structure of m's body, as m's version defines it, can hold a
+// topic's name and id; true when m has no definition at its version. (A definition merged
+// from several releases, --schema-dir, has a body per run of versions: At picks the one m
+// was decoded by.)
+func (t *TopicIDNamer) mayName(m *Message) bool {
+	if m.def == nil {
+		return true
+	}
+	def := m.def.At(m.Version)
+	return def == nil || t.namesTopicIDs(def.Body, m.Version)
+}
+
 // topicIDNames is Message.TopicIDNames, with the structures that can hold names asked of t.
 func topicIDNames(m *Message, t *TopicIDNamer) []TopicIDName {
-	if t != nil && m.def != nil && !m.embedded && !m.sasl && !t.namesTopicIDs(m.def.Body, m.Version) {
-		// No structure of m's definition, at its version, holds a topic's name and id, and m
+	if t != nil && !m.embedded && !m.sasl && !t.mayName(m) {
+		// No structure of m's definition at its version holds a topic's name and id, and m
 		// holds no nodes of another definition: nothing to walk for (most messages).
 		return nil
 	}

@@ -2,6 +2,8 @@ package codec
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -626,5 +628,55 @@ func TestFactsStore(t *testing.T) {
 	a.Partitions[1].Partitions = append(a.Partitions[1].Partitions, 9)
 	if got := fmt.Sprint(b); got != want {
 		t.Errorf("appending to the lists of one store's facts changed another's:\n%s\nwas\n%s", got, want)
+	}
+}
+
+// TestTopicIDNamerMergedDefinitions: a definition merged from a directory (--schema-dir) has a
+// body per run of versions, and a namer reads a message by the body of its version: here a
+// release whose Metadata v9 responses carry topic ids, merged over the embedded definition,
+// whose v9 does not.
+func TestTopicIDNamerMergedDefinitions(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("schema", "defs", "MetadataResponse.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := strings.Replace(string(data), `"validVersions": "0-13"`, `"validVersions": "9-9"`, 1)
+	def = strings.Replace(def, `"name": "TopicId",
+          "type": "uuid",
+          "versions": "10+"`, `"name": "TopicId",
+          "type": "uuid",
+          "versions": "9+"`, 1)
+	if def == string(data) || strings.Count(def, `"9+"`) < 2 {
+		t.Fatal("the embedded MetadataResponse.json is not as this test expects: edit the test")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "MetadataResponse.json"), []byte(def), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := schema.Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := embedded.WithDir(dir, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.Version = 10 // v10's layout: the merged v9's
+	topic := kmsg.NewMetadataResponseTopic()
+	topic.Topic, topic.TopicID = kmsg.StringPtr("orders"), [16]byte{7}
+	resp.Topics = append(resp.Topics, topic)
+	for _, shallow := range []bool{false, true} {
+		c := New(merged)
+		c.Shallow = shallow
+		m := c.DecodeResponse(frame(KeyMetadata, 9, true, true, 1, resp.AppendTo(nil)), KeyMetadata, 9)
+		want := fmt.Sprint([]TopicIDName{{ID: UUID{7}, Name: "orders"}})
+		if got := fmt.Sprint(m.TopicIDNames()); got != want {
+			t.Fatalf("shallow %v: the walk learns %s, want %s", shallow, got, want)
+		}
+		var namer TopicIDNamer
+		if got := fmt.Sprint(namer.TopicIDNames(m)); got != want {
+			t.Errorf("shallow %v: a namer learns %s, want %s", shallow, got, want)
+		}
 	}
 }
