@@ -519,6 +519,9 @@ func (s *stream) Accept(tcp *layers.TCP, ci gopacket.CaptureInfo, dir gpr.TCPFlo
 		} else if s.hasBare[d] && s.bare[d].Difference(seq) > 1 {
 			// Bytes were sent after a segment without data and not captured: gopacket, which
 			// starts at this segment, does not know, so they are reported with its data.
+			// Without a SYN a probe (one below the next byte) cannot be told from an ACK (at
+			// it): the count is one byte over after a probe, and one lost byte after an ACK
+			// goes unreported.
 			s.first[d], s.lead[d] = s.bare[d], s.bare[d].Difference(seq)
 		}
 	}
