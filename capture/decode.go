@@ -189,15 +189,19 @@ func (d *decoder) decode(data []byte, lt layers.LinkType, cut bool) (seg *Segmen
 // is cut short, a fragment or not decodable: the parser decodes those, and says what is wrong.
 // What it returns is what the parser makes of the packet (TestDirectDecode, FuzzDirectDecode).
 func (d *decoder) ethIPv4TCP(data []byte) *Segment {
-	const ethLen, ipLen = 14, 20
+	const (
+		ethLen, ipLen = 14, 20
+		ihlPlain      = ipLen / 4 // the header length, in words, of an IPv4 header without options
+		fragmentBits  = 0x3fff    // of the flags and fragment offset: More Fragments, the offset
+	)
 	if len(data) < ethLen+ipLen || binary.BigEndian.Uint16(data[12:]) != uint16(layers.EthernetTypeIPv4) {
 		return nil
 	}
 	ip := data[ethLen:]
 	n := int(binary.BigEndian.Uint16(ip[2:])) // the IP packet's length: what follows is padding
-	// IHL 5 (no options), a length that the capture holds (0 is segmentation offload), no
-	// fragment (More Fragments or an offset), TCP.
-	if ip[0]&0x0f != 5 || n < ipLen || n > len(ip) || binary.BigEndian.Uint16(ip[6:])&0x3fff != 0 ||
+	// No options, a length that the capture holds (0 is segmentation offload), no fragment,
+	// TCP.
+	if ip[0]&0x0f != ihlPlain || n < ipLen || n > len(ip) || binary.BigEndian.Uint16(ip[6:])&fragmentBits != 0 ||
 		layers.IPProtocol(ip[9]) != layers.IPProtocolTCP {
 		return nil
 	}

@@ -86,15 +86,20 @@ func TestDirectDecode(t *testing.T) {
 	}
 }
 
-// FuzzDirectDecode: for any Ethernet frame, decoding it with and without ethIPv4TCP gives the
-// same result.
+// FuzzDirectDecode: for any Ethernet frames, decoding them one after the other with and
+// without ethIPv4TCP gives the same results: whatever the layers kept of the frame before.
 func FuzzDirectDecode(f *testing.F) {
-	for _, c := range directCases(f) {
-		f.Add(c.frame, false)
+	cases := directCases(f)
+	for i, c := range cases {
+		f.Add(c.frame, cases[(i+1)%len(cases)].frame, false)
 	}
-	f.Fuzz(func(t *testing.T, frame []byte, cut bool) {
-		if err := sameDecode(frame, cut); err != nil {
-			t.Error(err)
+	f.Fuzz(func(t *testing.T, first, second []byte, cut bool) {
+		var fast, slow decoder
+		slow.parserOnly = true
+		for _, frame := range [][]byte{first, second, first} {
+			if err := sameDecodeWith(&fast, &slow, frame, cut); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 }
@@ -104,6 +109,11 @@ func FuzzDirectDecode(f *testing.F) {
 func sameDecode(frame []byte, cut bool) error {
 	var fast, slow decoder
 	slow.parserOnly = true
+	return sameDecodeWith(&fast, &slow, frame, cut)
+}
+
+// sameDecodeWith is sameDecode with the two decoders given.
+func sameDecodeWith(fast, slow *decoder, frame []byte, cut bool) error {
 	fs, ftr, ferr := fast.decode(frame, layers.LinkTypeEthernet, cut)
 	ss, str, serr := slow.decode(frame, layers.LinkTypeEthernet, cut)
 	switch {

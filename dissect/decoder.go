@@ -200,7 +200,8 @@ func (d *decoder) newEntry() (e *model.Entry, ef *entryFacts) {
 		return new(model.Entry), nil
 	}
 	// One allocation for the two rather than two: an entry's facts live as long as it does.
-	// One the pipeline is done with serves again (zero: Pipeline.forget cleared it).
+	// One the pipeline is done with serves again: Pipeline.forget cleared its entry and facts,
+	// and emptied its store.
 	ef, _ = d.entries.Get().(*entryFacts)
 	if ef == nil {
 		ef = new(entryFacts)
