@@ -122,13 +122,7 @@ func is(key, name string) bool {
 // object reads an object, calling value for each key with the reader at the key's value, which
 // value reads.
 func (r *reader) object(value func(key string) bool) bool {
-	if !r.open('{') {
-		return false
-	}
-	if r.close('}') {
-		return true
-	}
-	for {
+	return r.open('{') && r.items('}', func() bool {
 		key, ok := r.readKey()
 		if !ok {
 			return false
@@ -138,11 +132,22 @@ func (r *reader) object(value func(key string) bool) bool {
 			return false
 		}
 		r.space()
-		if !value(key) {
+		return value(key)
+	})
+}
+
+// items reads the items of an object or an array already open, and the byte that closes it:
+// item reads one, from its first byte; commas come between them.
+func (r *reader) items(end byte, item func() bool) bool {
+	if r.close(end) {
+		return true
+	}
+	for {
+		if !item() {
 			return false
 		}
 		r.space()
-		if r.close('}') {
+		if r.close(end) {
 			return true
 		}
 		if !r.eat(',') {
@@ -169,22 +174,19 @@ func (r *reader) fields() (list[rawField], bool) {
 	}
 	base := len(r.done)
 	defer func() { r.done = r.done[:base] }()
-	for {
+	ok := r.items(']', func() bool {
 		// A field's own list is read (onto done) before the field joins done.
 		var f rawField
 		if r.peek() != '{' || !r.field(&f) {
-			return nil, false
+			return false
 		}
 		r.done = append(r.done, f)
-		r.space()
-		if r.close(']') {
-			return append(list[rawField](nil), r.done[base:]...), true
-		}
-		if !r.eat(',') {
-			return nil, false
-		}
-		r.space()
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
+	return append(list[rawField](nil), r.done[base:]...), true
 }
 
 // text reads a value as text.UnmarshalJSON does: a string; a number or a boolean as written;
@@ -298,25 +300,7 @@ func (r *reader) skip(key string) bool {
 }
 
 func (r *reader) skipArray() bool {
-	if !r.open('[') {
-		return false
-	}
-	if r.close(']') {
-		return true
-	}
-	for {
-		if !r.skip("") {
-			return false
-		}
-		r.space()
-		if r.close(']') {
-			return true
-		}
-		if !r.eat(',') {
-			return false
-		}
-		r.space()
-	}
+	return r.open('[') && r.items(']', func() bool { return r.skip("") })
 }
 
 // readKey reads an object's key. Keys with escapes or bytes past ASCII are declined:
