@@ -16,6 +16,7 @@ import (
 
 	"github.com/kdissect/kdissect/codec/schema"
 	"github.com/kdissect/kdissect/codec/wire"
+	"github.com/kdissect/kdissect/internal/ascii"
 )
 
 // Node is one field of a decoded message. Offsets count from the first byte of the frame's size
@@ -283,7 +284,7 @@ func walkFrom(nodes []*Node, depth int, fn func(n *Node, depth int) bool) {
 func Printable(b []byte) bool {
 	for i := 0; i < len(b); {
 		// Eight bytes at a time while they are all printable ASCII, as record values mostly are.
-		if len(b)-i >= 8 && printableASCII(binary.LittleEndian.Uint64(b[i:])) {
+		if len(b)-i >= 8 && ascii.Unprintable(ascii.Word(b[i:])) == 0 {
 			i += 8
 			continue
 		}
@@ -302,15 +303,6 @@ func Printable(b []byte) bool {
 		i += size
 	}
 	return true
-}
-
-// printableASCII reports whether the eight bytes of w are all from space to tilde: no top bit
-// set, none below 0x20 and none 0x7f (the tests for a byte below n and for a zero byte, done
-// on every byte of the word at once).
-func printableASCII(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := func(w uint64, n uint64) uint64 { return (w - ones*n) &^ w & highs }
-	return w&highs == 0 && below(w, 0x20) == 0 && below(w^(ones*0x7f), 1) == 0
 }
 
 // UUID is a Kafka UUID (topic ids, member ids).

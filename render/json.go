@@ -352,11 +352,11 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 		v, truncated = v[:j.MaxBytes], true
 	}
 	b = append(b, `,"value":`...)
-	if codec.Printable(v) {
-		b = appendJSONString(b, v)
-		b = append(b, `,"encoding":"utf8"`...)
+	start := len(b)
+	if text, ok := appendEscaped(b, v, true); ok { // decided and escaped in one pass
+		b = append(text, `,"encoding":"utf8"`...)
 	} else {
-		b = append(b, '"')
+		b = append(text[:start], '"')
 		for len(v) > 0 { // in pieces: the records of a big message, undecoded, are megabytes
 			k := min(len(v), jsonChunk/2)
 			b = j.spill(hex.AppendEncode(b, v[:k]))

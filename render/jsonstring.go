@@ -1,11 +1,14 @@
 package render
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"io"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/kdissect/kdissect/internal/ascii"
 	"github.com/kdissect/kdissect/internal/inert"
 )
 
@@ -49,6 +52,13 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && s[i] < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			b, i = appendASCII(b, s, i)
+			if start = i; i == len(s) {
+				break
+			}
+		}
 		c := s[i]
 		if plainJSON[c] {
 			i++
@@ -99,6 +109,34 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"'), true
+}
+
+// appendASCII appends s[i:] escaped while it holds printable ASCII, and returns where it
+// stopped: at a byte that is not, or in the last 7 bytes of s. It takes 8 bytes at a time,
+// copied whole before they are looked at, and escapes a quote or a backslash in place: record
+// values are often JSON text, with a quote every few bytes, where copying each run between
+// two quotes would cost more than the bytes.
+func appendASCII[T ~string | ~[]byte](b []byte, s T, i int) ([]byte, int) {
+	for i+8 <= len(s) {
+		if cap(b)-len(b) < 16 { // room for a word and an escape, grown as append grows
+			b = slices.Grow(b, len(s)-i+16)
+		}
+		n, w := len(b), ascii.Word(s[i:])
+		binary.LittleEndian.PutUint64(b[n:n+8], w)
+		m := ascii.Unprintable(w) | ascii.Holds(w, '"') | ascii.Holds(w, '\\')
+		if m == 0 {
+			b, i = b[:n+8], i+8
+			continue
+		}
+		k := ascii.First(m)
+		if c := s[i+k]; c == '"' || c == '\\' {
+			b = append(b[:n+k], '\\', c)
+			i += k + 1
+			continue
+		}
+		return b[:n+k], i + k
+	}
+	return b, i
 }
 
 // appendRuneEscape appends r, a character of the Basic Multilingual Plane, as a JSON escape.

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -28,19 +29,66 @@ func TestJSONString(t *testing.T) {
 		}
 		cases = append(cases, string(b))
 	}
+	for range 2000 {
+		cases = append(cases, string(mostlyText(rng, 48)))
+	}
 	for _, s := range cases {
-		var want strings.Builder
-		enc := json.NewEncoder(&inertJSON{w: &want})
-		enc.SetEscapeHTML(false)
-		enc.Encode(s)
-		w := strings.TrimSuffix(want.String(), "\n")
-		if got := string(appendJSONString(nil, s)); got != w {
-			t.Errorf("%q: %s, want %s", s, got, w)
-		}
-		if got := string(appendJSONString(nil, []byte(s))); got != w {
-			t.Errorf("bytes %q: %s, want %s", s, got, w)
+		if err := sameAsEncodingJSON(s); err != nil {
+			t.Error(err)
 		}
 	}
+}
+
+// FuzzJSONString: any bytes come out as encoding/json writes them, made inert, and as text
+// exactly when codec.Printable says so.
+func FuzzJSONString(f *testing.F) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 20 {
+		f.Add(mostlyText(rng, 64))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := sameAsEncodingJSON(string(b)); err != nil {
+			t.Error(err)
+		}
+		if err := bytesValueAsPrintable(b); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// sameAsEncodingJSON says how appendJSONString writes s, from a string and from bytes, when
+// it is not as encoding/json does, made inert.
+func sameAsEncodingJSON(s string) error {
+	var want strings.Builder
+	enc := json.NewEncoder(&inertJSON{w: &want})
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	w := strings.TrimSuffix(want.String(), "\n")
+	if got := string(appendJSONString(nil, s)); got != w {
+		return fmt.Errorf("%q: %s, want %s", s, got, w)
+	}
+	if got := string(appendJSONString(nil, []byte(s))); got != w {
+		return fmt.Errorf("bytes %q: %s, want %s", s, got, w)
+	}
+	return nil
+}
+
+// mostlyText is up to n bytes, mostly printable ASCII as record values are, with runs of
+// plain bytes between quotes, backslashes, controls, DEL, characters of two to four bytes,
+// and bytes that are not UTF-8: each at every place of a word, in tests run enough.
+func mostlyText(rng *rand.Rand, n int) []byte {
+	odd := []string{`"`, `\`, "\n", "\x00", "\x1f", "\x7f", "é", "\u0085", "\u202e", "日", "\U0001F600", "\xff", "\xe6\x97", "\u00a0"}
+	var b []byte
+	for len(b) < n {
+		if rng.IntN(4) == 0 {
+			b = append(b, odd[rng.IntN(len(odd))]...)
+			continue
+		}
+		for range rng.IntN(12) {
+			b = append(b, byte(0x20+rng.IntN(0x5f)))
+		}
+	}
+	return b[:rng.IntN(len(b)+1)]
 }
 
 // TestJSONStringInert: DEL, the C1 controls and the bidirectional controls are escaped, and
@@ -87,15 +135,24 @@ func TestBytesValue(t *testing.T) {
 		for i := range b {
 			b[i] = byte(rng.IntN(256))
 		}
-		cases = append(cases, b)
+		cases = append(cases, b, mostlyText(rng, 48))
 	}
 	for _, v := range cases {
-		want := `"` + hex.EncodeToString(v) + `"`
-		if codec.Printable(v) {
-			want = string(appendJSONString(nil, string(v)))
-		}
-		if got := string(appendBytesValue(nil, v)); got != want {
-			t.Errorf("%q: %s, want %s", v, got, want)
+		if err := bytesValueAsPrintable(v); err != nil {
+			t.Error(err)
 		}
 	}
+}
+
+// bytesValueAsPrintable says how appendBytesValue writes v when it is not as a JSON string
+// exactly when codec.Printable(v), and as hex otherwise.
+func bytesValueAsPrintable(v []byte) error {
+	want := `"` + hex.EncodeToString(v) + `"`
+	if codec.Printable(v) {
+		want = string(appendJSONString(nil, string(v)))
+	}
+	if got := string(appendBytesValue(nil, v)); got != want {
+		return fmt.Errorf("%q: %s, want %s", v, got, want)
+	}
+	return nil
 }

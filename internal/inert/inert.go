@@ -19,6 +19,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kdissect/kdissect/internal/ascii"
 )
 
 // Escaped reports whether the rule escapes r: a C0 or C1 control, DEL, a bidirectional
@@ -78,7 +80,7 @@ func AppendQuote[T ~string | ~[]byte](b []byte, s T) []byte {
 func clean[T ~string | ~[]byte](s T, quoted bool) int {
 	i := 0
 	if !quoted {
-		i = printableWords(s)
+		i = ascii.PrintableWords(s) // most of what kdissect writes
 	}
 	for i < len(s) {
 		c := s[i]
@@ -96,40 +98,6 @@ func clean[T ~string | ~[]byte](s T, quoted bool) int {
 		i += size
 	}
 	return len(s)
-}
-
-// printableWords is the length of the longest start of s, in whole words of 8 bytes, that
-// holds printable ASCII alone (0x20 to 0x7e), or len(s) when all of s does and is 8 bytes
-// or more (its end checked as a word that overlaps the one before): most of what kdissect
-// writes, checked 8 bytes at a time rather than one, and four words a step while they last.
-func printableWords[T ~string | ~[]byte](s T) int {
-	i := 0
-	for ; i+32 <= len(s); i += 32 {
-		w := s[i : i+32]
-		if unprintable(w[:8])|unprintable(w[8:16])|unprintable(w[16:24])|unprintable(w[24:32]) != 0 {
-			break // the loop below finds which word
-		}
-	}
-	for ; i+8 <= len(s); i += 8 {
-		if unprintable(s[i:i+8]) != 0 {
-			return i
-		}
-	}
-	if i < len(s) && i >= 8 && unprintable(s[len(s)-8:]) == 0 {
-		return len(s)
-	}
-	return i
-}
-
-// unprintable is not 0 when one of the 8 bytes of w is not printable ASCII.
-func unprintable[T ~string | ~[]byte](w T) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	w = w[:8] // of known length: the loads below need no bounds checks, and are one
-	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-	// A byte under 0x20 (the test is exact for the word, though not for each byte), or a
-	// byte of 0x7f and over: its high bit is set, or set by adding 1.
-	return ((x-0x20*ones)&^x | x | (x + ones)) & highs
 }
 
 func decodeRune[T ~string | ~[]byte](s T) (rune, int) {
