@@ -352,11 +352,10 @@ func (j *JSON) bytesValue(b []byte, v []byte) []byte {
 		v, truncated = v[:j.MaxBytes], true
 	}
 	b = append(b, `,"value":`...)
-	start := len(b)
-	if text, ok := appendEscaped(b, v, true); ok { // decided and escaped in one pass
+	if text, ok := appendTextValue(b, v); ok {
 		b = append(text, `,"encoding":"utf8"`...)
 	} else {
-		b = append(text[:start], '"')
+		b = append(text, '"')
 		for len(v) > 0 { // in pieces: the records of a big message, undecoded, are megabytes
 			k := min(len(v), jsonChunk/2)
 			b = j.spill(hex.AppendEncode(b, v[:k]))

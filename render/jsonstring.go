@@ -33,16 +33,27 @@ func appendJSONString[T ~string | ~[]byte](b []byte, s T) []byte {
 }
 
 // appendBytesValue appends the value of a bytes field as the JSON lines show it: a string of
-// the text when the bytes are printable UTF-8 (codec.Printable), of their hex otherwise. It
-// decides and escapes in one pass over the bytes, which may be a record's whole value.
+// the text when the bytes are printable UTF-8 (codec.Printable), of their hex otherwise.
 func appendBytesValue(b, v []byte) []byte {
-	start := len(b)
-	if b, ok := appendEscaped(b, v, true); ok {
+	b, ok := appendTextValue(b, v)
+	if ok {
 		return b
 	}
-	b = append(b[:start], '"')
+	b = append(b, '"')
 	b = hex.AppendEncode(b, v)
 	return append(b, '"')
+}
+
+// appendTextValue appends v as a JSON string and reports true when it is printable text
+// (codec.Printable); otherwise it returns b as it was (perhaps grown) and false. It decides and
+// escapes in one pass.
+func appendTextValue(b, v []byte) ([]byte, bool) {
+	start := len(b)
+	b, ok := appendEscaped(b, v, true)
+	if !ok {
+		b = b[:start]
+	}
+	return b, ok
 }
 
 // appendEscaped is appendJSONString; with printable set, it stops at the first byte that
@@ -51,17 +62,32 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
+	// words is where whole words may be tried again. After a try that went less than a word,
+	// the next wait bytes go one at a time, and the wait doubles up to 256 bytes with each
+	// such try: text dense with controls or with letters beyond ASCII would otherwise pay for
+	// a try at every few bytes. A string shorter than a word never tries.
+	words, wait := 0, 8
+	if len(s) < 8 {
+		words = len(s)
+	}
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && s[i] < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			b, i = appendASCII(b, s, i)
-			if start = i; i == len(s) {
-				break
-			}
-		}
 		c := s[i]
 		if plainJSON[c] {
-			i++
+			if i < words {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			from := i
+			b, i = appendASCII(b, s, i)
+			if start = i; i == from { // in the last 7 bytes: c goes with the bytes after it
+				i++
+			}
+			if words = i; i-from < 8 {
+				words, wait = i+wait, min(2*wait, 256)
+			} else {
+				wait = 8
+			}
 			continue
 		}
 		if c < utf8.RuneSelf {
@@ -118,8 +144,10 @@ func appendEscaped[T ~string | ~[]byte](b []byte, s T, printable bool) ([]byte, 
 // two quotes would cost more than the bytes.
 func appendASCII[T ~string | ~[]byte](b []byte, s T, i int) ([]byte, int) {
 	for i+8 <= len(s) {
-		if cap(b)-len(b) < 16 { // room for a word and an escape, grown as append grows
-			b = slices.Grow(b, len(s)-i+16)
+		if cap(b)-len(b) < 16 {
+			// Room for a word and an escape, at least doubled; not room for all of s at
+			// once, which may not be text after all.
+			b = slices.Grow(b, min(len(s)-i, max(len(b), 4096))+16)
 		}
 		n, w := len(b), ascii.Word(s[i:])
 		binary.LittleEndian.PutUint64(b[n:n+8], w)

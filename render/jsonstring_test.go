@@ -39,6 +39,70 @@ func TestJSONString(t *testing.T) {
 	}
 }
 
+// TestJSONStringSweep: strings of 0 to 40 bytes with one byte or character that is not plain
+// at every place, so at every place of a word and of the last 7 bytes, appended after other
+// bytes and into spare room, come out as encoding/json writes them, made inert, and as text
+// exactly when codec.Printable says so.
+func TestJSONStringSweep(t *testing.T) {
+	odd := []string{`"`, `\`, "\n", "\t", "\r", "\x00", "\x01", "\x1f", "\x7f", "#", "]", "~", " ", "\x80", "\xff",
+		"\xc3", "é", "\u0085", "\u009b", "\u202e", "\u2028", "\u00a0", "日", "\U0001F600", "\xe6\x97", "\xed\xa0\x80", "\ufffd"}
+	base := "abcdefghijklmnopqrstuvwxyz0123456789ABCDE"
+	bad := 0
+	for n := 0; n <= 40; n++ {
+		for p := 0; p <= n; p++ {
+			for _, o := range odd {
+				s := base[:p] + o + base[p:n]
+				if err := appendedAfter(s); err != nil {
+					t.Error(err)
+					if bad++; bad > 10 {
+						t.FailNow()
+					}
+				}
+			}
+		}
+	}
+}
+
+// appendedAfter says how appendJSONString and appendBytesValue write s after other bytes, into
+// a buffer with room to spare or none, when it is not as they write it alone, or when it
+// differs from encoding/json's (sameAsEncodingJSON) or codec.Printable's verdict.
+func appendedAfter(s string) error {
+	if err := sameAsEncodingJSON(s); err != nil {
+		return err
+	}
+	if err := bytesValueAsPrintable([]byte(s)); err != nil {
+		return err
+	}
+	str, val := string(appendJSONString(nil, s)), string(appendBytesValue(nil, []byte(s)))
+	for _, prefix := range []string{"", `ab"`} {
+		for _, spare := range []int{0, 5, 19} {
+			buf := append(make([]byte, 0, len(prefix)+spare), prefix...)
+			if got := string(appendJSONString(buf, []byte(s))); got != prefix+str {
+				return fmt.Errorf("%q after %q, %d spare: %s, want %s", s, prefix, spare, got, prefix+str)
+			}
+			if got := string(appendBytesValue(buf, []byte(s))); got != prefix+val {
+				return fmt.Errorf("value %q after %q, %d spare: %s, want %s", s, prefix, spare, got, prefix+val)
+			}
+		}
+	}
+	return nil
+}
+
+// TestBytesValueMemory: a value that turns out not to be text after a long start of text does
+// not leave the line's buffer grown to the whole value (its hex goes out in pieces).
+func TestBytesValueMemory(t *testing.T) {
+	v := append([]byte(strings.Repeat("text ", 1000)), make([]byte, 8<<20)...)
+	var out countWriter
+	j := NewJSON(&out)
+	b := j.bytesValue(make([]byte, 0, 1024), v)
+	if n := int64(len(b)) + out.n; n != int64(2*len(v)+len(`,"value":"","encoding":"hex"`)) {
+		t.Fatalf("%d bytes written, want the value's hex", n)
+	}
+	if cap(b) > 1<<20 {
+		t.Errorf("the buffer grew to %d bytes for a value of %d", cap(b), len(v))
+	}
+}
+
 // FuzzJSONString: any bytes come out as encoding/json writes them, made inert, and as text
 // exactly when codec.Printable says so.
 func FuzzJSONString(f *testing.F) {
@@ -155,4 +219,26 @@ func bytesValueAsPrintable(v []byte) error {
 		return fmt.Errorf("%q: %s, want %s", v, got, want)
 	}
 	return nil
+}
+
+// BenchmarkJSONString escapes strings of about 2 KB of each kind a record value may hold, the
+// writes of the JSON lines and Parquet field trees.
+func BenchmarkJSONString(b *testing.B) {
+	kinds := []struct{ name, unit string }{
+		{"ascii", "plain text, the most common value. "},
+		{"json", `{"user":"user-1","event":"click","tags":["a","b"]},`},
+		{"controls", "a\n\tb\n"},
+		{"latin", "café crème, déjà vu; "},
+		{"cjk", "日本語のテキスト、"},
+	}
+	for _, k := range kinds {
+		s := []byte(strings.Repeat(k.unit, 2048/len(k.unit)+1))
+		b.Run(k.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			buf := make([]byte, 0, 4*len(s))
+			for b.Loop() {
+				buf = appendJSONString(buf[:0], s)
+			}
+		})
+	}
 }

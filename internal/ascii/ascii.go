@@ -21,7 +21,7 @@ func Word[T ~string | ~[]byte](s T) uint64 {
 // 0x20 (the test is exact for the word, though not for each byte), or one of 0x7f and over,
 // whose high bit is set, or set by adding 1.
 func Unprintable(w uint64) uint64 {
-	return ((w-0x20*ones)&^w | w | (w + ones)) & highs
+	return ((w - 0x20*ones) | w | (w + ones)) & highs
 }
 
 // Holds is not 0 when a byte of w is c.
