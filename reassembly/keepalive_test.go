@@ -54,23 +54,13 @@ func TestAssemblerKeepAlive(t *testing.T) {
 		build: probing(req, resp, []byte{0}, []byte{0}),
 		want:  synced,
 	}, {
-		name: "capture starts at the client's probe",
-		build: func(b *builder) {
-			b.probe(true, nil)
-			b.ack(false)
-			b.send(true, req)
-			b.send(false, resp)
-		},
-		want: "dir 0 25 bytes at 0 packets 3-3; dir 1 65 bytes at 0 packets 4-4",
+		name:  "capture starts at the client's probe",
+		build: startsAtProbe(req, resp, true),
+		want:  "dir 0 25 bytes at 0 packets 3-3; dir 1 65 bytes at 0 packets 4-4",
 	}, {
-		name: "capture starts at the broker's probe",
-		build: func(b *builder) {
-			b.probe(false, nil)
-			b.ack(true)
-			b.send(true, req)
-			b.send(false, resp)
-		},
-		want: "dir 0 25 bytes at 0 packets 3-3; dir 1 65 bytes at 0 packets 4-4",
+		name:  "capture starts at the broker's probe",
+		build: startsAtProbe(req, resp, false),
+		want:  "dir 0 25 bytes at 0 packets 3-3; dir 1 65 bytes at 0 packets 4-4",
 	}, {
 		name: "capture starts at probes both ways, several",
 		build: func(b *builder) {
@@ -154,6 +144,17 @@ func probing(req, resp, client, server []byte) func(b *builder) {
 		}
 		b.probe(false, server)
 		b.ack(true)
+		b.send(true, req)
+		b.send(false, resp)
+	}
+}
+
+// startsAtProbe builds a capture that starts at a keep-alive probe from the client (or the
+// broker) and its answer, before a request and its response.
+func startsAtProbe(req, resp []byte, client bool) func(b *builder) {
+	return func(b *builder) {
+		b.probe(client, nil)
+		b.ack(!client)
 		b.send(true, req)
 		b.send(false, resp)
 	}
