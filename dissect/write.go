@@ -34,6 +34,8 @@ import (
 // they come once the message is next. Pieces made ahead, while other messages are written out,
 // are held in memory while all pieces made stay under heldBytes, then in a temporary file:
 // so writers go on with the next big messages rather than wait, and memory stays bounded.
+// Once the message is next, the rest of its bytes go in pieces again, written out as they are
+// made: the file holds only what was made ahead.
 
 const (
 	// batchMessages and batchBytes cut the messages shown into the batches handed to the
@@ -98,8 +100,8 @@ type writeJob struct {
 
 // bigOut carries a big message's bytes from the writer making them to the merging goroutine,
 // in pieces of pieceBytes: in memory while the bytes ahead allow (writers.ahead) or once the
-// message is next to be written out (next), then, for the rest of the message, in a temporary
-// file, whose bytes follow the pieces.
+// message is next to be written out (next), else in a temporary file until the message is
+// next. A nil piece marks where the file's bytes go; without one, they follow the pieces.
 type bigOut struct {
 	w   *writers
 	ch  chan []byte
@@ -108,8 +110,9 @@ type bigOut struct {
 	// as they come (none go to the file). werr is the first error writing them out.
 	next atomic.Bool
 	werr error
-	// file holds the rest, written through fw; err is the first error writing it. Both are
-	// read once ch is closed.
+	// file holds the bytes made ahead beyond the bound, written through fw while fw is set;
+	// err is the first error writing it. The merging goroutine reads them once it is given
+	// the nil piece or ch is closed.
 	file *os.File
 	fw   *bufio.Writer
 	err  error
@@ -391,6 +394,10 @@ func (w *writers) writeBig(j *writeJob, wait bool) (bool, error) {
 		if !ok {
 			break
 		}
+		if b == nil {
+			pc.fileOut()
+			continue
+		}
 		if pc.werr == nil {
 			pc.werr = w.out.WriteEncoded(b)
 		}
@@ -398,12 +405,8 @@ func (w *writers) writeBig(j *writeJob, wait bool) (bool, error) {
 		w.pool.Put(b)
 	}
 	<-j.done
+	pc.fileOut()
 	err := pc.werr
-	if pc.file != nil {
-		if ferr := pc.writeFile(); err == nil {
-			err = ferr
-		}
-	}
 	if j.err != nil {
 		err = j.err
 	}
@@ -452,10 +455,13 @@ func (w *writers) newPieces() *bigOut {
 	return &bigOut{w: w, ch: make(chan []byte, w.held/pieceBytes+1)}
 }
 
-// Write copies b into pieces, or, once the message goes on in a file, into the file.
+// Write copies b into pieces, or, while the message goes on in a file, into the file.
 func (pc *bigOut) Write(b []byte) (int, error) {
 	n := len(b)
-	for len(b) > 0 && pc.file == nil {
+	if pc.fw != nil && pc.next.Load() {
+		pc.endFile()
+	}
+	for len(b) > 0 && pc.fw == nil {
 		if pc.cur == nil {
 			pc.cur = pc.w.pool.Get()
 		}
@@ -506,20 +512,47 @@ func (pc *bigOut) spill() bool {
 	return true
 }
 
+// endFile ends the bytes going to the file, once the message is next: the merging goroutine
+// is told where they go (a nil piece), and what follows goes in pieces it writes out as they
+// come, rather than through the file once the message is made.
+func (pc *bigOut) endFile() {
+	pc.flushFile()
+	pc.ch <- nil
+}
+
+// flushFile writes what fw holds into the file; fw is done with.
+func (pc *bigOut) flushFile() {
+	if err := pc.fw.Flush(); err != nil {
+		pc.err = fmt.Errorf("holding a message's output in a temporary file: %w", err)
+	}
+	pc.fw = nil
+}
+
 // close ends the message: the last piece is sent, the file flushed.
 func (pc *bigOut) close() {
 	if len(pc.cur) > 0 {
 		pc.send()
 	}
-	if pc.file != nil {
-		if err := pc.fw.Flush(); err != nil {
-			pc.err = fmt.Errorf("holding a message's output in a temporary file: %w", err)
-		}
+	if pc.fw != nil {
+		pc.flushFile()
 	}
 	close(pc.ch)
 }
 
-// writeFile writes out the bytes of the file, after the pieces, and closes it.
+// fileOut writes out the bytes of the file, if there is one not yet written out, keeping the
+// first error in werr.
+func (pc *bigOut) fileOut() {
+	if pc.file == nil {
+		return
+	}
+	err := pc.writeFile()
+	pc.file = nil
+	if pc.werr == nil {
+		pc.werr = err
+	}
+}
+
+// writeFile writes out the bytes of the file and closes it.
 func (pc *bigOut) writeFile() error {
 	defer pc.file.Close()
 	if pc.err != nil {
