@@ -242,7 +242,7 @@ type Assembler struct {
 	// rejected holds connections detection found not to be Kafka, to skip their segments.
 	rejected map[flowKey]bool
 	// closed holds recently finished connections and when they finished.
-	closed map[flowKey]time.Time
+	closed finished
 	// frames holds the buffers of lent frames (Options.ReuseFrames; nil otherwise).
 	frames *framePool
 	// contexts is the slab packets' contexts come from; spans is collectSpans' scratch.
@@ -253,8 +253,7 @@ type Assembler struct {
 // New returns an assembler that reports to h.
 func New(h Handler, opt Options) *Assembler {
 	opt = opt.withDefaults()
-	a := &Assembler{opt: opt, h: h, rejected: map[flowKey]bool{},
-		closed: map[flowKey]time.Time{}, evictAt: opt.MaxConns + 1}
+	a := &Assembler{opt: opt, h: h, rejected: map[flowKey]bool{}, evictAt: opt.MaxConns + 1}
 	if opt.ReuseFrames {
 		a.frames = &framePool{}
 	}
@@ -312,25 +311,18 @@ func (a *Assembler) Flush(now time.Time) {
 			a.gapWait = false // whatever was held back behind a gap has been delivered
 		}
 	}
-	for k, t := range a.closed {
-		if now.Sub(t) > a.opt.FlushAfter {
-			delete(a.closed, k)
-		}
-	}
+	a.closed.forget(now.Add(-a.opt.FlushAfter))
 }
 
 func (a *Assembler) add(seg *capture.Segment) {
 	tcp := seg.TCP
-	if len(a.closed) > 0 {
-		// Packets that trail a finished connection (its last ACK, a retransmitted FIN) belong
-		// to it; a SYN starts a new connection on the same ports.
-		k := keyOf(seg.Net, tcp)
-		if _, ok := a.closed[k]; ok {
-			if !tcp.SYN {
-				return
-			}
-			delete(a.closed, k)
+	// Packets that trail a finished connection (its last ACK, a retransmitted FIN) belong to
+	// it; a SYN starts a new connection on the same ports.
+	if k, ok := a.closed.find(seg.Net, tcp); ok {
+		if !tcp.SYN {
+			return
 		}
+		a.closed.remove(k)
 	}
 	if !a.known(uint16(tcp.SrcPort), uint16(tcp.DstPort)) {
 		if a.opt.Detect == nil || a.rejected[keyOf(seg.Net, tcp)] {
@@ -618,7 +610,7 @@ func (s *stream) ReassemblyComplete(ac gpr.AssemblerContext) bool {
 	// Forget the connection, so that memory stays flat over millions of short connections, but
 	// remember its end for a while: the last ACK and retransmitted FINs that follow must not
 	// open a connection of their own (they would take the next ID, unlike tshark's tcp.stream).
-	s.a.closed[s.key] = s.a.now
+	s.a.closed.add(s.key, s.a.now)
 	return true
 }
 
