@@ -25,7 +25,7 @@ func TestFinished(t *testing.T) {
 	aBack := pkt{"10.0.0.2", "10.0.0.1", 9092, 50000}
 	b := pkt{"10.0.0.3", "10.0.0.2", 50001, 9092}
 	sameBit := pkt{"10.0.0.3", "10.0.0.2", 50000, 9092} // a's ports from another host
-	swapped := pkt{"10.0.0.1", "10.0.0.2", 9092, 50000}  // a's ports, the other way round
+	swapped := pkt{"10.0.0.1", "10.0.0.2", 9092, 50000} // a's ports, the other way round
 	t0 := time.Unix(1000, 0)
 
 	var f finished
