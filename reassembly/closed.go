@@ -10,8 +10,8 @@ import (
 // finished holds the connections that finished recently, and when: the packets that trail one
 // (its last ACK, a retransmitted FIN) belong to it, not to a new connection. Every packet is
 // looked for among them while any are held; a bit per exclusive or of a connection's ports
-// (the same both ways) answers most without hashing their addresses, which took a tenth of a
-// shard's time on a capture of many short connections.
+// (the same both ways) answers most without hashing their addresses for a map, which took 4%
+// of a summary's time on two cores on a capture of many short connections.
 type finished struct {
 	at    map[flowKey]time.Time
 	ports [1 << 16 / 64]uint64
