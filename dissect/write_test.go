@@ -2,6 +2,8 @@ package dissect
 
 import (
 	"bytes"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/kdissect/kdissect/internal/pieces"
@@ -75,5 +77,63 @@ func writeInSteps(w *bigOut, b []byte) {
 		n := min(step, len(b))
 		w.Write(b[:n])
 		b = b[n:]
+	}
+}
+
+// TestBigMessageAnyTurn: whatever the bound, the sizes of the writes and when the message
+// becomes next (the merging goroutine taking what is made now and then before it waits for the
+// rest), every byte made is written out once, in order, and the bytes counted ahead come back
+// to those of the other batches.
+func TestBigMessageAnyTurn(t *testing.T) {
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 1))
+		var out bytes.Buffer
+		ren := render.NewJSON(&out)
+		held := []int{0, 1 << 10, pieceBytes, 2*pieceBytes + 100}[r.IntN(4)]
+		w := &writers{out: ren, n: 1, held: held}
+		w.pool = pieces.NewPool(pieceBytes, 4)
+		other := r.Int64N(int64(held) + pieceBytes) // other batches' pieces in memory
+		w.ahead.Store(other)
+		pc := w.newPieces()
+		j := &writeJob{es: []*model.Entry{{}}, done: make(chan struct{}, 1), big: pc}
+		made := make([]byte, r.IntN(8*pieceBytes))
+		for i := range made {
+			made[i] = byte(r.Uint32())
+		}
+		sizes := rand.New(rand.NewPCG(seed, 2)) // the writer's own: r is the merger's
+		go func() {
+			for b := made; len(b) > 0; {
+				n := min(len(b), 1+sizes.IntN([]int{16, 4096, 3 * pieceBytes}[sizes.IntN(3)]))
+				pc.Write(b[:n])
+				b = b[n:]
+				runtime.Gosched()
+			}
+			pc.close()
+			j.done <- struct{}{}
+		}()
+		done := false
+		var err error
+		for k := r.IntN(30); k > 0 && !done; k-- {
+			runtime.Gosched()
+			if done, err = w.writeBig(j, false); other > 0 && r.IntN(3) == 0 {
+				w.ahead.Add(-other) // the other batches are written out
+				other = 0
+			}
+		}
+		if !done {
+			done, err = w.writeBig(j, true)
+		}
+		if !done || err != nil {
+			t.Fatalf("seed %d: writeBig: done %v, error %v", seed, done, err)
+		}
+		if err := ren.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out.Bytes(), made) {
+			t.Fatalf("seed %d, bound %d: %d bytes written out, want the %d made, in order", seed, held, out.Len(), len(made))
+		}
+		if n := w.ahead.Load(); n != other {
+			t.Fatalf("seed %d: %d bytes counted ahead, want %d", seed, n, other)
+		}
 	}
 }
