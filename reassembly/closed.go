@@ -17,9 +17,16 @@ type finished struct {
 	ports [1 << 16 / 64]uint64
 }
 
+// portsBit is where the bit of a connection between ports a and b lies in finished.ports.
 func portsBit(a, b layers.TCPPort) (word int, bit uint64) {
 	x := uint16(a ^ b)
 	return int(x / 64), 1 << (x % 64)
+}
+
+// mark sets connection k's bit.
+func (f *finished) mark(k flowKey) {
+	w, bit := portsBit(k.pa, k.pb)
+	f.ports[w] |= bit
 }
 
 // add holds connection k, finished at t.
@@ -28,8 +35,7 @@ func (f *finished) add(k flowKey, t time.Time) {
 		f.at = map[flowKey]time.Time{}
 	}
 	f.at[k] = t
-	w, bit := portsBit(k.pa, k.pb)
-	f.ports[w] |= bit
+	f.mark(k)
 }
 
 // find reports whether the segment's connection is held, and its key.
@@ -48,20 +54,15 @@ func (f *finished) find(net gopacket.Flow, tcp *layers.TCP) (flowKey, bool) {
 // remove forgets connection k; its bit stays set until the next forget.
 func (f *finished) remove(k flowKey) { delete(f.at, k) }
 
-// forget forgets the connections finished before t, and sets the bits of those left only.
+// forget forgets the connections finished before t; the bits set are then those of the
+// connections left.
 func (f *finished) forget(t time.Time) {
-	gone := false
+	clear(f.ports[:])
 	for k, at := range f.at {
 		if at.Before(t) {
 			delete(f.at, k)
-			gone = true
-		}
-	}
-	if gone {
-		clear(f.ports[:])
-		for k := range f.at {
-			w, bit := portsBit(k.pa, k.pb)
-			f.ports[w] |= bit
+		} else {
+			f.mark(k)
 		}
 	}
 }
