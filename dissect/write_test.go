@@ -26,12 +26,8 @@ func TestBigMessageFileThenPieces(t *testing.T) {
 		{"beyond the bound, a byte after", 5 * pieceBytes, 1, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out bytes.Buffer
-			r := render.NewJSON(&out)
-			w := &writers{out: r, n: 1, held: 2 * pieceBytes}
-			w.pool = pieces.NewPool(pieceBytes, 4)
-			pc := w.newPieces()
-			j := &writeJob{es: []*model.Entry{{}}, done: make(chan struct{}, 1), big: pc}
+			rig := newBigRig(2 * pieceBytes)
+			w, pc := rig.w, rig.pc
 			made := make([]byte, c.ahead+c.after)
 			for i := range made {
 				made[i] = byte(i*7 + i/251)
@@ -45,21 +41,17 @@ func TestBigMessageFileThenPieces(t *testing.T) {
 				<-goOn
 				writeInSteps(pc, made[c.ahead:])
 				filingAfter = pc.fw != nil
-				pc.close()
-				j.done <- struct{}{}
+				rig.made()
 			}()
 			<-aheadDone
 			pc.next.Store(true)
 			close(goOn)
-			done, err := w.writeBig(j, true)
+			done, err := w.writeBig(rig.j, true)
 			if !done || err != nil {
 				t.Fatalf("writeBig: done %v, error %v", done, err)
 			}
-			if err := r.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(out.Bytes(), made) {
-				t.Errorf("%d bytes written out, want the %d made, in order", out.Len(), len(made))
+			if out := rig.written(t); !bytes.Equal(out, made) {
+				t.Errorf("%d bytes written out, want the %d made, in order", len(out), len(made))
 			}
 			if filing != c.wantFile || c.after > 0 && filingAfter {
 				t.Errorf("going to the file: %v before the message is next (want %v), %v after", filing, c.wantFile, filingAfter)
@@ -69,6 +61,41 @@ func TestBigMessageFileThenPieces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bigRig is a big message's way from a writer to the merging goroutine, which writes it out
+// into out.
+type bigRig struct {
+	out bytes.Buffer
+	ren *render.JSON
+	w   *writers
+	pc  *bigOut
+	j   *writeJob
+}
+
+func newBigRig(held int) *bigRig {
+	r := &bigRig{}
+	r.ren = render.NewJSON(&r.out)
+	r.w = &writers{out: r.ren, n: 1, held: held}
+	r.w.pool = pieces.NewPool(pieceBytes, 4)
+	r.pc = r.w.newPieces()
+	r.j = &writeJob{es: []*model.Entry{{}}, done: make(chan struct{}, 1), big: r.pc}
+	return r
+}
+
+// made is the writer's end of the message.
+func (r *bigRig) made() {
+	r.pc.close()
+	r.j.done <- struct{}{}
+}
+
+// written returns the bytes written out.
+func (r *bigRig) written(t *testing.T) []byte {
+	t.Helper()
+	if err := r.ren.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return r.out.Bytes()
 }
 
 // writeInSteps writes b to w in uneven steps, as an encoder does.
@@ -87,15 +114,11 @@ func writeInSteps(w *bigOut, b []byte) {
 func TestBigMessageAnyTurn(t *testing.T) {
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 1))
-		var out bytes.Buffer
-		ren := render.NewJSON(&out)
 		held := []int{0, 1 << 10, pieceBytes, 2*pieceBytes + 100}[r.IntN(4)]
-		w := &writers{out: ren, n: 1, held: held}
-		w.pool = pieces.NewPool(pieceBytes, 4)
+		rig := newBigRig(held)
+		w, pc := rig.w, rig.pc
 		other := r.Int64N(int64(held) + pieceBytes) // other batches' pieces in memory
 		w.ahead.Store(other)
-		pc := w.newPieces()
-		j := &writeJob{es: []*model.Entry{{}}, done: make(chan struct{}, 1), big: pc}
 		made := make([]byte, r.IntN(8*pieceBytes))
 		for i := range made {
 			made[i] = byte(r.Uint32())
@@ -108,29 +131,25 @@ func TestBigMessageAnyTurn(t *testing.T) {
 				b = b[n:]
 				runtime.Gosched()
 			}
-			pc.close()
-			j.done <- struct{}{}
+			rig.made()
 		}()
 		done := false
 		var err error
 		for k := r.IntN(30); k > 0 && !done; k-- {
 			runtime.Gosched()
-			if done, err = w.writeBig(j, false); other > 0 && r.IntN(3) == 0 {
+			if done, err = w.writeBig(rig.j, false); other > 0 && r.IntN(3) == 0 {
 				w.ahead.Add(-other) // the other batches are written out
 				other = 0
 			}
 		}
 		if !done {
-			done, err = w.writeBig(j, true)
+			done, err = w.writeBig(rig.j, true)
 		}
 		if !done || err != nil {
 			t.Fatalf("seed %d: writeBig: done %v, error %v", seed, done, err)
 		}
-		if err := ren.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(out.Bytes(), made) {
-			t.Fatalf("seed %d, bound %d: %d bytes written out, want the %d made, in order", seed, held, out.Len(), len(made))
+		if out := rig.written(t); !bytes.Equal(out, made) {
+			t.Fatalf("seed %d, bound %d: %d bytes written out, want the %d made, in order", seed, held, len(out), len(made))
 		}
 		if n := w.ahead.Load(); n != other {
 			t.Fatalf("seed %d: %d bytes counted ahead, want %d", seed, n, other)
